@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/tandem-bench/tandem/demo"
+	"github.com/tandem-bench/tandem/report"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/runner"
+	"github.com/tandem-bench/tandem/study"
+	"golang.org/x/term"
+)
+
+// version is tandem's version; release builds set it with -ldflags.
+var version = "0.1.0-dev"
+
+// Exit codes (DESIGN §5).
+const (
+	exitOK          = 0
+	exitCheckFailed = 1
+	exitBadInput    = 2
+	exitTarget      = 3
+	exitInterrupted = 130
+)
+
+// exitError carries an exit code with its error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func badInput(err error) error { return &exitError{exitBadInput, err} }
+
+// run executes the command line and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "tandem: %v\n", err)
+	var ee *exitError
+	var sl study.ErrorList
+	var te *runner.TargetError
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &sl):
+		return exitBadInput
+	case errors.As(err, &te):
+		return exitTarget
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	}
+	if strings.HasPrefix(err.Error(), "unknown command") || strings.Contains(err.Error(), "flag") || strings.Contains(err.Error(), "arg(s)") {
+		return exitBadInput
+	}
+	return exitBadInput
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "tandem",
+		Short: "Side-by-side benchmark and QA harness for network services",
+		Long: `tandem starts two or more builds of a service from empty, checks that they
+answer the same, measures them on identical inputs in interleaved rounds, and
+writes one results.json with honest verdicts.
+
+Exit codes: 0 ok, 1 a check failed, 2 bad input or usage, 3 a target failed
+to start or died, 130 interrupted (partial results are kept).`,
+		Example:       "  tandem demo --quick\n  tandem run study.yaml --out out/\n  tandem report out/results.json --format md",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return badInput(fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
+	})
+	root.AddCommand(demoCmd(stdout, stderr), runCmd(stdout, stderr), validateCmd(stdout), loadCmd(stdout),
+		reportCmd(stdout), compareCmd(stdout), versionCmd(stdout), sampleCmd(stderr))
+	for _, c := range root.Commands() {
+		if c.Args == nil {
+			c.Args = cobra.NoArgs
+		}
+		args := c.Args
+		c.Args = func(cmd *cobra.Command, a []string) error {
+			if err := args(cmd, a); err != nil {
+				return badInput(fmt.Errorf("%s: %w (see %s --help)", cmd.CommandPath(), err, cmd.CommandPath()))
+			}
+			return nil
+		}
+	}
+	return root
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// studyRun runs a parsed study and writes its reports; it prints the text
+// report to stdout.
+func studyRun(ctx context.Context, s *study.Study, out string, only []string, rounds int, verbose bool, stdout, stderr io.Writer) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find the tandem binary: %w", err)
+	}
+	o := runner.Options{Out: out, Only: only, Rounds: rounds, Self: self, Pin: true, Version: version}
+	if verbose || isTerminal(stderr) {
+		o.Progress = stderr
+	}
+	res, runErr := runner.Run(ctx, s, o)
+	if res == nil {
+		return runErr
+	}
+	if err := writeReports(out, res); err != nil && runErr == nil {
+		runErr = err
+	}
+	report.Text(stdout, res)
+	fmt.Fprintf(stdout, "\nresults: %s\nreports: %s, %s\n", filepath.Join(out, runner.ResultsFile),
+		filepath.Join(out, "report.html"), filepath.Join(out, "report.md"))
+	return runErr
+}
+
+func writeReports(dir string, res *results.Results) error {
+	for _, f := range []struct {
+		name   string
+		render func(io.Writer, *results.Results) error
+	}{{"report.html", report.HTML}, {"report.md", report.Markdown}} {
+		var b strings.Builder
+		if err := f.render(&b, res); err != nil {
+			return err
+		}
+		if err := results.WriteFileAtomic(filepath.Join(dir, f.name), []byte(b.String())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func demoCmd(stdout, stderr io.Writer) *cobra.Command {
+	var out string
+	var quick, verbose bool
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the embedded demo study against the two builds of the sample service",
+		Long: `demo starts the sample service's two builds as child processes from empty,
+runs the embedded demo study and writes results.json, report.html and
+report.md. --quick finishes in well under 90 seconds on two cores.`,
+		Example: "  tandem demo\n  tandem demo --quick --out /tmp/demo",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := demo.Study(quick)
+			if err != nil {
+				return err
+			}
+			return studyRun(cmd.Context(), s, out, nil, 0, verbose, stdout, stderr)
+		},
+	}
+	c.Flags().StringVar(&out, "out", "tandem-demo", "directory for results.json and the reports")
+	c.Flags().BoolVar(&quick, "quick", false, "short runs: finishes in under 90 s")
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "show progress on stderr even when it is not a terminal")
+	return c
+}
+
+func runCmd(stdout, stderr io.Writer) *cobra.Command {
+	var out string
+	var only []string
+	var rounds int
+	var verbose bool
+	c := &cobra.Command{
+		Use:     "run STUDY.yaml",
+		Short:   "Run a study: start the targets, measure them side by side, write results.json",
+		Example: "  tandem run study.yaml --out out/\n  tandem run study.yaml --only getblock-latency --rounds 5",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := study.Read(args[0])
+			if err != nil {
+				return badInput(err)
+			}
+			return studyRun(cmd.Context(), s, out, only, rounds, verbose, stdout, stderr)
+		},
+	}
+	c.Flags().StringVar(&out, "out", "tandem-out", "directory for results.json and the reports")
+	c.Flags().StringSliceVar(&only, "only", nil, "run only these scenarios (comma-separated names)")
+	c.Flags().IntVar(&rounds, "rounds", 0, "override every scenario's rounds")
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "show progress on stderr even when it is not a terminal")
+	return c
+}
+
+func validateCmd(stdout io.Writer) *cobra.Command {
+	var schema bool
+	c := &cobra.Command{
+		Use:   "validate STUDY.yaml",
+		Short: "Check a study file and report every error with its file:line:col",
+		Example: "  tandem validate study.yaml\n" +
+			"  tandem validate --schema > study.schema.json   # the JSON Schema, for editors",
+		Args: cobra.RangeArgs(0, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if schema {
+				_, err := stdout.Write(study.Schema())
+				return err
+			}
+			if len(args) != 1 {
+				return badInput(errors.New("validate: want one study file (or --schema)"))
+			}
+			s, err := study.Read(args[0])
+			if err != nil {
+				return badInput(err)
+			}
+			fmt.Fprintf(stdout, "%s: ok: %d targets, %d calls, %d scenarios\n", args[0], len(s.Targets), len(s.Calls), len(s.Scenarios))
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&schema, "schema", false, "print the JSON Schema of the study format")
+	return c
+}
+
+func reportCmd(stdout io.Writer) *cobra.Command {
+	var format, out string
+	c := &cobra.Command{
+		Use:     "report RESULTS.json",
+		Short:   "Render results.json as HTML, Markdown or a terminal table",
+		Example: "  tandem report out/results.json\n  tandem report out/results.json --format html -o report.html",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := results.Read(args[0])
+			if err != nil {
+				return badInput(err)
+			}
+			render := map[string]func(io.Writer, *results.Results) error{"text": report.Text, "md": report.Markdown, "html": report.HTML}[format]
+			if render == nil {
+				return badInput(fmt.Errorf("--format %q: want text, md or html", format))
+			}
+			if out == "" || out == "-" {
+				return render(stdout, res)
+			}
+			var b strings.Builder
+			if err := render(&b, res); err != nil {
+				return err
+			}
+			return results.WriteFileAtomic(out, []byte(b.String()))
+		},
+	}
+	c.Flags().StringVar(&format, "format", "text", "text, md or html")
+	c.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
+	return c
+}
+
+func versionCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print tandem's version and the results schema it writes",
+		Example: "  tandem version",
+		RunE: func(*cobra.Command, []string) error {
+			t := runner.Tool(version)
+			fmt.Fprintf(stdout, "tandem %s (%s)", t.Version, results.Schema)
+			if rev := t.Settings["vcs.revision"]; rev != "" {
+				fmt.Fprintf(stdout, " %s", rev)
+			}
+			fmt.Fprintln(stdout)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,38 @@
+// Package demo holds the embedded demo study that `tandem demo` runs
+// against the two builds of the sample service.
+package demo
+
+import (
+	_ "embed"
+	"time"
+
+	"github.com/tandem-bench/tandem/study"
+)
+
+// File is the name the demo study is reported under.
+const File = "demo.yaml"
+
+//go:embed demo.yaml
+var source []byte
+
+// Source returns the demo study's YAML.
+func Source() []byte { return append([]byte(nil), source...) }
+
+// Study parses the demo study. Quick shortens every run so the whole demo
+// ends well within 90 s on two cores.
+func Study(quick bool) (*study.Study, error) {
+	s, err := study.Parse(File, source)
+	if err != nil {
+		return nil, err
+	}
+	if quick {
+		s.Defaults.Warmup = 200 * time.Millisecond
+		s.Defaults.MinDuration = 500 * time.Millisecond
+		for i := range s.Scenarios {
+			if len(s.Scenarios[i].Load.Concurrency) > 2 {
+				s.Scenarios[i].Load.Concurrency = s.Scenarios[i].Load.Concurrency[:2]
+			}
+		}
+	}
+	return s, nil
+}

@@ -1,0 +1,114 @@
+// Package driver builds a protocol caller for a study call and a target
+// endpoint. Each protocol lives in its own subpackage so its dependencies
+// stay there; this package only wires a study.Call to the right one.
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tandem-bench/tandem/driver/grpcdrv"
+	"github.com/tandem-bench/tandem/driver/httpdrv"
+	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/study"
+)
+
+// Caller sends one call to one target: Dial opens connections for load,
+// Ask sends the request once and returns its answers as JSON.
+type Caller interface {
+	load.Dialer
+	Ask(ctx context.Context) ([][]byte, load.Result, error)
+}
+
+// New returns a Caller for call at endpoint (host:port for gRPC, a URL
+// otherwise).
+func New(ctx context.Context, call *study.Call, endpoint string, timeout time.Duration) (Caller, error) {
+	switch call.Protocol() {
+	case study.ProtoGRPC:
+		g := call.GRPC
+		req, err := toJSON(g.Request)
+		if err != nil {
+			return nil, err
+		}
+		addr := strings.TrimPrefix(strings.TrimPrefix(endpoint, "grpc://"), "dns:///")
+		c, err := grpcdrv.New(ctx, grpcdrv.Options{Addr: addr, Method: g.Method, Request: req, Proto: g.Proto,
+			ImportPaths: g.ImportPaths, Metadata: g.Metadata})
+		if err != nil {
+			return nil, err
+		}
+		return grpcCaller{c}, nil
+	case study.ProtoJSONRPC:
+		j := call.JSONRPC
+		params, err := toJSON(j.Params)
+		if err != nil {
+			return nil, err
+		}
+		c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, j.Path), RPCMethod: j.Method, RPCParams: params, Timeout: timeout})
+		if err != nil {
+			return nil, err
+		}
+		return httpCaller{c}, nil
+	case study.ProtoHTTP:
+		h := call.HTTP
+		var body []byte
+		if s, ok := h.Body.V.(string); ok {
+			body = []byte(s)
+		} else if h.Body.IsSet() {
+			var err error
+			if body, err = toJSON(h.Body); err != nil {
+				return nil, err
+			}
+		}
+		c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, h.Path), Method: h.Method, Headers: h.Headers, Body: body, Timeout: timeout})
+		if err != nil {
+			return nil, err
+		}
+		return httpCaller{c}, nil
+	}
+	return nil, fmt.Errorf("%s calls are not supported by this tandem yet", call.Protocol())
+}
+
+func joinURL(base, path string) string {
+	if path == "" {
+		return base
+	}
+	return strings.TrimSuffix(base, "/") + "/" + strings.TrimPrefix(path, "/")
+}
+
+func toJSON(v study.Value) ([]byte, error) {
+	if !v.IsSet() || v.V == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v.V)
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	return b, nil
+}
+
+type grpcCaller struct{ *grpcdrv.Caller }
+
+func (g grpcCaller) Ask(ctx context.Context) ([][]byte, load.Result, error) {
+	cn, err := g.DialConn(ctx)
+	if err != nil {
+		return nil, load.Result{}, err
+	}
+	defer cn.Close()
+	ans, res := cn.Ask(ctx)
+	return ans, res, nil
+}
+
+type httpCaller struct{ *httpdrv.Caller }
+
+func (h httpCaller) Ask(ctx context.Context) ([][]byte, load.Result, error) {
+	cn, err := h.DialConn(ctx)
+	if err != nil {
+		return nil, load.Result{}, err
+	}
+	defer cn.Close()
+	ans, res := cn.Ask(ctx)
+	return ans, res, nil
+}

@@ -1,0 +1,347 @@
+// Package grpcdrv calls gRPC methods whose types are known only at run time:
+// from the server's reflection service or from .proto files compiled in
+// process. The request is encoded once, from JSON, and sent as raw bytes on
+// every call, so the hot path does no protobuf work.
+package grpcdrv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/bufbuild/protocompile"
+	"github.com/jhump/protoreflect/grpcreflect"
+	"github.com/tandem-bench/tandem/load"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+)
+
+// Options describes one gRPC call.
+type Options struct {
+	// Addr is host:port.
+	Addr string
+	// Method is package.Service/Method (a leading slash is allowed).
+	Method string
+	// Request is the request message in protobuf's JSON form; empty means {}.
+	Request []byte
+	// Proto lists .proto files to compile instead of asking the server's
+	// reflection service; ImportPaths are searched for them and their imports.
+	Proto, ImportPaths []string
+	// Metadata is sent with every call.
+	Metadata map[string]string
+}
+
+// Caller calls one method. It resolves the method's descriptor once, on the
+// first successful Dial, and encodes the request then.
+type Caller struct {
+	opts    Options
+	service string
+	method  string
+	path    string
+	md      metadata.MD
+
+	mu     sync.Mutex
+	desc   protoreflect.MethodDescriptor
+	frame  []byte
+	stream bool
+}
+
+// New checks opts and returns a Caller. With Proto files it compiles them
+// now, so a proto that does not compile or lacks the method fails here.
+func New(ctx context.Context, opts Options) (*Caller, error) {
+	full := strings.TrimPrefix(opts.Method, "/")
+	svc, m, ok := strings.Cut(full, "/")
+	if !ok || svc == "" || m == "" {
+		return nil, fmt.Errorf("method %q: want package.Service/Method", opts.Method)
+	}
+	c := &Caller{opts: opts, service: svc, method: m, path: "/" + full, md: metadata.New(opts.Metadata)}
+	if len(opts.Proto) > 0 {
+		md, err := compile(ctx, opts.Proto, opts.ImportPaths, svc, m)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.setDesc(md); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func compile(ctx context.Context, files, importPaths []string, svc, method string) (protoreflect.MethodDescriptor, error) {
+	if len(importPaths) == 0 {
+		importPaths = []string{"."}
+	}
+	comp := protocompile.Compiler{
+		Resolver:       protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: importPaths}),
+		SourceInfoMode: protocompile.SourceInfoNone,
+	}
+	compiled, err := comp.Compile(ctx, files...)
+	if err != nil {
+		return nil, fmt.Errorf("compile %s: %w", strings.Join(files, ", "), err)
+	}
+	for _, f := range compiled {
+		if d := f.FindDescriptorByName(protoreflect.FullName(svc)); d != nil {
+			sd, ok := d.(protoreflect.ServiceDescriptor)
+			if !ok {
+				return nil, fmt.Errorf("%s is not a service", svc)
+			}
+			md := sd.Methods().ByName(protoreflect.Name(method))
+			if md == nil {
+				return nil, fmt.Errorf("service %s has no method %s", svc, method)
+			}
+			return md, nil
+		}
+	}
+	return nil, fmt.Errorf("no service %s in %s", svc, strings.Join(files, ", "))
+}
+
+// setDesc encodes the request for method md once.
+func (c *Caller) setDesc(md protoreflect.MethodDescriptor) error {
+	if md.IsStreamingClient() {
+		return fmt.Errorf("method %s is client-streaming: only unary and server-streaming calls are supported", md.FullName())
+	}
+	req := dynamicpb.NewMessage(md.Input())
+	body := c.opts.Request
+	if len(body) == 0 {
+		body = []byte("{}")
+	}
+	if err := protojson.Unmarshal(body, req); err != nil {
+		return fmt.Errorf("request for %s: %w", md.FullName(), err)
+	}
+	frame, err := proto.MarshalOptions{Deterministic: true}.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("encode request: %w", err)
+	}
+	c.mu.Lock()
+	c.desc, c.frame, c.stream = md, frame, md.IsStreamingServer()
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *Caller) resolve(ctx context.Context, cc *grpc.ClientConn) error {
+	c.mu.Lock()
+	done := c.desc != nil
+	c.mu.Unlock()
+	if done {
+		return nil
+	}
+	rc := grpcreflect.NewClientAuto(ctx, cc)
+	defer rc.Reset()
+	sd, err := rc.ResolveService(c.service)
+	if err != nil {
+		return fmt.Errorf("reflection: service %s: %w", c.service, err)
+	}
+	md := sd.FindMethodByName(c.method)
+	if md == nil {
+		return fmt.Errorf("reflection: service %s has no method %s", c.service, c.method)
+	}
+	return c.setDesc(md.UnwrapMethod())
+}
+
+// Dial opens a connection (its own TCP connection) and waits until it is
+// ready; on the first Dial it also resolves the method by reflection.
+func (c *Caller) Dial(ctx context.Context) (load.Conn, error) {
+	return c.DialConn(ctx)
+}
+
+// DialConn is Dial with the concrete type, which can also Ask.
+func (c *Caller) DialConn(ctx context.Context) (*Conn, error) {
+	cc, err := grpc.NewClient("passthrough:///"+c.opts.Addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("grpc %s: %w", c.opts.Addr, err)
+	}
+	cc.Connect()
+	for {
+		s := cc.GetState()
+		if s == connectivity.Ready {
+			break
+		}
+		if s == connectivity.TransientFailure {
+			cc.Close()
+			return nil, fmt.Errorf("grpc %s: connection failed", c.opts.Addr)
+		}
+		if !cc.WaitForStateChange(ctx, s) {
+			cc.Close()
+			return nil, fmt.Errorf("grpc %s: %w", c.opts.Addr, ctx.Err())
+		}
+	}
+	if err := c.resolve(ctx, cc); err != nil {
+		cc.Close()
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return &Conn{c: c, cc: cc, frame: &frame{data: c.frame}, stream: c.stream}, nil
+}
+
+// Conn is one connection to the server.
+type Conn struct {
+	c      *Caller
+	cc     *grpc.ClientConn
+	frame  *frame
+	reply  frame
+	stream bool
+}
+
+var (
+	streamDesc = &grpc.StreamDesc{ServerStreams: true}
+	rawCall    = grpc.ForceCodecV2(rawCodec{})
+)
+
+// Do sends the request; for a server-streaming method the units are the
+// messages received.
+func (cn *Conn) Do(ctx context.Context) load.Result {
+	return cn.do(ctx, nil)
+}
+
+func (cn *Conn) do(ctx context.Context, each func([]byte)) load.Result {
+	if len(cn.c.md) > 0 {
+		ctx = metadata.NewOutgoingContext(ctx, cn.c.md)
+	}
+	if !cn.stream {
+		cn.reply.keep = each != nil
+		if err := cn.cc.Invoke(ctx, cn.c.path, cn.frame, &cn.reply, rawCall); err != nil {
+			return load.Result{Status: Status(err)}
+		}
+		if each != nil {
+			each(cn.reply.data)
+		}
+		return load.Result{Units: 1}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := cn.cc.NewStream(ctx, streamDesc, cn.c.path, rawCall)
+	if err != nil {
+		return load.Result{Status: Status(err)}
+	}
+	if err := st.SendMsg(cn.frame); err != nil && err != io.EOF {
+		return load.Result{Status: Status(err)}
+	}
+	if err := st.CloseSend(); err != nil {
+		return load.Result{Status: Status(err)}
+	}
+	var n int64
+	cn.reply.keep = each != nil
+	for {
+		err := st.RecvMsg(&cn.reply)
+		if err == io.EOF {
+			return load.Result{Units: n}
+		}
+		if err != nil {
+			return load.Result{Status: Status(err), Units: n}
+		}
+		n++
+		if each != nil {
+			each(cn.reply.data)
+		}
+	}
+}
+
+// Ask sends the request once and returns every answer message in
+// protobuf's JSON form (one per streamed message).
+func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
+	var answers [][]byte
+	var decodeErr error
+	res := cn.do(ctx, func(b []byte) {
+		msg := dynamicpb.NewMessage(cn.c.desc.Output())
+		if err := proto.Unmarshal(b, msg); err != nil {
+			decodeErr = err
+			return
+		}
+		js, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(msg)
+		if err != nil {
+			decodeErr = err
+			return
+		}
+		answers = append(answers, js)
+	})
+	if decodeErr != nil && res.Status == "" {
+		res.Status = "protocol"
+	}
+	return answers, res
+}
+
+// Raw returns the answer messages' bytes as they came from the wire.
+func (cn *Conn) Raw(ctx context.Context) ([][]byte, load.Result) {
+	var answers [][]byte
+	res := cn.do(ctx, func(b []byte) { answers = append(answers, b) })
+	return answers, res
+}
+
+// Close closes the connection.
+func (cn *Conn) Close() error { return cn.cc.Close() }
+
+// codeNames are the canonical upper-case names of the gRPC status codes.
+var codeNames = map[codes.Code]string{}
+
+func init() {
+	for c := codes.OK; c <= codes.Unauthenticated; c++ {
+		var b strings.Builder
+		for i, r := range c.String() {
+			if i > 0 && r >= 'A' && r <= 'Z' {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+		}
+		codeNames[c] = "grpc:" + strings.ToUpper(b.String())
+	}
+}
+
+// Status maps a call's error to tandem's status string: timeout for a
+// deadline, grpc:CODE otherwise (grpc:NOT_FOUND, grpc:UNAVAILABLE, …).
+func Status(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timeout"
+	}
+	code := status.Code(err)
+	if code == codes.DeadlineExceeded {
+		return "timeout"
+	}
+	if n, ok := codeNames[code]; ok {
+		return n
+	}
+	return fmt.Sprintf("grpc:%d", code)
+}
+
+// frame is an encoded message. Replies are not kept unless asked for.
+type frame struct {
+	data []byte
+	keep bool
+}
+
+// rawCodec passes frames through as they are.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	f, ok := v.(*frame)
+	if !ok {
+		return nil, fmt.Errorf("raw codec: cannot marshal %T", v)
+	}
+	return mem.BufferSlice{mem.SliceBuffer(f.data)}, nil
+}
+
+func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	f, ok := v.(*frame)
+	if !ok {
+		return fmt.Errorf("raw codec: cannot unmarshal into %T", v)
+	}
+	if f.keep {
+		f.data = data.Materialize()
+	}
+	return nil
+}
+
+func (rawCodec) Name() string { return "proto" }

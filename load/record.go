@@ -1,0 +1,107 @@
+package load
+
+import (
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/tandem-bench/tandem/results"
+)
+
+// Histogram bounds: 1 µs to 1 h at 3 significant figures, in nanoseconds.
+const (
+	histLowest  = int64(time.Microsecond)
+	histHighest = int64(time.Hour)
+	histSigFigs = 3
+)
+
+// NewHistogram returns an empty latency histogram with tandem's bounds.
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(histLowest, histHighest, histSigFigs)
+}
+
+func clamp(ns int64) int64 {
+	switch {
+	case ns < 1:
+		return 1
+	case ns > histHighest:
+		return histHighest
+	}
+	return ns
+}
+
+// recorder is one worker's private record of its requests; recorders are
+// merged when the run ends, so recording takes no lock.
+type recorder struct {
+	latency, service, lag *hdrhistogram.Histogram
+	requests, ok, units   int64
+	errors                map[string]int64
+}
+
+func newRecorder(open bool) *recorder {
+	r := &recorder{latency: NewHistogram(), service: NewHistogram(), errors: map[string]int64{}}
+	if open {
+		r.lag = NewHistogram()
+	}
+	return r
+}
+
+// record notes one request: its intended and actual send times and its end.
+func (r *recorder) record(intended, sent, end time.Time, res Result) {
+	r.requests++
+	r.service.RecordValue(clamp(int64(end.Sub(sent))))
+	r.latency.RecordValue(clamp(int64(end.Sub(intended))))
+	if r.lag != nil {
+		r.lag.RecordValue(clamp(int64(sent.Sub(intended))))
+	}
+	if res.Status == "" {
+		r.ok++
+		r.units += res.Units
+	} else {
+		r.errors[res.Status]++
+	}
+}
+
+func (r *recorder) merge(o *recorder) {
+	r.latency.Merge(o.latency)
+	r.service.Merge(o.service)
+	if r.lag != nil && o.lag != nil {
+		r.lag.Merge(o.lag)
+	}
+	r.requests += o.requests
+	r.ok += o.ok
+	r.units += o.units
+	for k, v := range o.errors {
+		r.errors[k] += v
+	}
+}
+
+// Distribution summarises a histogram.
+func Distribution(h *hdrhistogram.Histogram) results.Distribution {
+	if h.TotalCount() == 0 {
+		return results.Distribution{}
+	}
+	return results.Distribution{
+		Min: h.Min(), Mean: h.Mean(), P50: h.ValueAtQuantile(50), P90: h.ValueAtQuantile(90),
+		P99: h.ValueAtQuantile(99), P999: h.ValueAtQuantile(99.9), Max: h.Max(),
+	}
+}
+
+// sample turns a merged record into the results form.
+func (r *recorder) sample(elapsed time.Duration, unit string, dropped int64) results.Sample {
+	s := results.Sample{
+		Requests: r.requests, OK: r.ok, Errors: r.errors, DurationNs: int64(elapsed), Unit: unit,
+		LatencyNs: Distribution(r.latency), ServiceTimeNs: Distribution(r.service), Dropped: dropped,
+	}
+	if r.lag != nil {
+		d := Distribution(r.lag)
+		s.ScheduleLagNs = &d
+	}
+	if secs := elapsed.Seconds(); secs > 0 {
+		s.Throughput = float64(r.ok) / secs
+		s.UnitsPerS = float64(r.units) / secs
+	}
+	if enc, err := r.latency.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+		s.HDR = string(enc)
+	}
+	return s
+}

@@ -1,0 +1,198 @@
+// Package report renders results.json for people: a terminal table, GitHub
+// Markdown and one self-contained HTML page. Every figure is recomputed from
+// the results, never stored twice. An indistinguishable pair is never shown
+// with a percentage or ratio.
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tandem-bench/tandem/results"
+)
+
+// table is a rendered table: a title, a header and rows of cells.
+type table struct {
+	Title  string
+	Note   string
+	Header []string
+	Rows   [][]string
+}
+
+// Duration formats nanoseconds for people: 812µs, 40.3ms, 1.25s.
+func Duration(ns float64) string {
+	if math.IsNaN(ns) {
+		return "–"
+	}
+	d := time.Duration(ns)
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.3gs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.3gms", float64(d)/float64(time.Millisecond))
+	case d >= time.Microsecond:
+		return fmt.Sprintf("%.3gµs", float64(d)/float64(time.Microsecond))
+	}
+	return fmt.Sprintf("%dns", d)
+}
+
+// Bytes formats a byte count: 1.4 GiB, 320 KiB.
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return Number(float64(n)/float64(div)) + fmt.Sprintf(" %ciB", "KMGTPE"[exp])
+}
+
+// Number formats a figure with three significant digits below 1,000 and
+// as a whole number with thousands separators above.
+func Number(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "–"
+	case math.Abs(v) < 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case math.Abs(v) < 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	digits := strconv.FormatFloat(math.Round(math.Abs(v)), 'f', 0, 64)
+	var b strings.Builder
+	if v < 0 {
+		b.WriteByte('-')
+	}
+	for i, c := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func value(sc *results.Scenario, v float64) string {
+	if sc.Direction == "higher" {
+		return Number(v) + "/s"
+	}
+	return Duration(v)
+}
+
+// verdictText says a comparison in words; only a real difference gets a ratio.
+func verdictText(sc *results.Scenario, c results.Comparison) string {
+	var s string
+	switch c.Verdict {
+	case "faster", "slower":
+		f := c.Ratio
+		if (sc.Direction == "lower") == (c.Verdict == "faster") {
+			f = 1 / f // express as "N× faster/slower" with N ≥ 1
+		}
+		s = fmt.Sprintf("%s is %.3g× %s than %s", c.Candidate, f, c.Verdict, c.Base)
+	case "indistinguishable":
+		s = fmt.Sprintf("%s and %s are indistinguishable", c.Candidate, c.Base)
+	default:
+		s = fmt.Sprintf("%s vs %s: verdict withheld (%s)", c.Candidate, c.Base, c.Reason)
+	}
+	var marks []string
+	if c.ServerBound {
+		marks = append(marks, "server-bound")
+	}
+	if c.ClientBound {
+		marks = append(marks, "client-bound")
+	}
+	if len(marks) > 0 {
+		s += " [" + strings.Join(marks, ", ") + "]"
+	}
+	return s
+}
+
+// tables lays out the results as the tables every format shows.
+func tables(r *results.Results) []table {
+	var ts []table
+	st := table{Title: "Startup from empty", Header: []string{"target", "first answer", "ready", "CPU", "peak RSS", "disk", "status"}}
+	for _, t := range r.Targets {
+		row := []string{t.Name, "–", "–", "–", "–", "–", "ok"}
+		if s := t.Startup; s != nil {
+			row = []string{t.Name, Duration(float64(s.FirstAnswerNs)), Duration(float64(s.ReadyNs)), Duration(float64(s.CPUNs)),
+				Bytes(s.PeakRSSBytes), Bytes(s.DiskBytes), "ok"}
+		}
+		if t.Error != "" {
+			row[6] = "failed: " + firstLine(t.Error)
+		}
+		st.Rows = append(st.Rows, row)
+	}
+	ts = append(ts, st)
+	for i := range r.Scenarios {
+		sc := &r.Scenarios[i]
+		metric := "p50 latency"
+		if sc.Direction == "higher" {
+			metric = "throughput (" + sc.Unit + "s/s)"
+		}
+		t := table{Title: "Scenario " + sc.Name, Header: []string{"target", "clients", metric + ": best [median … worst]", "rounds", "errors", "verdict"}}
+		t.Note = fmt.Sprintf("call %s, %s loop, %s is better", sc.Call, sc.Load.Model, sc.Direction)
+		if sc.Requests > 0 {
+			t.Note += fmt.Sprintf(", %d requests per run", sc.Requests)
+		}
+		for _, s := range sc.Summary {
+			verdict := "baseline"
+			for _, c := range sc.Comparisons {
+				if c.Candidate == s.Target && c.Concurrency == s.Concurrency {
+					verdict = verdictText(sc, c)
+				}
+			}
+			cell := "no successful round"
+			if s.N > 0 {
+				cell = fmt.Sprintf("%s [%s … %s]", value(sc, s.Best), value(sc, s.Median), value(sc, s.Worst))
+			}
+			t.Rows = append(t.Rows, []string{s.Target, fmt.Sprint(s.Concurrency), cell, fmt.Sprint(s.N), errorCounts(sc, s.Target, s.Concurrency), verdict})
+		}
+		ts = append(ts, t)
+	}
+	return ts
+}
+
+func errorCounts(sc *results.Scenario, target string, level int) string {
+	sum := map[string]int64{}
+	for _, rd := range sc.Rounds {
+		if rd.Target == target && rd.Concurrency == level {
+			for k, v := range rd.Errors {
+				sum[k] += v
+			}
+		}
+	}
+	if len(sum) == 0 {
+		return "0"
+	}
+	keys := make([]string, 0, len(sum))
+	for k := range sum {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s×%d", k, sum[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func machineLine(r *results.Results) string {
+	m := r.Machine
+	s := fmt.Sprintf("%s, %d cores, Linux %s, %s, GOMAXPROCS %d", m.CPUModel, m.Cores, m.Kernel, m.GoVersion, m.GOMAXPROCS)
+	if len(m.GeneratorCPUs) > 0 {
+		s += fmt.Sprintf(", generator on CPUs %v", m.GeneratorCPUs)
+	}
+	return s
+}

@@ -1,0 +1,54 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tandem-bench/tandem/results"
+)
+
+// Text writes the results as aligned terminal tables.
+func Text(w io.Writer, r *results.Results) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s — %s\n", r.Study.Name, r.CreatedAt.Format("2006-01-02 15:04 UTC"))
+	if r.Interrupted {
+		b.WriteString("INTERRUPTED: the run was cancelled; what follows is what was measured before.\n")
+	}
+	for _, t := range tables(r) {
+		fmt.Fprintf(&b, "\n%s\n", t.Title)
+		if t.Note != "" {
+			fmt.Fprintf(&b, "(%s)\n", t.Note)
+		}
+		widths := make([]int, len(t.Header))
+		for _, row := range append([][]string{t.Header}, t.Rows...) {
+			for i, c := range row {
+				widths[i] = max(widths[i], utf8.RuneCountInString(c))
+			}
+		}
+		line := func(row []string) {
+			for i, c := range row {
+				if i == len(row)-1 {
+					b.WriteString(c)
+					break
+				}
+				b.WriteString(c + strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
+			}
+			b.WriteString("\n")
+		}
+		line(t.Header)
+		for _, row := range t.Rows {
+			line(row)
+		}
+	}
+	for _, f := range r.Findings {
+		fmt.Fprintf(&b, "\nfinding %s: %s\n", f.ID, f.Summary)
+	}
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(&b, "\nwarning: %s\n", wn)
+	}
+	fmt.Fprintf(&b, "\nmachine: %s\n", machineLine(r))
+	_, err := io.WriteString(w, b.String())
+	return err
+}

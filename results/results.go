@@ -1,0 +1,382 @@
+// Package results defines results.json, the one file every tandem run writes
+// and every report is recomputed from. The schema is versioned
+// ("tandem.results/v1"): additions keep the major version, renames do not.
+// Write is atomic, so a reader never sees half a file; Read refuses a major
+// version it does not know.
+package results
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Schema is the schema identifier this package writes.
+const Schema = "tandem.results/v1"
+
+const schemaPrefix = "tandem.results/v"
+
+// Results is the top level of results.json.
+type Results struct {
+	Schema    string    `json:"schema"`
+	Tool      Tool      `json:"tool"`
+	Study     Study     `json:"study"`
+	CreatedAt time.Time `json:"created_at"`
+	// Interrupted is true when the run was cancelled: what is here is valid
+	// but incomplete.
+	Interrupted bool       `json:"interrupted"`
+	Machine     Machine    `json:"machine"`
+	Targets     []Target   `json:"targets"`
+	Scenarios   []Scenario `json:"scenarios"`
+	Compat      *Compat    `json:"compat"`
+	Sweeps      []Sweep    `json:"sweeps"`
+	Findings    []Finding  `json:"findings"`
+	// Warnings are things a reader of the numbers should know.
+	Warnings []string `json:"warnings"`
+}
+
+// Tool names the tandem that wrote the file.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Settings are the Go build settings of the binary (vcs.revision, -race, …).
+	Settings map[string]string `json:"settings,omitempty"`
+}
+
+// Study identifies the study that ran.
+type Study struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	File        string `json:"file,omitempty"`
+	// ConfigSHA256 is the SHA-256 of the study file's bytes, in hex.
+	ConfigSHA256 string `json:"config_sha256"`
+	Seed         uint64 `json:"seed"`
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	CPUModel   string `json:"cpu_model"`
+	Cores      int    `json:"cores"`
+	Kernel     string `json:"kernel"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+	GoVersion  string `json:"go_version"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	// GeneratorCPUs are the cores the load generator was pinned to, if any.
+	GeneratorCPUs []int `json:"generator_cpus,omitempty"`
+	// GeneratorCPUNs is the CPU time the generator process used over the run.
+	GeneratorCPUNs int64 `json:"generator_cpu_ns"`
+}
+
+// Target is one build under test.
+type Target struct {
+	Name    string   `json:"name"`
+	Command []string `json:"command,omitempty"`
+	CPUs    []int    `json:"cpus,omitempty"`
+	Startup *Startup `json:"startup"`
+	// Error says why the target failed, if it did, with evidence (exit
+	// status, last log lines).
+	Error string `json:"error,omitempty"`
+}
+
+// Startup is what starting a target from empty cost.
+type Startup struct {
+	// FirstAnswerNs is the time from start to the first successful answer.
+	FirstAnswerNs int64 `json:"first_answer_ns"`
+	// ReadyNs is the time from start until the ready condition held.
+	ReadyNs int64 `json:"ready_ns"`
+	// CPUNs is the CPU time of the target's process tree until ready.
+	CPUNs        int64 `json:"cpu_ns"`
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// DiskBytes is the size of the data dir once ready.
+	DiskBytes int64 `json:"disk_bytes"`
+}
+
+// Scenario is one experiment and everything measured in it.
+type Scenario struct {
+	Name string `json:"name"`
+	Call string `json:"call"`
+	// Metric is what a round's headline value is: "latency_p50_ns" or
+	// "units_per_s".
+	Metric string `json:"metric"`
+	// Direction is "lower" or "higher": which headline value is better.
+	Direction string `json:"direction"`
+	Unit      string `json:"unit"`
+	Load      Load   `json:"load"`
+	// Requests is the request count of each measured run, frozen by
+	// calibration; 0 when runs are bounded by duration alone.
+	Requests int64 `json:"requests"`
+	// DurationNs bounds each run's time.
+	DurationNs  int64        `json:"duration_ns"`
+	Rounds      []Round      `json:"rounds"`
+	Summary     []Summary    `json:"summary"`
+	Comparisons []Comparison `json:"comparisons"`
+}
+
+// Load is a scenario's load shape.
+type Load struct {
+	// Model is "closed", "open" or "batched".
+	Model       string  `json:"model"`
+	Concurrency []int   `json:"concurrency,omitempty"`
+	Rate        float64 `json:"rate,omitempty"`
+	Connections int     `json:"connections,omitempty"`
+}
+
+// Round is one measured run of one scenario on one target.
+type Round struct {
+	Round       int    `json:"round"`
+	Order       int    `json:"order"`
+	Target      string `json:"target"`
+	Concurrency int    `json:"concurrency,omitempty"`
+	Sample
+	// Headline is the round's value of the scenario's metric.
+	Headline float64 `json:"headline"`
+	// Failed is true when the round did not complete; Error says why.
+	Failed bool   `json:"failed,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Sample is the outcome of one run of a load executor.
+type Sample struct {
+	Requests int64 `json:"requests"`
+	OK       int64 `json:"ok"`
+	// Errors counts failed requests by status (grpc:NOT_FOUND, http:503,
+	// jsonrpc:-32602, timeout, refused, reset, …).
+	Errors     map[string]int64 `json:"errors"`
+	DurationNs int64            `json:"duration_ns"`
+	// Throughput is completed requests per second.
+	Throughput float64 `json:"throughput"`
+	Unit       string  `json:"unit"`
+	UnitsPerS  float64 `json:"units_per_s"`
+	// LatencyNs is measured from the intended send time in open loop and
+	// equals ServiceTimeNs in closed loop.
+	LatencyNs     Distribution  `json:"latency_ns"`
+	ServiceTimeNs Distribution  `json:"service_time_ns"`
+	ScheduleLagNs *Distribution `json:"schedule_lag_ns,omitempty"`
+	Dropped       int64         `json:"dropped"`
+	// HDR is the latency histogram in HdrHistogram's V2 compressed
+	// encoding, base64.
+	HDR string `json:"hdr"`
+}
+
+// Distribution summarises a histogram, in nanoseconds.
+type Distribution struct {
+	Min  int64   `json:"min"`
+	Mean float64 `json:"mean"`
+	P50  int64   `json:"p50"`
+	P90  int64   `json:"p90"`
+	P99  int64   `json:"p99"`
+	P999 int64   `json:"p999"`
+	Max  int64   `json:"max"`
+}
+
+// Summary is one target's best, median and worst headline over the rounds.
+type Summary struct {
+	Target      string  `json:"target"`
+	Concurrency int     `json:"concurrency,omitempty"`
+	N           int     `json:"n"`
+	Best        float64 `json:"best"`
+	Median      float64 `json:"median"`
+	Worst       float64 `json:"worst"`
+	// Spread is |best − worst|.
+	Spread float64 `json:"spread"`
+}
+
+// Comparison holds a candidate target against the baseline on one scenario.
+type Comparison struct {
+	Base        string `json:"base"`
+	Candidate   string `json:"candidate"`
+	Concurrency int    `json:"concurrency,omitempty"`
+	// Ratio is candidate best / base best of the headline value.
+	Ratio float64 `json:"ratio"`
+	// Verdict is "faster", "slower", "indistinguishable" or "withheld".
+	Verdict string `json:"verdict"`
+	// Reason says how the verdict was reached.
+	Reason      string `json:"reason"`
+	ServerBound bool   `json:"server_bound"`
+	ClientBound bool   `json:"client_bound"`
+}
+
+// Compat holds the differential tests' outcome.
+type Compat struct {
+	Reference string            `json:"reference"`
+	Cases     []json.RawMessage `json:"cases"`
+}
+
+// Sweep is a saturation grid.
+type Sweep struct {
+	Scenario string            `json:"scenario"`
+	Cells    []json.RawMessage `json:"cells"`
+}
+
+// Finding is a diagnosis tandem made on its own, with its evidence.
+type Finding struct {
+	ID       string            `json:"id"`
+	Target   string            `json:"target,omitempty"`
+	Scenario string            `json:"scenario,omitempty"`
+	Summary  string            `json:"summary"`
+	Evidence map[string]string `json:"evidence,omitempty"`
+}
+
+// New returns a Results with the schema set and every list empty, not null.
+func New() *Results {
+	return &Results{Schema: Schema, Targets: []Target{}, Scenarios: []Scenario{}, Sweeps: []Sweep{},
+		Findings: []Finding{}, Warnings: []string{}}
+}
+
+// Marshal encodes r as indented JSON with a final newline.
+func Marshal(r *Results) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return nil, fmt.Errorf("encode results: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Write stores r at path atomically: it writes a temporary file beside it,
+// syncs it and renames it over path, so path always holds a whole file.
+func Write(path string, r *Results) error {
+	data, err := Marshal(r)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, data)
+}
+
+// WriteFileAtomic writes data to path through a synced temporary file and a
+// rename.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // a no-op after the rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ErrVersion is returned (wrapped) for a results file of a major version
+// this tandem does not read.
+var ErrVersion = errors.New("unsupported results schema version")
+
+// Parse decodes results.json bytes. It refuses a file without the tandem
+// schema identifier or with a major version other than 1, and reports
+// syntax errors with their line and column.
+func Parse(data []byte) (*Results, error) {
+	var head struct {
+		Schema *string `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, jsonError(data, err)
+	}
+	if head.Schema == nil {
+		return nil, errors.New(`no "schema" field: not a tandem results file`)
+	}
+	major, ok := strings.CutPrefix(*head.Schema, schemaPrefix)
+	if !ok {
+		return nil, fmt.Errorf("schema %q is not a tandem results schema (want %s)", *head.Schema, Schema)
+	}
+	if v, err := strconv.Atoi(major); err != nil || v != 1 {
+		return nil, fmt.Errorf("schema %q: %w: this tandem reads %s; use a tandem that knows this version", *head.Schema, ErrVersion, Schema)
+	}
+	r := New()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(r); err != nil {
+		return nil, jsonError(data, err)
+	}
+	return r, nil
+}
+
+// Read reads and parses a results file; errors name the file.
+func Read(path string) (*Results, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := Parse(data)
+	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) && pe.Line > 0 {
+			return nil, fmt.Errorf("%s:%w", path, err)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// ParseError is a syntax or type error in a results file, with its
+// position when known.
+type ParseError struct {
+	Line, Col int
+	Err       error
+}
+
+func (e *ParseError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%d:%d: %v", e.Line, e.Col, e.Err)
+	}
+	return e.Err.Error()
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// jsonError attaches the line and column of a decoding error.
+func jsonError(data []byte, err error) error {
+	var off int64 = -1
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		off = syn.Offset
+	case errors.As(err, &typ):
+		off = typ.Offset
+	}
+	if off < 0 {
+		return &ParseError{Err: err}
+	}
+	line, col := lineCol(data, off)
+	return &ParseError{Line: line, Col: col, Err: err}
+}
+
+func lineCol(data []byte, off int64) (line, col int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	before := data[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(off) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+//go:embed schema.json
+var jsonSchema []byte
+
+// JSONSchema returns the JSON Schema of results.json.
+func JSONSchema() []byte { return append([]byte(nil), jsonSchema...) }

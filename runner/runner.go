@@ -1,0 +1,642 @@
+// Package runner executes a study: it starts every target from empty and
+// measures its startup, runs each scenario's rounds interleaved across the
+// targets, summarises them with verdicts, and keeps results.json on disk
+// current after every round, so an interrupted or failed run leaves valid
+// results behind.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tandem-bench/tandem/driver"
+	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/stats"
+	"github.com/tandem-bench/tandem/study"
+	"github.com/tandem-bench/tandem/target"
+)
+
+// Options configures a run.
+type Options struct {
+	// Out is the directory results.json and the targets' work dirs go in.
+	Out string
+	// Only limits the run to these scenarios (by name); "startup" alone
+	// runs just the startup measurement.
+	Only []string
+	// Rounds, if positive, overrides every scenario's rounds.
+	Rounds int
+	// Self is the tandem binary, for ${tandem}.
+	Self string
+	// Pin pins the generator and the targets to disjoint CPU sets.
+	Pin bool
+	// Progress, if set, receives one line per step.
+	Progress io.Writer
+	// Version is the tandem version recorded in the results.
+	Version string
+	// StopGrace is how long a target has to exit after SIGTERM; default 5 s.
+	StopGrace time.Duration
+}
+
+// TargetError is a target that failed to start or died: exit code 3.
+type TargetError struct{ Err error }
+
+func (e *TargetError) Error() string { return e.Err.Error() }
+func (e *TargetError) Unwrap() error { return e.Err }
+
+// ResultsFile is the name of the results file in the output directory.
+const ResultsFile = "results.json"
+
+type runner struct {
+	s       *study.Study
+	o       Options
+	res     *results.Results
+	live    []*live
+	cpuBase int64
+	failed  []error
+}
+
+// live is a target during a run.
+type live struct {
+	spec      *study.Target
+	res       *results.Target
+	proc      *target.Process
+	endpoints map[string]string
+	err       error
+}
+
+// Run executes the study and returns its results, which are also written
+// to Out/results.json. When ctx is cancelled it stops the targets, marks
+// the results interrupted, writes them and returns ctx's error. A target
+// that fails is recorded and the run goes on without it; Run then returns a
+// *TargetError.
+func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, error) {
+	if o.StopGrace <= 0 {
+		o.StopGrace = 5 * time.Second
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("create output dir: %w", err)
+	}
+	out, err := filepath.Abs(o.Out)
+	if err != nil {
+		return nil, err
+	}
+	o.Out = out
+	for _, name := range o.Only {
+		if name != "startup" && !slices.ContainsFunc(s.Scenarios, func(sc study.Scenario) bool { return sc.Name == name }) {
+			return nil, fmt.Errorf("--only %s: no such scenario", name)
+		}
+	}
+	r := &runner{s: s, o: o, res: results.New(), cpuBase: selfCPU()}
+	r.res.Tool = Tool(o.Version)
+	r.res.CreatedAt = time.Now().UTC()
+	r.res.Study = results.Study{Name: s.Name, Description: s.Description, File: s.File, ConfigSHA256: s.SHA256, Seed: s.Seed}
+	r.res.Machine = Machine()
+	var targetCPUs []int
+	if o.Pin {
+		gen, tgt, shared := splitCPUs(runtime.NumCPU())
+		if shared {
+			r.warn("one CPU core: the generator and the targets share it, so their timings interfere")
+		} else if err := pinSelf(gen); err != nil {
+			r.warn(fmt.Sprintf("could not pin the generator to CPUs %v: %v", gen, err))
+		} else {
+			runtime.GOMAXPROCS(len(gen))
+			r.res.Machine.GeneratorCPUs = gen
+			r.res.Machine.GOMAXPROCS = len(gen)
+			targetCPUs = tgt
+		}
+	}
+	defer r.stopAll()
+	err = r.run(ctx, targetCPUs)
+	if ctx.Err() != nil {
+		r.res.Interrupted = true
+		err = ctx.Err()
+	}
+	r.stopAll()
+	if werr := r.save(); werr != nil && err == nil {
+		err = werr
+	}
+	if err == nil && len(r.failed) > 0 {
+		err = &TargetError{errors.Join(r.failed...)}
+	}
+	return r.res, err
+}
+
+func (r *runner) warn(msg string) {
+	r.res.Warnings = append(r.res.Warnings, msg)
+	r.progress("warning: %s", msg)
+}
+
+func (r *runner) progress(format string, args ...any) {
+	if r.o.Progress != nil {
+		fmt.Fprintf(r.o.Progress, format+"\n", args...)
+	}
+}
+
+func (r *runner) save() error {
+	r.res.Machine.GeneratorCPUNs = selfCPU() - r.cpuBase
+	return results.Write(filepath.Join(r.o.Out, ResultsFile), r.res)
+}
+
+func (r *runner) stopAll() {
+	for _, l := range r.live {
+		if l.proc != nil {
+			if err := l.proc.Stop(r.o.StopGrace); err != nil {
+				r.warn(err.Error())
+			}
+			l.proc = nil
+		}
+	}
+}
+
+func (r *runner) run(ctx context.Context, targetCPUs []int) error {
+	for i := range r.s.Targets {
+		t := &r.s.Targets[i]
+		r.res.Targets = append(r.res.Targets, results.Target{Name: t.Name})
+		l := &live{spec: t, res: &r.res.Targets[len(r.res.Targets)-1]}
+		r.live = append(r.live, l)
+	}
+	for i, l := range r.live {
+		l.res = &r.res.Targets[i] // the slice is final now
+		if err := r.startTarget(ctx, l, targetCPUs); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r.fail(l, err)
+		}
+		if err := r.save(); err != nil {
+			return err
+		}
+	}
+	for i := range r.s.Scenarios {
+		sc := &r.s.Scenarios[i]
+		if len(r.o.Only) > 0 && !slices.Contains(r.o.Only, sc.Name) {
+			continue
+		}
+		if err := r.scenario(ctx, sc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *runner) fail(l *live, err error) {
+	l.err = err
+	l.res.Error = err.Error()
+	r.failed = append(r.failed, err)
+	r.progress("target %s failed: %v", l.spec.Name, err)
+}
+
+// expander resolves a target's placeholders, choosing its ports once.
+type expander struct {
+	self, workdir string
+	ports         map[string]int
+}
+
+func (e *expander) expand(s string) (string, error) {
+	var lookupErr error
+	out, err := study.Expand(s, func(name string) (string, bool) {
+		ns, rest, _ := strings.Cut(name, ".")
+		switch {
+		case name == "tandem":
+			return e.self, e.self == ""
+		case name == "workdir":
+			return e.workdir, false
+		case ns == "port":
+			p, ok := e.ports[rest]
+			if !ok {
+				var err error
+				if p, err = target.FreePort(); err != nil {
+					lookupErr = err
+					return "", false
+				}
+				e.ports[rest] = p
+			}
+			return strconv.Itoa(p), false
+		case ns == "env":
+			v, ok := os.LookupEnv(rest)
+			if !ok {
+				lookupErr = fmt.Errorf("environment variable %s is not set", rest)
+			}
+			return v, false
+		}
+		return "", true
+	})
+	if lookupErr != nil {
+		return "", lookupErr
+	}
+	return out, err
+}
+
+func (e *expander) all(in []string) ([]string, error) {
+	out := make([]string, len(in))
+	for i, s := range in {
+		var err error
+		if out[i], err = e.expand(s); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
+	t := l.spec
+	e := &expander{self: r.o.Self, workdir: filepath.Join(r.o.Out, "work", t.Name), ports: map[string]int{}}
+	l.endpoints = map[string]string{}
+	for name, ep := range t.Endpoints {
+		v, err := e.expand(ep)
+		if err != nil {
+			return fmt.Errorf("target %s: endpoint %s: %w", t.Name, name, err)
+		}
+		l.endpoints[name] = v
+	}
+	dataDir, err := e.expand(t.DataDir)
+	if err != nil {
+		return fmt.Errorf("target %s: data_dir: %w", t.Name, err)
+	}
+	if t.Start == nil {
+		r.progress("target %s: not started by tandem, using %v", t.Name, l.endpoints)
+		return nil
+	}
+	if err := os.MkdirAll(e.workdir, 0o755); err != nil {
+		return fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	spec := target.Spec{Name: t.Name, CPUs: cpus}
+	if spec.Command, err = e.all(t.Start.Command); err != nil {
+		return fmt.Errorf("target %s: command: %w", t.Name, err)
+	}
+	if spec.Wipe, err = e.all(t.Start.Wipe); err != nil {
+		return fmt.Errorf("target %s: wipe: %w", t.Name, err)
+	}
+	if spec.Dir, err = e.expand(t.Start.Dir); err != nil {
+		return fmt.Errorf("target %s: dir: %w", t.Name, err)
+	}
+	for _, k := range sortedKeys(t.Start.Env) {
+		v, err := e.expand(t.Start.Env[k])
+		if err != nil {
+			return fmt.Errorf("target %s: env %s: %w", t.Name, k, err)
+		}
+		spec.Env = append(spec.Env, k+"="+v)
+	}
+	if t.Start.CPUs != "" {
+		spec.CPUs, _ = study.ParseCPUList(t.Start.CPUs) // validated
+	}
+	l.res.Command, l.res.CPUs = spec.Command, spec.CPUs
+	r.progress("target %s: starting %s", t.Name, strings.Join(spec.Command, " "))
+	proc, err := target.Start(spec)
+	if err != nil {
+		return err
+	}
+	l.proc = proc
+	st, err := r.awaitReady(ctx, l)
+	if err != nil {
+		return err
+	}
+	if dataDir != "" {
+		if st.DiskBytes, err = target.DiskUsage(dataDir); err != nil {
+			r.warn(fmt.Sprintf("target %s: disk use of %s: %v", t.Name, dataDir, err))
+		}
+	}
+	l.res.Startup = st
+	r.progress("target %s: first answer %v, ready %v, cpu %v, peak rss %.1f MiB, disk %.1f MiB", t.Name,
+		time.Duration(st.FirstAnswerNs).Round(time.Millisecond), time.Duration(st.ReadyNs).Round(time.Millisecond),
+		time.Duration(st.CPUNs).Round(time.Millisecond), float64(st.PeakRSSBytes)/(1<<20), float64(st.DiskBytes)/(1<<20))
+	return nil
+}
+
+// awaitReady polls the target until its first answer and its ready
+// condition, within the ready timeout; an exit of the target ends the wait
+// with its exit status and last output.
+func (r *runner) awaitReady(ctx context.Context, l *live) (*results.Startup, error) {
+	t := l.spec
+	ctx, cancel := context.WithTimeout(ctx, t.Ready.Timeout)
+	defer cancel()
+	start := l.proc.Started
+	st := &results.Startup{}
+	poll := func(every time.Duration, try func() bool) error {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for !try() {
+			select {
+			case <-l.proc.Done():
+				return l.proc.ExitErr()
+			case <-ctx.Done():
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					return fmt.Errorf("target %s: not ready after %v; last output:\n    %s", t.Name, t.Ready.Timeout, strings.Join(l.proc.Tail(), "\n    "))
+				}
+				return ctx.Err()
+			case <-tick.C:
+			}
+		}
+		return nil
+	}
+	var first, cond driver.Caller
+	var err error
+	if fa := t.Ready.FirstAnswer; fa != nil {
+		if first, err = r.caller(ctx, l, fa.Call); err != nil {
+			return nil, err
+		}
+	}
+	if c := t.Ready.Condition; c != nil {
+		if cond, err = r.caller(ctx, l, c.Call); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case first != nil:
+		err = poll(10*time.Millisecond, func() bool {
+			_, res, err := first.Ask(ctx)
+			return err == nil && res.Status == ""
+		})
+	case cond != nil:
+		err = poll(10*time.Millisecond, func() bool {
+			_, res, err := cond.Ask(ctx)
+			return err == nil && res.Status == ""
+		})
+	default:
+		err = poll(10*time.Millisecond, func() bool { return r.anyEndpointOpen(l) })
+	}
+	if err != nil {
+		return nil, err
+	}
+	st.FirstAnswerNs = int64(time.Since(start))
+	if cond != nil {
+		c := t.Ready.Condition
+		var last string
+		err = poll(50*time.Millisecond, func() bool {
+			ans, res, err := cond.Ask(ctx)
+			if err != nil || res.Status != "" || len(ans) == 0 {
+				return false
+			}
+			ok, got := Holds(ans[0], c.Path, c.Equals.V)
+			last = got
+			return ok
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%w (condition %s == %v; last value %s)", err, c.Path, c.Equals.V, last)
+		}
+	}
+	st.ReadyNs = int64(time.Since(start))
+	cpu, rss := l.proc.Usage()
+	st.CPUNs, st.PeakRSSBytes = int64(cpu), rss
+	return st, nil
+}
+
+func (r *runner) anyEndpointOpen(l *live) bool {
+	for _, ep := range l.endpoints {
+		host := ep
+		if u, err := url.Parse(ep); err == nil && u.Host != "" {
+			host = u.Host
+		}
+		if c, err := net.DialTimeout("tcp", host, time.Second); err == nil {
+			c.Close()
+			return true
+		}
+	}
+	return false
+}
+
+func (r *runner) caller(ctx context.Context, l *live, callName string) (driver.Caller, error) {
+	call := r.s.Calls[callName]
+	epName, err := call.EndpointName(l.spec)
+	if err != nil {
+		return nil, err
+	}
+	c, err := driver.New(ctx, call, l.endpoints[epName], r.s.Defaults.Timeout)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: call %s: %w", l.spec.Name, callName, err)
+	}
+	return c, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
+	if sc.Load.Rate > 0 {
+		r.warn(fmt.Sprintf("scenario %s: open-loop (rate) load is not supported by this tandem yet; skipped", sc.Name))
+		return nil
+	}
+	var ls []*live
+	for _, name := range sc.Targets {
+		for _, l := range r.live {
+			if l.spec.Name == name && l.err == nil {
+				ls = append(ls, l)
+			}
+		}
+	}
+	if len(ls) == 0 {
+		r.warn(fmt.Sprintf("scenario %s: skipped: none of its targets is running", sc.Name))
+		return nil
+	}
+	rounds := sc.Rounds
+	if r.o.Rounds > 0 {
+		rounds = r.o.Rounds
+	}
+	higher := sc.Metric == "throughput"
+	unit := r.s.Calls[sc.Call].Unit
+	if unit == "" {
+		unit = "request"
+	}
+	rs := results.Scenario{Name: sc.Name, Call: sc.Call, Metric: "latency_p50_ns", Direction: "lower", Unit: unit,
+		Load: results.Load{Model: "closed", Concurrency: sc.Load.Concurrency}, DurationNs: int64(sc.Duration),
+		Rounds: []results.Round{}, Summary: []results.Summary{}, Comparisons: []results.Comparison{}}
+	if higher {
+		rs.Metric, rs.Direction = "units_per_s", "higher"
+	}
+	r.res.Scenarios = append(r.res.Scenarios, rs)
+	out := &r.res.Scenarios[len(r.res.Scenarios)-1]
+	callers := map[string]driver.Caller{}
+	for _, l := range ls {
+		c, err := r.caller(ctx, l, sc.Call)
+		if err != nil {
+			return err
+		}
+		callers[l.spec.Name] = c
+	}
+	for _, level := range sc.Load.Concurrency {
+		if err := r.level(ctx, sc, out, ls, callers, level, rounds, unit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *runner) headline(s results.Sample, higher bool) float64 {
+	if higher {
+		return s.UnitsPerS
+	}
+	if s.OK == 0 {
+		return math.NaN()
+	}
+	return float64(s.LatencyNs.P50)
+}
+
+func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Scenario, ls []*live,
+	callers map[string]driver.Caller, level, rounds int, unit string) error {
+	higher := sc.Metric == "throughput"
+	timeout := r.s.Defaults.Timeout
+	exec := func(l *live, requests int64, d time.Duration) (results.Sample, error) {
+		s, err := load.Closed{Concurrency: level, Requests: requests, Duration: d, Timeout: timeout, Unit: unit}.Run(ctx, callers[l.spec.Name])
+		if err == nil && l.proc != nil {
+			select {
+			case <-l.proc.Done():
+				err = l.proc.ExitErr()
+			default:
+			}
+		}
+		return s, err
+	}
+	// Warm-up, discarded.
+	for _, l := range ls {
+		r.progress("%s c=%d: warm-up on %s (%v)", sc.Name, level, l.spec.Name, r.s.Defaults.Warmup)
+		if _, err := exec(l, 0, r.s.Defaults.Warmup); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r.fail(l, fmt.Errorf("scenario %s: warm-up on %s: %w", sc.Name, l.spec.Name, err))
+		}
+	}
+	ls = slices.DeleteFunc(slices.Clone(ls), func(l *live) bool { return l.err != nil })
+	requests, capDur := sc.Requests, sc.Duration
+	if requests == 0 && capDur == 0 {
+		var err error
+		if requests, err = r.calibrate(ctx, sc, ls, level, exec); err != nil {
+			return err
+		}
+		capDur = 3 * r.s.Defaults.MinDuration
+		r.progress("%s c=%d: calibrated to %d requests per run", sc.Name, level, requests)
+	}
+	out.Requests, out.DurationNs = requests, int64(capDur)
+	for round := 1; round <= rounds; round++ {
+		order := slices.Clone(ls)
+		if round%2 == 0 {
+			slices.Reverse(order)
+		}
+		for i, l := range order {
+			if l.err != nil {
+				continue
+			}
+			s, err := exec(l, requests, capDur)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			rd := results.Round{Round: round, Order: i + 1, Target: l.spec.Name, Concurrency: level, Sample: s, Headline: r.headline(s, higher)}
+			if err != nil {
+				rd.Failed, rd.Error, rd.Headline = true, err.Error(), 0
+				var exit *target.ExitError
+				if errors.As(err, &exit) {
+					r.fail(l, err)
+				}
+			}
+			if math.IsNaN(rd.Headline) {
+				rd.Failed, rd.Error, rd.Headline = true, "no successful request", 0
+			}
+			if rd.Errors == nil {
+				rd.Errors = map[string]int64{}
+			}
+			out.Rounds = append(out.Rounds, rd)
+			r.progress("%s c=%d round %d/%d %s: %s", sc.Name, level, round, rounds, l.spec.Name, describeRound(rd, higher))
+			if err := r.save(); err != nil {
+				return err
+			}
+		}
+	}
+	r.summarize(out, ls, level, higher)
+	return r.save()
+}
+
+func describeRound(rd results.Round, higher bool) string {
+	if rd.Failed {
+		return "failed: " + rd.Error
+	}
+	s := fmt.Sprintf("%d ok, %d errors, p50 %v, p99 %v, %.0f %s/s", rd.OK, rd.Requests-rd.OK,
+		time.Duration(rd.LatencyNs.P50), time.Duration(rd.LatencyNs.P99), rd.UnitsPerS, rd.Unit)
+	return s
+}
+
+// minCalibrated is the fewest requests a calibrated run makes, so the
+// fastest target's percentiles rest on enough samples.
+const minCalibrated = 200
+
+// calibrate doubles the request count until a run on every target lasts
+// at least min_duration, and returns the count that makes the slowest
+// target's run last min_duration (at least minCalibrated).
+func (r *runner) calibrate(ctx context.Context, sc *study.Scenario, ls []*live, level int,
+	exec func(*live, int64, time.Duration) (results.Sample, error)) (int64, error) {
+	minDur := r.s.Defaults.MinDuration
+	best := int64(math.MaxInt64)
+	for _, l := range ls {
+		n := int64(16 * level)
+		for {
+			s, err := exec(l, n, 2*minDur)
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+			if err != nil {
+				r.fail(l, fmt.Errorf("scenario %s: calibration on %s: %w", sc.Name, l.spec.Name, err))
+				break
+			}
+			if time.Duration(s.DurationNs) >= minDur || s.Requests < n {
+				// long enough, or cut short by the time bound: scale to min_duration
+				rate := float64(s.Requests) / time.Duration(s.DurationNs).Seconds()
+				best = min(best, max(int64(math.Ceil(rate*minDur.Seconds())), 1))
+				break
+			}
+			n *= 2
+		}
+	}
+	if best == math.MaxInt64 {
+		return 0, nil // every target failed and is recorded so
+	}
+	return max(best, minCalibrated), nil
+}
+
+func (r *runner) summarize(out *results.Scenario, ls []*live, level int, higher bool) {
+	sums := map[string]stats.Summary{}
+	for _, l := range ls {
+		var vals []float64
+		for _, rd := range out.Rounds {
+			if rd.Target == l.spec.Name && rd.Concurrency == level && !rd.Failed {
+				vals = append(vals, rd.Headline)
+			}
+		}
+		s := stats.Summarize(vals, higher)
+		sums[l.spec.Name] = s
+		out.Summary = append(out.Summary, results.Summary{Target: l.spec.Name, Concurrency: level, N: s.N,
+			Best: s.Best, Median: s.Median, Worst: s.Worst, Spread: s.Spread})
+	}
+	base, ok := sums[r.s.Baseline]
+	if !ok {
+		return
+	}
+	for _, l := range ls {
+		if l.spec.Name == r.s.Baseline {
+			continue
+		}
+		ratio, verdict, reason := stats.Verdict(base, sums[l.spec.Name], higher, stats.DefaultNoiseFloor)
+		if math.IsNaN(ratio) {
+			ratio = 0
+		}
+		out.Comparisons = append(out.Comparisons, results.Comparison{Base: r.s.Baseline, Candidate: l.spec.Name,
+			Concurrency: level, Ratio: ratio, Verdict: verdict, Reason: reason})
+	}
+}

@@ -1,0 +1,364 @@
+package study
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Pos is a position in a study file.
+type Pos struct{ Line, Col int }
+
+// Error is one problem in a study file.
+type Error struct {
+	File string
+	Pos
+	// Path is the dotted path of the offending value, e.g. scenarios[1].call.
+	Path string
+	// Msg says what is wrong; Expected, if set, what was expected instead.
+	Msg, Expected string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s:%d:%d: ", e.File, e.Line, e.Col)
+	if e.Path != "" {
+		b.WriteString(e.Path + ": ")
+	}
+	b.WriteString(e.Msg)
+	if e.Expected != "" {
+		b.WriteString(" (" + e.Expected + ")")
+	}
+	return b.String()
+}
+
+// ErrorList is every problem found in a study file, in file order.
+type ErrorList []*Error
+
+func (l ErrorList) Error() string {
+	msgs := make([]string, len(l))
+	for i, e := range l {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// Value is a free-form YAML value (a request body, a case's values),
+// decoded to nil, bool, int64, float64, string, []any or map[string]any.
+type Value struct {
+	V   any
+	Pos Pos
+	set bool
+}
+
+// IsSet reports whether the key was present in the file.
+func (v Value) IsSet() bool { return v.set }
+
+// IntList is a positive integer or a list of them.
+type IntList []int
+
+var (
+	durationType = reflect.TypeFor[time.Duration]()
+	valueType    = reflect.TypeFor[Value]()
+	intListType  = reflect.TypeFor[IntList]()
+)
+
+// decoder decodes YAML nodes into the study types strictly: unknown keys,
+// wrong types, duplicate keys and missing required keys are all errors, and
+// decoding goes on after one so that every error is reported at once.
+type decoder struct {
+	file string
+	errs ErrorList
+	// pos records the position of every decoded value by its path.
+	pos map[string]Pos
+}
+
+func (d *decoder) errorf(n *yaml.Node, path, expected, format string, args ...any) {
+	d.errs = append(d.errs, &Error{File: d.file, Pos: Pos{n.Line, n.Column}, Path: path, Msg: fmt.Sprintf(format, args...), Expected: expected})
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	switch n.Tag {
+	case "!!null":
+		return "null"
+	case "!!bool":
+		return "a boolean " + n.Value
+	case "!!int":
+		return "the integer " + n.Value
+	case "!!float":
+		return "the number " + n.Value
+	}
+	return strconv.Quote(n.Value)
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
+	n = resolve(n)
+	d.pos[path] = Pos{n.Line, n.Column}
+	t := v.Type()
+	switch {
+	case t == valueType:
+		v.Set(reflect.ValueOf(Value{V: d.free(n, path), Pos: Pos{n.Line, n.Column}, set: true}))
+		return
+	case t == durationType:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+			d.errorf(n, path, "a duration such as 500ms, 5s or 2m", "got %s", describe(n))
+			return
+		}
+		dur, err := time.ParseDuration(n.Value)
+		if err != nil || dur < 0 {
+			d.errorf(n, path, "a duration such as 500ms, 5s or 2m", "bad duration %q", n.Value)
+			return
+		}
+		v.SetInt(int64(dur))
+		return
+	case t == intListType:
+		if n.Kind == yaml.ScalarNode {
+			var one int
+			d.decode(n, reflect.ValueOf(&one).Elem(), path)
+			if one <= 0 {
+				d.errorf(n, path, "a positive integer or a list of them", "got %s", describe(n))
+				return
+			}
+			v.Set(reflect.ValueOf(IntList{one}))
+			return
+		}
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		if n.Tag == "!!null" {
+			return
+		}
+		p := reflect.New(t.Elem())
+		d.decode(n, p.Elem(), path)
+		v.Set(p)
+	case reflect.Struct:
+		d.decodeStruct(n, v, path)
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			d.errorf(n, path, "a mapping", "got %s", describe(n))
+			return
+		}
+		m := reflect.MakeMap(t)
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := resolve(n.Content[i]), n.Content[i+1]
+			if k.Kind != yaml.ScalarNode {
+				d.errorf(k, path, "a string key", "got %s", describe(k))
+				continue
+			}
+			if seen[k.Value] {
+				d.errorf(k, join(path, k.Value), "each key once", "duplicate key %q", k.Value)
+				continue
+			}
+			seen[k.Value] = true
+			e := reflect.New(t.Elem()).Elem()
+			d.decode(val, e, join(path, k.Value))
+			m.SetMapIndex(reflect.ValueOf(k.Value), e)
+		}
+		v.Set(m)
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			d.errorf(n, path, "a list", "got %s", describe(n))
+			return
+		}
+		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
+		for i, c := range n.Content {
+			d.decode(c, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		}
+		v.Set(s)
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" || n.Tag == "!!bool" {
+			d.errorf(n, path, "a string", "got %s", describe(n))
+			return
+		}
+		v.SetString(n.Value)
+	case reflect.Bool:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+			d.errorf(n, path, "true or false", "got %s", describe(n))
+			return
+		}
+		v.SetBool(n.Value == "true")
+	case reflect.Int, reflect.Int64:
+		i, err := strconv.ParseInt(n.Value, 0, 64)
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || err != nil || i < 0 || v.OverflowInt(i) {
+			d.errorf(n, path, "a non-negative integer", "got %s", describe(n))
+			return
+		}
+		v.SetInt(i)
+	case reflect.Uint64:
+		u, err := strconv.ParseUint(n.Value, 0, 64)
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || err != nil {
+			d.errorf(n, path, "a non-negative integer", "got %s", describe(n))
+			return
+		}
+		v.SetUint(u)
+	case reflect.Float64:
+		f, err := strconv.ParseFloat(n.Value, 64)
+		if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") || err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			d.errorf(n, path, "a non-negative number", "got %s", describe(n))
+			return
+		}
+		v.SetFloat(f)
+	default:
+		panic(fmt.Sprintf("study: no decoder for %s", t))
+	}
+}
+
+// field is one YAML key of a struct type.
+type field struct {
+	key      string
+	index    int
+	required bool
+	doc      string
+}
+
+func fields(t reflect.Type) []field {
+	var fs []field
+	for i := 0; i < t.NumField(); i++ {
+		tag := t.Field(i).Tag.Get("yaml")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		key, opt, _ := strings.Cut(tag, ",")
+		fs = append(fs, field{key: key, index: i, required: opt == "required", doc: t.Field(i).Tag.Get("doc")})
+	}
+	return fs
+}
+
+func keyList(fs []field) string {
+	keys := make([]string, len(fs))
+	for i, f := range fs {
+		keys[i] = f.key
+	}
+	return "one of: " + strings.Join(keys, ", ")
+}
+
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "a mapping", "got %s", describe(n))
+		return
+	}
+	fs := fields(v.Type())
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := resolve(n.Content[i]), n.Content[i+1]
+		idx := slices.IndexFunc(fs, func(f field) bool { return f.key == k.Value })
+		switch {
+		case k.Kind != yaml.ScalarNode:
+			d.errorf(k, path, "a string key", "got %s", describe(k))
+		case idx < 0:
+			d.errorf(k, join(path, k.Value), keyList(fs), "unknown key %q", k.Value)
+		case seen[k.Value]:
+			d.errorf(k, join(path, k.Value), "each key once", "duplicate key %q", k.Value)
+		default:
+			seen[k.Value] = true
+			d.decode(val, v.Field(fs[idx].index), join(path, k.Value))
+		}
+	}
+	for _, f := range fs {
+		if f.required && !seen[f.key] {
+			d.errorf(n, path, f.doc, "missing required key %q", f.key)
+		}
+	}
+}
+
+// free decodes a free-form value.
+func (d *decoder) free(n *yaml.Node, path string) any {
+	n = resolve(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := resolve(n.Content[i])
+			if _, dup := m[k.Value]; dup {
+				d.errorf(k, join(path, k.Value), "each key once", "duplicate key %q", k.Value)
+				continue
+			}
+			m[k.Value] = d.free(n.Content[i+1], join(path, k.Value))
+		}
+		return m
+	case yaml.SequenceNode:
+		s := make([]any, len(n.Content))
+		for i, c := range n.Content {
+			s[i] = d.free(c, fmt.Sprintf("%s[%d]", path, i))
+		}
+		return s
+	}
+	switch n.Tag {
+	case "!!null":
+		return nil
+	case "!!bool":
+		return n.Value == "true"
+	case "!!int":
+		if i, err := strconv.ParseInt(n.Value, 0, 64); err == nil {
+			return i
+		}
+		if u, err := strconv.ParseUint(n.Value, 0, 64); err == nil {
+			return u
+		}
+		d.errorf(n, path, "an integer that fits in 64 bits", "integer %s out of range", n.Value)
+		return nil
+	case "!!float":
+		f, err := strconv.ParseFloat(n.Value, 64)
+		if err != nil {
+			d.errorf(n, path, "a number", "bad number %s", n.Value)
+		}
+		return f
+	}
+	return n.Value
+}
+
+// parseYAML decodes data into s, collecting every structural error.
+func parseYAML(file string, data []byte, s *Study) (map[string]Pos, ErrorList) {
+	d := &decoder{file: file, pos: map[string]Pos{}}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		line := 1
+		msg := err.Error()
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			// yaml.v3 syntax errors read "yaml: line N: what".
+			if rest, ok := strings.CutPrefix(msg, "yaml: line "); ok {
+				if num, what, ok := strings.Cut(rest, ": "); ok {
+					if l, err := strconv.Atoi(num); err == nil {
+						line, msg = l, what
+					}
+				}
+			}
+		}
+		msg = strings.TrimPrefix(msg, "yaml: ")
+		return d.pos, ErrorList{{File: file, Pos: Pos{line, 1}, Msg: "YAML syntax: " + msg}}
+	}
+	if len(doc.Content) == 0 {
+		return d.pos, ErrorList{{File: file, Pos: Pos{1, 1}, Msg: "empty study", Expected: "a mapping with version, name, targets and calls"}}
+	}
+	d.decode(doc.Content[0], reflect.ValueOf(s).Elem(), "")
+	return d.pos, d.errs
+}

@@ -1,0 +1,85 @@
+package study
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Expand replaces every ${NAME} in s with lookup(NAME). lookup reports
+// whether NAME is unknown; "$${" stands for a literal "${". An unclosed
+// placeholder, an empty name or an unknown one is an error.
+func Expand(s string, lookup func(name string) (value string, unknown bool)) (string, error) {
+	if !strings.Contains(s, "${") {
+		return s, nil
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String(), nil
+		}
+		if i > 0 && s[i-1] == '$' {
+			b.WriteString(s[:i-1] + "${")
+			s = s[i+2:]
+			continue
+		}
+		b.WriteString(s[:i])
+		end := strings.IndexByte(s[i:], '}')
+		if end < 0 {
+			return "", fmt.Errorf("unclosed placeholder in %q", s)
+		}
+		name := s[i+2 : i+end]
+		if name == "" {
+			return "", errors.New("empty placeholder ${}")
+		}
+		val, unknown := lookup(name)
+		if unknown {
+			return "", fmt.Errorf("unknown placeholder ${%s}", name)
+		}
+		b.WriteString(val)
+		s = s[i+end+1:]
+	}
+}
+
+// Placeholders lists the names of the placeholders in s, in order.
+func Placeholders(s string) []string {
+	var names []string
+	Expand(s, func(name string) (string, bool) {
+		names = append(names, name)
+		return "", false
+	})
+	return names
+}
+
+// ParseCPUList parses a Linux CPU list such as "0", "1,3" or "0-2,5". The
+// empty string is the empty list.
+func ParseCPUList(s string) ([]int, error) {
+	var cpus []int
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("bad CPU %q", part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a || b-a > 4096 {
+				return nil, fmt.Errorf("bad CPU range %q", part)
+			}
+		}
+		for c := a; c <= b; c++ {
+			if !seen[c] {
+				seen[c] = true
+				cpus = append(cpus, c)
+			}
+		}
+	}
+	return cpus, nil
+}

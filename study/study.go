@@ -1,0 +1,472 @@
+// Package study reads and validates study files: YAML that names the
+// targets under test, the calls they serve and the experiments to run.
+// Validation is strict and complete: every unknown key, wrong type, missing
+// field and dangling reference is reported at once, each with its
+// file:line:col and what was expected.
+package study
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Protocol keys of a call.
+const (
+	ProtoHTTP    = "http"
+	ProtoJSONRPC = "jsonrpc"
+	ProtoGRPC    = "grpc"
+	ProtoWS      = "ws"
+	ProtoAMQP    = "amqp"
+)
+
+// Defaults applied where a study is silent.
+const (
+	DefaultRounds       = 3
+	DefaultWarmup       = time.Second
+	DefaultMinDuration  = 5 * time.Second
+	DefaultTimeout      = 10 * time.Second
+	DefaultReadyTimeout = 120 * time.Second
+)
+
+// Read reads and validates the study file at path.
+func Read(path string) (*Study, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Parse validates a study file's bytes; file names it in errors. The error,
+// if any, is an ErrorList.
+func Parse(file string, data []byte) (*Study, error) {
+	s := &Study{}
+	pos, errs := parseYAML(file, data, s)
+	if errs == nil {
+		v := &validator{s: s, file: file, pos: pos}
+		v.check()
+		errs = v.errs
+	}
+	if len(errs) > 0 {
+		sort.SliceStable(errs, func(i, j int) bool {
+			if errs[i].Line != errs[j].Line {
+				return errs[i].Line < errs[j].Line
+			}
+			return errs[i].Col < errs[j].Col
+		})
+		return nil, errs
+	}
+	sum := sha256.Sum256(data)
+	s.File, s.SHA256 = file, hex.EncodeToString(sum[:])
+	s.setDefaults()
+	return s, nil
+}
+
+func (s *Study) setDefaults() {
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
+	if s.Baseline == "" {
+		s.Baseline = s.Targets[0].Name
+	}
+	d := &s.Defaults
+	if d.Rounds == 0 {
+		d.Rounds = DefaultRounds
+	}
+	if d.Warmup == 0 {
+		d.Warmup = DefaultWarmup
+	}
+	if d.MinDuration == 0 {
+		d.MinDuration = DefaultMinDuration
+	}
+	if d.Timeout == 0 {
+		d.Timeout = DefaultTimeout
+	}
+	for i := range s.Targets {
+		if s.Targets[i].Ready.Timeout == 0 {
+			s.Targets[i].Ready.Timeout = DefaultReadyTimeout
+		}
+	}
+	for i := range s.Scenarios {
+		sc := &s.Scenarios[i]
+		if sc.Rounds == 0 {
+			sc.Rounds = d.Rounds
+		}
+		if sc.Metric == "" {
+			sc.Metric = "latency"
+		}
+		if sc.Load.Rate > 0 && sc.Load.Connections == 0 {
+			sc.Load.Connections = 1
+		}
+		if len(sc.Targets) == 0 {
+			for _, t := range s.Targets {
+				sc.Targets = append(sc.Targets, t.Name)
+			}
+		}
+	}
+	if s.Compat != nil && s.Compat.Reference == "" {
+		s.Compat.Reference = s.Baseline
+	}
+}
+
+// Target returns the target with the given name, or nil.
+func (s *Study) Target(name string) *Target {
+	for i := range s.Targets {
+		if s.Targets[i].Name == name {
+			return &s.Targets[i]
+		}
+	}
+	return nil
+}
+
+// Protocol returns the call's protocol key, or "" if none is set.
+func (c *Call) Protocol() string {
+	ps := c.protocols()
+	if len(ps) != 1 {
+		return ""
+	}
+	return ps[0]
+}
+
+func (c *Call) protocols() []string {
+	var ps []string
+	if c.HTTP != nil {
+		ps = append(ps, ProtoHTTP)
+	}
+	if c.JSONRPC != nil {
+		ps = append(ps, ProtoJSONRPC)
+	}
+	if c.GRPC != nil {
+		ps = append(ps, ProtoGRPC)
+	}
+	if c.WS != nil {
+		ps = append(ps, ProtoWS)
+	}
+	if c.AMQP != nil {
+		ps = append(ps, ProtoAMQP)
+	}
+	return ps
+}
+
+// EndpointName is the name of the target endpoint the call goes to: the
+// call's endpoint, else the one named after its protocol (jsonrpc falls back
+// to http), else the target's only endpoint.
+func (c *Call) EndpointName(t *Target) (string, error) {
+	if c.Endpoint != "" {
+		if _, ok := t.Endpoints[c.Endpoint]; !ok {
+			return "", fmt.Errorf("target %q has no endpoint %q", t.Name, c.Endpoint)
+		}
+		return c.Endpoint, nil
+	}
+	p := c.Protocol()
+	for _, name := range []string{p, map[string]string{ProtoJSONRPC: ProtoHTTP}[p]} {
+		if _, ok := t.Endpoints[name]; ok && name != "" {
+			return name, nil
+		}
+	}
+	if len(t.Endpoints) == 1 {
+		for name := range t.Endpoints {
+			return name, nil
+		}
+	}
+	return "", fmt.Errorf("target %q has no endpoint named %q and more than one endpoint: set the call's endpoint", t.Name, p)
+}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+type validator struct {
+	s    *Study
+	file string
+	pos  map[string]Pos
+	errs ErrorList
+}
+
+func (v *validator) errorf(path, expected, format string, args ...any) {
+	p, ok := v.pos[path]
+	for !ok && path != "" {
+		// a missing key: point at its parent
+		if i := strings.LastIndexAny(path, ".["); i >= 0 {
+			path = path[:i]
+		} else {
+			path = ""
+		}
+		p, ok = v.pos[path]
+	}
+	if !ok {
+		p = Pos{1, 1}
+	}
+	v.errs = append(v.errs, &Error{File: v.file, Pos: p, Path: path, Msg: fmt.Sprintf(format, args...), Expected: expected})
+}
+
+func (v *validator) check() {
+	s := v.s
+	if s.Version != 1 {
+		v.errorf("version", "version: 1", "unsupported version %d", s.Version)
+	}
+	if len(s.Targets) == 0 {
+		v.errorf("targets", "at least one target", "no targets")
+	}
+	v.names("targets", len(s.Targets), func(i int) string { return s.Targets[i].Name })
+	v.names("scenarios", len(s.Scenarios), func(i int) string { return s.Scenarios[i].Name })
+	if s.Baseline != "" {
+		v.targetRef("baseline", s.Baseline)
+	}
+	for _, name := range sortedKeys(s.Calls) {
+		v.call(name, s.Calls[name])
+	}
+	for i := range s.Targets {
+		v.target(fmt.Sprintf("targets[%d]", i), &s.Targets[i])
+	}
+	if s.Startup != nil && s.Startup.Runs < 1 {
+		v.errorf("startup.runs", "at least 1", "runs is %d", s.Startup.Runs)
+	}
+	for i := range s.Scenarios {
+		v.scenario(fmt.Sprintf("scenarios[%d]", i), &s.Scenarios[i])
+	}
+	if c := s.Compat; c != nil {
+		if c.Reference != "" {
+			v.targetRef("compat.reference", c.Reference)
+		}
+		for i, cs := range c.Cases {
+			path := fmt.Sprintf("compat.cases[%d]", i)
+			v.callRef(path+".call", cs.Call)
+			if cs.Mode != "" && cs.Mode != "equal" && cs.Mode != "report" {
+				v.errorf(path+".mode", "equal or report", "unknown mode %q", cs.Mode)
+			}
+			for _, name := range sortedKeys(cs.Vary) {
+				if _, ok := cs.Vary[name].V.([]any); !ok {
+					v.errorf(path+".vary."+name, "a list of values", "vary %s is not a list", name)
+				}
+			}
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func (v *validator) names(list string, n int, name func(int) string) {
+	seen := map[string]int{}
+	for i := 0; i < n; i++ {
+		path := fmt.Sprintf("%s[%d].name", list, i)
+		nm := name(i)
+		if nm == "" {
+			continue // reported as missing
+		}
+		if !namePattern.MatchString(nm) {
+			v.errorf(path, "letters, digits, '.', '_' and '-', starting with a letter or digit", "bad name %q", nm)
+		}
+		if j, dup := seen[nm]; dup {
+			v.errorf(path, "unique names", "duplicate name %q (also %s[%d])", nm, list, j)
+			continue
+		}
+		seen[nm] = i
+	}
+}
+
+func (v *validator) targetRef(path, name string) {
+	if name != "" && v.s.Target(name) == nil {
+		v.errorf(path, "one of: "+strings.Join(v.targetNames(), ", "), "undefined target %q", name)
+	}
+}
+
+func (v *validator) targetNames() []string {
+	var names []string
+	for _, t := range v.s.Targets {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func (v *validator) callRef(path, name string) *Call {
+	if name == "" {
+		return nil
+	}
+	c, ok := v.s.Calls[name]
+	if !ok {
+		v.errorf(path, "one of: "+strings.Join(sortedKeys(v.s.Calls), ", "), "undefined call %q", name)
+		return nil
+	}
+	return c
+}
+
+func (v *validator) call(name string, c *Call) {
+	path := "calls." + name
+	if !namePattern.MatchString(name) {
+		v.errorf(path, "letters, digits, '.', '_' and '-', starting with a letter or digit", "bad call name %q", name)
+	}
+	if c == nil {
+		v.errorf(path, "a mapping with one of http, jsonrpc, grpc, ws, amqp", "empty call")
+		return
+	}
+	switch ps := c.protocols(); len(ps) {
+	case 0:
+		v.errorf(path, "one of: http, jsonrpc, grpc, ws, amqp", "no protocol key")
+	case 1:
+	default:
+		v.errorf(path, "exactly one protocol key", "several protocols: %s", strings.Join(ps, ", "))
+	}
+	if c.Unit != "" && c.Unit != "request" && c.Unit != "message" {
+		v.errorf(path+".unit", "request or message", "unknown unit %q", c.Unit)
+	}
+	if g := c.GRPC; g != nil {
+		if svc, m, ok := strings.Cut(strings.TrimPrefix(g.Method, "/"), "/"); g.Method != "" && (!ok || svc == "" || m == "" || strings.Contains(m, "/")) {
+			v.errorf(path+".grpc.method", "package.Service/Method", "bad method %q", g.Method)
+		}
+	}
+	if c.AMQP != nil && c.AMQP.QueueType != "" && c.AMQP.QueueType != "classic" && c.AMQP.QueueType != "quorum" {
+		v.errorf(path+".amqp.queue_type", "classic or quorum", "unknown queue type %q", c.AMQP.QueueType)
+	}
+	for _, val := range []struct {
+		path string
+		v    Value
+	}{{path + ".http.body", valueOf(c.HTTP, func(h *HTTPCall) Value { return h.Body })},
+		{path + ".jsonrpc.params", valueOf(c.JSONRPC, func(h *JSONRPCCall) Value { return h.Params })},
+		{path + ".grpc.request", valueOf(c.GRPC, func(h *GRPCCall) Value { return h.Request })},
+		{path + ".ws.params", valueOf(c.WS, func(h *WSCall) Value { return h.Params })}} {
+		v.placeholders(val.path, val.v.V, false)
+	}
+}
+
+func valueOf[T any](p *T, get func(*T) Value) Value {
+	if p == nil {
+		return Value{}
+	}
+	return get(p)
+}
+
+// placeholders checks the placeholders in every string of a value. Target
+// settings may use only the target namespaces; call requests may also name
+// case variables.
+func (v *validator) placeholders(path string, val any, targetOnly bool) {
+	switch x := val.(type) {
+	case string:
+		_, err := Expand(x, func(name string) (string, bool) {
+			return "", targetOnly && !targetName(name) || !targetOnly && !validCaseVar(name)
+		})
+		if err != nil {
+			v.errorf(path, "${port.NAME}, ${env.NAME}, ${tandem} or ${workdir}", "%v", err)
+		}
+	case []any:
+		for i, e := range x {
+			v.placeholders(fmt.Sprintf("%s[%d]", path, i), e, targetOnly)
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			v.placeholders(join(path, k), x[k], targetOnly)
+		}
+	}
+}
+
+var identPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// targetName reports whether a placeholder may appear in a target's settings.
+func targetName(name string) bool {
+	if ns, rest, ok := strings.Cut(name, "."); ok {
+		return (ns == "port" || ns == "env") && identPattern.MatchString(rest)
+	}
+	return name == "tandem" || name == "workdir"
+}
+
+func validCaseVar(name string) bool { return targetName(name) || identPattern.MatchString(name) }
+
+func (v *validator) target(path string, t *Target) {
+	if len(t.Endpoints) == 0 {
+		v.errorf(path+".endpoints", "at least one endpoint", "no endpoints")
+	}
+	strs := map[string]string{path + ".metrics": t.Metrics, path + ".data_dir": t.DataDir}
+	for k, e := range t.Endpoints {
+		strs[path+".endpoints."+k] = e
+	}
+	if st := t.Start; st != nil {
+		if len(st.Command) == 0 {
+			v.errorf(path+".start.command", "the program and its arguments", "empty command")
+		}
+		for i, a := range st.Command {
+			strs[fmt.Sprintf("%s.start.command[%d]", path, i)] = a
+		}
+		for i, w := range st.Wipe {
+			strs[fmt.Sprintf("%s.start.wipe[%d]", path, i)] = w
+			if strings.TrimSpace(w) == "" || w == "/" {
+				v.errorf(fmt.Sprintf("%s.start.wipe[%d]", path, i), "a data path", "refusing to wipe %q", w)
+			}
+		}
+		for k, e := range st.Env {
+			strs[path+".start.env."+k] = e
+		}
+		strs[path+".start.dir"] = st.Dir
+		if _, err := ParseCPUList(st.CPUs); err != nil {
+			v.errorf(path+".start.cpus", "a CPU list such as 1 or 0,2-3", "%v", err)
+		}
+	}
+	for _, p := range sortedKeys(strs) {
+		v.placeholders(p, strs[p], true)
+	}
+	if r := t.Ready.FirstAnswer; r != nil {
+		if c := v.callRef(path+".ready.first_answer.call", r.Call); c != nil {
+			v.endpoint(path+".ready.first_answer.call", t, r.Call, c)
+		}
+	}
+	if r := t.Ready.Condition; r != nil {
+		if c := v.callRef(path+".ready.condition.call", r.Call); c != nil {
+			v.endpoint(path+".ready.condition.call", t, r.Call, c)
+		}
+	}
+}
+
+func (v *validator) endpoint(path string, t *Target, name string, c *Call) {
+	if c.Protocol() == "" {
+		return
+	}
+	if _, err := c.EndpointName(t); err != nil {
+		v.errorf(path, "an endpoint the call can use", "call %q: %v", name, err)
+	}
+}
+
+func (v *validator) scenario(path string, sc *Scenario) {
+	c := v.callRef(path+".call", sc.Call)
+	for i, name := range sc.Targets {
+		v.targetRef(fmt.Sprintf("%s.targets[%d]", path, i), name)
+	}
+	if c != nil {
+		targets := sc.Targets
+		if len(targets) == 0 {
+			targets = v.targetNames()
+		}
+		for _, name := range targets {
+			if t := v.s.Target(name); t != nil {
+				v.endpoint(path+".call", t, sc.Call, c)
+			}
+		}
+	}
+	l := sc.Load
+	switch {
+	case len(l.Concurrency) > 0 && l.Rate > 0:
+		v.errorf(path+".load", "either concurrency (closed loop) or rate (open loop)", "both concurrency and rate")
+	case len(l.Concurrency) == 0 && l.Rate == 0:
+		v.errorf(path+".load", "concurrency: N (closed loop) or rate: R with connections: C (open loop)", "no load shape")
+	case len(l.Concurrency) > 0 && l.Connections > 0:
+		v.errorf(path+".load.connections", "connections only with rate", "connections given for a closed loop")
+	}
+	for i, c := range l.Concurrency {
+		if c <= 0 {
+			v.errorf(fmt.Sprintf("%s.load.concurrency[%d]", path, i), "a positive integer", "concurrency %d", c)
+		}
+	}
+	if sc.Metric != "" && sc.Metric != "latency" && sc.Metric != "throughput" {
+		v.errorf(path+".metric", "latency or throughput", "unknown metric %q", sc.Metric)
+	}
+}

@@ -1,0 +1,170 @@
+package study
+
+import "time"
+
+// Study is a parsed study file. Field tags name the YAML keys; ",required"
+// marks the keys that must be present. The JSON Schema for editors is
+// generated from these types (see Schema).
+type Study struct {
+	Version     int        `yaml:"version,required" doc:"Format version; must be 1."`
+	Name        string     `yaml:"name,required" doc:"The study's name, shown in reports."`
+	Description string     `yaml:"description" doc:"What the study asks, in a sentence or two."`
+	Seed        uint64     `yaml:"seed" doc:"Seed for every random choice (round order, generated cases); default 1."`
+	Baseline    string     `yaml:"baseline" doc:"The target others are compared against; default the first target."`
+	Defaults    Defaults   `yaml:"defaults" doc:"Defaults for every scenario."`
+	Generator   Generator  `yaml:"generator" doc:"The load generator's own settings."`
+	Targets     []Target   `yaml:"targets,required" doc:"The builds under test, in order; the first is the baseline unless baseline: says otherwise."`
+	Calls       Calls      `yaml:"calls,required" doc:"Request shapes by name."`
+	Startup     *Startup   `yaml:"startup" doc:"The startup study: start every target from empty this many times."`
+	Scenarios   []Scenario `yaml:"scenarios" doc:"The experiments, run in order."`
+	Compat      *Compat    `yaml:"compat" doc:"Differential tests: the same cases sent to every target."`
+
+	// File is the path the study was read from.
+	File string `yaml:"-"`
+	// SHA256 is the hex SHA-256 of the file's bytes.
+	SHA256 string `yaml:"-"`
+}
+
+// Calls maps call names to calls.
+type Calls map[string]*Call
+
+// Defaults are the settings a scenario inherits.
+type Defaults struct {
+	Rounds      int           `yaml:"rounds" doc:"Measured rounds per target; default 3."`
+	Warmup      time.Duration `yaml:"warmup" doc:"Length of the discarded warm-up run per target and scenario; default 1s."`
+	MinDuration time.Duration `yaml:"min_duration" doc:"Calibration makes each measured run last at least this; default 5s."`
+	Timeout     time.Duration `yaml:"timeout" doc:"Per-request timeout; default 10s."`
+}
+
+// Generator configures the load generator.
+type Generator struct {
+	CPUs string `yaml:"cpus" doc:"CPU list for the generator, e.g. \"0\" or \"0-1\"; default: the half of the cores the targets do not use."`
+}
+
+// Target is one build under test.
+type Target struct {
+	Name      string            `yaml:"name,required" doc:"Unique name of the target."`
+	Start     *Start            `yaml:"start" doc:"How to start the target from empty; absent for a target that is already running."`
+	Endpoints map[string]string `yaml:"endpoints,required" doc:"Addresses by name: host:port for gRPC, URLs for HTTP, JSON-RPC and WebSocket."`
+	Ready     Ready             `yaml:"ready" doc:"When the target counts as started."`
+	Metrics   string            `yaml:"metrics" doc:"Prometheus exposition URL of the target."`
+	DataDir   string            `yaml:"data_dir" doc:"The target's data directory, measured for disk use."`
+}
+
+// Start says how to start a target.
+type Start struct {
+	Command []string          `yaml:"command,required" doc:"The program and its arguments (argv; no shell)."`
+	Dir     string            `yaml:"dir" doc:"Working directory."`
+	Env     map[string]string `yaml:"env" doc:"Extra environment variables."`
+	Wipe    []string          `yaml:"wipe" doc:"Paths removed before every start, so the target starts from empty."`
+	CPUs    string            `yaml:"cpus" doc:"CPU list to pin the target to, e.g. \"1\" or \"2-3\"."`
+}
+
+// Ready is a target's readiness: the first answer, then a condition.
+type Ready struct {
+	FirstAnswer *CallRef      `yaml:"first_answer" doc:"The call whose first successful answer marks the first answer."`
+	Condition   *Condition    `yaml:"condition" doc:"A condition on a call's answer that marks the target ready."`
+	Timeout     time.Duration `yaml:"timeout" doc:"How long to wait for readiness; default 120s."`
+}
+
+// CallRef names a call.
+type CallRef struct {
+	Call string `yaml:"call,required" doc:"Name of a call."`
+}
+
+// Condition holds when a field of a call's answer equals a value.
+type Condition struct {
+	Call   string `yaml:"call,required" doc:"Name of a call."`
+	Path   string `yaml:"path,required" doc:"Dotted path of a field in the answer (JSON form), e.g. indexed or result.height."`
+	Equals Value  `yaml:"equals,required" doc:"The value the field must equal."`
+}
+
+// Call is one request shape. Exactly one protocol key is set.
+type Call struct {
+	HTTP     *HTTPCall    `yaml:"http" doc:"An HTTP request."`
+	JSONRPC  *JSONRPCCall `yaml:"jsonrpc" doc:"A JSON-RPC 2.0 request over HTTP."`
+	GRPC     *GRPCCall    `yaml:"grpc" doc:"A gRPC call."`
+	WS       *WSCall      `yaml:"ws" doc:"A JSON-RPC 2.0 request over WebSocket."`
+	AMQP     *AMQPCall    `yaml:"amqp" doc:"Publish and consume through an AMQP 0-9-1 broker."`
+	Endpoint string       `yaml:"endpoint" doc:"Which of the target's endpoints to call; default the one named after the protocol, or the only one."`
+	Unit     string       `yaml:"unit" doc:"What one unit of work is: request (default) or message (each streamed or consumed message)."`
+}
+
+// HTTPCall is an HTTP request.
+type HTTPCall struct {
+	Method  string            `yaml:"method" doc:"HTTP method; default GET, or POST with a body."`
+	Path    string            `yaml:"path" doc:"Path and query appended to the endpoint URL."`
+	Headers map[string]string `yaml:"headers" doc:"Request headers."`
+	Body    Value             `yaml:"body" doc:"Request body: a string as is, anything else as JSON."`
+}
+
+// JSONRPCCall is a JSON-RPC 2.0 request over HTTP.
+type JSONRPCCall struct {
+	Method string `yaml:"method,required" doc:"JSON-RPC method."`
+	Params Value  `yaml:"params" doc:"Params: a list or an object."`
+	Path   string `yaml:"path" doc:"Path appended to the endpoint URL."`
+}
+
+// GRPCCall is a gRPC call.
+type GRPCCall struct {
+	Method      string            `yaml:"method,required" doc:"Full method name, package.Service/Method."`
+	Request     Value             `yaml:"request" doc:"The request message in protobuf's JSON form."`
+	Proto       []string          `yaml:"proto" doc:".proto files that define the service; default: server reflection."`
+	ImportPaths []string          `yaml:"import_paths" doc:"Directories searched for the .proto files' imports."`
+	Metadata    map[string]string `yaml:"metadata" doc:"Request metadata (headers)."`
+}
+
+// WSCall is a JSON-RPC 2.0 request over WebSocket.
+type WSCall struct {
+	Method string `yaml:"method,required" doc:"JSON-RPC method."`
+	Params Value  `yaml:"params" doc:"Params: a list or an object."`
+	Path   string `yaml:"path" doc:"Path appended to the endpoint URL."`
+}
+
+// AMQPCall publishes and consumes messages through a broker.
+type AMQPCall struct {
+	Queue     string `yaml:"queue" doc:"Queue name prefix; tandem adds a unique suffix per run."`
+	QueueType string `yaml:"queue_type" doc:"classic (default) or quorum."`
+	Prefetch  int    `yaml:"prefetch" doc:"Consumer prefetch window."`
+	Size      int    `yaml:"size" doc:"Message body size in bytes."`
+	Confirm   bool   `yaml:"confirm" doc:"Wait for publisher confirms."`
+}
+
+// Startup configures the startup study.
+type Startup struct {
+	Runs int `yaml:"runs,required" doc:"Starts from empty per target."`
+}
+
+// Scenario is one experiment.
+type Scenario struct {
+	Name     string        `yaml:"name,required" doc:"Unique name of the scenario."`
+	Call     string        `yaml:"call,required" doc:"The call every request makes."`
+	Load     Load          `yaml:"load,required" doc:"The load shape: concurrency (closed loop) or rate and connections (open loop)."`
+	Metric   string        `yaml:"metric" doc:"The headline value: latency (median, lower is better; default) or throughput (units/s, higher is better)."`
+	Duration time.Duration `yaml:"duration" doc:"Length of each measured run; with neither duration nor requests, calibration picks the count."`
+	Requests int64         `yaml:"requests" doc:"Requests in each measured run."`
+	Rounds   int           `yaml:"rounds" doc:"Measured rounds per target; default defaults.rounds."`
+	Targets  []string      `yaml:"targets" doc:"The targets this scenario measures; default all."`
+}
+
+// Load is a scenario's load shape.
+type Load struct {
+	Concurrency IntList `yaml:"concurrency" doc:"Closed loop: clients, each waiting for its answer; a list gives one row per level."`
+	Rate        float64 `yaml:"rate" doc:"Open loop: total arrivals per second."`
+	Connections int     `yaml:"connections" doc:"Open loop: connections the rate is spread over; default 1."`
+}
+
+// Compat configures the differential tests.
+type Compat struct {
+	Reference string `yaml:"reference" doc:"The target the others are held against; default the baseline."`
+	File      string `yaml:"file" doc:"A YAML file of further cases."`
+	Cases     []Case `yaml:"cases" doc:"The cases."`
+}
+
+// Case is one compat request pattern.
+type Case struct {
+	Call   string           `yaml:"call,required" doc:"The call to send."`
+	Vary   map[string]Value `yaml:"vary" doc:"Case variable → list of values; several variables give their cartesian product."`
+	Mode   string           `yaml:"mode" doc:"equal (default): answers must agree; report: shown but not held to equality."`
+	Ignore []string         `yaml:"ignore" doc:"Field paths left out of the comparison."`
+}

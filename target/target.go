@@ -1,0 +1,255 @@
+// Package target starts a build under test from empty and watches it: it
+// wipes the data paths, starts the command (argv, no shell) pinned to its
+// CPUs, keeps the last lines of its output, samples its process tree from
+// /proc, and stops it with SIGTERM, then SIGKILL after a grace period.
+package target
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Spec says how to start a target.
+type Spec struct {
+	Name    string
+	Command []string
+	Dir     string
+	// Env is added to tandem's own environment.
+	Env  []string
+	Wipe []string
+	CPUs []int
+}
+
+// Process is a running target.
+type Process struct {
+	Name    string
+	Started time.Time
+	cmd     *exec.Cmd
+	log     *tail
+	done    chan struct{}
+	waitErr error
+	sampler *sampler
+}
+
+// ExitError is a target's unexpected exit, with its last output lines.
+type ExitError struct {
+	Name  string
+	State string
+	Tail  []string
+}
+
+func (e *ExitError) Error() string {
+	msg := fmt.Sprintf("target %s exited: %s", e.Name, e.State)
+	if len(e.Tail) > 0 {
+		msg += "; last output:\n    " + strings.Join(e.Tail, "\n    ")
+	}
+	return msg
+}
+
+// Start wipes spec's paths and starts the command. The process is in its
+// own process group so Stop reaches its children too.
+func Start(spec Spec) (*Process, error) {
+	if len(spec.Command) == 0 {
+		return nil, fmt.Errorf("target %s: empty command", spec.Name)
+	}
+	for _, w := range spec.Wipe {
+		if w == "" || filepath.Clean(w) == "/" {
+			return nil, fmt.Errorf("target %s: refusing to wipe %q", spec.Name, w)
+		}
+		if err := os.RemoveAll(w); err != nil {
+			return nil, fmt.Errorf("target %s: wipe %s: %w", spec.Name, w, err)
+		}
+	}
+	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
+	cmd.Dir = spec.Dir
+	cmd.Env = append(os.Environ(), spec.Env...)
+	lt := newTail(40)
+	cmd.Stdout, cmd.Stderr = lt, lt
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	done := make(chan struct{})
+	if err := startPinned(cmd, spec.CPUs, done); err != nil {
+		return nil, fmt.Errorf("start target %s: %w", spec.Name, err)
+	}
+	p := &Process{Name: spec.Name, Started: time.Now(), cmd: cmd, log: lt, done: done}
+	p.sampler = startSampler(cmd.Process.Pid, p.done)
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// startPinned starts cmd from a thread pinned to cpus, so the child and
+// everything it starts inherit the CPU set from its first instruction.
+// Pdeathsig is also tied to that thread, which stays locked and alive.
+func startPinned(cmd *exec.Cmd, cpus []int, done <-chan struct{}) error {
+	if len(cpus) == 0 {
+		return cmd.Start()
+	}
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		// The thread is never unlocked: it dies with this goroutine, so its
+		// CPU mask cannot leak into the rest of tandem. Pdeathsig follows
+		// the thread that forked, so the goroutine lives as long as the child.
+		var set unix.CPUSet
+		for _, c := range cpus {
+			set.Set(c)
+		}
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			errc <- fmt.Errorf("pin to CPUs %v: %w", cpus, err)
+			return
+		}
+		err := cmd.Start()
+		errc <- err
+		if err == nil {
+			<-done
+		}
+	}()
+	return <-errc
+}
+
+// Pid is the target's process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// ExitErr describes the exit of a process that has ended.
+func (p *Process) ExitErr() *ExitError {
+	state := "exit status 0"
+	if p.cmd.ProcessState != nil {
+		state = p.cmd.ProcessState.String()
+	} else if p.waitErr != nil {
+		state = p.waitErr.Error()
+	}
+	return &ExitError{Name: p.Name, State: state, Tail: p.log.lines()}
+}
+
+// Tail returns the last lines the process wrote.
+func (p *Process) Tail() []string { return p.log.lines() }
+
+// Usage returns the CPU time and the peak resident memory of the process
+// tree so far.
+func (p *Process) Usage() (cpu time.Duration, peakRSS int64) { return p.sampler.usage() }
+
+// Stop sends SIGTERM to the process group and SIGKILL after grace.
+func (p *Process) Stop(grace time.Duration) error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	syscall.Kill(-p.Pid(), syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return nil
+	case <-t.C:
+		syscall.Kill(-p.Pid(), syscall.SIGKILL)
+		<-p.done
+		return fmt.Errorf("target %s: killed after %v without exiting on SIGTERM", p.Name, grace)
+	}
+}
+
+// DiskUsage is the total size of the regular files under dir.
+func DiskUsage(dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err == nil {
+				total += info.Size()
+			}
+		}
+		return nil
+	})
+	return total, err
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Wait blocks until ctx ends or the process exits; an exit is an
+// *ExitError.
+func (p *Process) Wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.done:
+		return p.ExitErr()
+	}
+}
+
+// tail keeps the last n lines written to it.
+type tail struct {
+	mu      sync.Mutex
+	n       int
+	buf     []string
+	partial []byte
+}
+
+func newTail(n int) *tail { return &tail{n: n} }
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	data := append(t.partial, p...)
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		t.buf = append(t.buf, string(data[:i]))
+		if len(t.buf) > t.n {
+			t.buf = t.buf[len(t.buf)-t.n:]
+		}
+		data = data[i+1:]
+	}
+	if len(data) > 4096 {
+		data = data[len(data)-4096:]
+	}
+	t.partial = append([]byte(nil), data...)
+	return len(p), nil
+}
+
+func (t *tail) lines() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := append([]string(nil), t.buf...)
+	if len(t.partial) > 0 {
+		out = append(out, string(t.partial))
+	}
+	if len(out) > 10 {
+		out = out[len(out)-10:]
+	}
+	return out
+}

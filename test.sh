@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need, then runs every check.
+# A fresh machine needs only Go, gcc and git; see README.md.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+STATICCHECK_VERSION=v0.8.2
+TOOLS="$PWD/.tools"
+mkdir -p "$TOOLS"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "tools"
+if [ ! -x "$TOOLS/staticcheck" ]; then
+  GOBIN="$TOOLS" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+fi
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+step "go vet"
+go vet ./...
+
+step "staticcheck"
+"$TOOLS/staticcheck" ./...
+
+step "go test -race"
+go test -race -count=1 -timeout 10m ./...
+
+step "fuzz smoke (each target briefly)"
+for target in "./study FuzzParse" "./results FuzzParse"; do
+  set -- $target
+  go test -run '^$' -fuzz "^$2\$" -fuzztime 10s "$1"
+done
+
+echo
+echo "all checks passed"
