@@ -361,7 +361,8 @@ func jsonError(data []byte, err error) error {
 	if off < 0 {
 		return &ParseError{Err: err}
 	}
-	line, col := lineCol(data, off)
+	// Offsets count the bytes read, the offending one included.
+	line, col := lineCol(data, max(off-1, 0))
 	return &ParseError{Line: line, Col: col, Err: err}
 }
 

@@ -335,8 +335,9 @@ func (d *decoder) free(n *yaml.Node, path string) any {
 	return n.Value
 }
 
-// parseYAML decodes data into s, collecting every structural error.
-func parseYAML(file string, data []byte, s *Study) (map[string]Pos, ErrorList) {
+// parseYAML decodes data into s, collecting every structural error;
+// decoded is false when the file is not YAML or is empty.
+func parseYAML(file string, data []byte, s *Study) (pos map[string]Pos, errs ErrorList, decoded bool) {
 	d := &decoder{file: file, pos: map[string]Pos{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -354,11 +355,11 @@ func parseYAML(file string, data []byte, s *Study) (map[string]Pos, ErrorList) {
 			}
 		}
 		msg = strings.TrimPrefix(msg, "yaml: ")
-		return d.pos, ErrorList{{File: file, Pos: Pos{line, 1}, Msg: "YAML syntax: " + msg}}
+		return d.pos, ErrorList{{File: file, Pos: Pos{line, 1}, Msg: "YAML syntax: " + msg}}, false
 	}
 	if len(doc.Content) == 0 {
-		return d.pos, ErrorList{{File: file, Pos: Pos{1, 1}, Msg: "empty study", Expected: "a mapping with version, name, targets and calls"}}
+		return d.pos, ErrorList{{File: file, Pos: Pos{1, 1}, Msg: "empty study", Expected: "a mapping with version, name, targets and calls"}}, false
 	}
 	d.decode(doc.Content[0], reflect.ValueOf(s).Elem(), "")
-	return d.pos, d.errs
+	return d.pos, d.errs, true
 }

@@ -48,11 +48,18 @@ func Read(path string) (*Study, error) {
 // if any, is an ErrorList.
 func Parse(file string, data []byte) (*Study, error) {
 	s := &Study{}
-	pos, errs := parseYAML(file, data, s)
-	if errs == nil {
-		v := &validator{s: s, file: file, pos: pos}
+	pos, errs, decoded := parseYAML(file, data, s)
+	if decoded {
+		// Semantic checks run even after structural errors, so that one
+		// pass reports everything; they skip values that failed to decode.
+		v := &validator{s: s, file: file, pos: pos, bad: map[string]bool{}}
+		for _, e := range errs {
+			if !strings.HasPrefix(e.Msg, "missing required key") {
+				v.bad[e.Path] = true
+			}
+		}
 		v.check()
-		errs = v.errs
+		errs = append(errs, v.errs...)
 	}
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool {
@@ -185,10 +192,30 @@ type validator struct {
 	s    *Study
 	file string
 	pos  map[string]Pos
+	// bad holds the paths that failed to decode: checks of them or of what
+	// encloses them would only repeat the error.
+	bad  map[string]bool
 	errs ErrorList
 }
 
+func (v *validator) related(path string) bool {
+	for b := range v.bad {
+		if b == path || within(b, path) || within(path, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether path lies inside parent.
+func within(path, parent string) bool {
+	return parent == "" || strings.HasPrefix(path, parent+".") || strings.HasPrefix(path, parent+"[")
+}
+
 func (v *validator) errorf(path, expected, format string, args ...any) {
+	if v.related(path) {
+		return
+	}
 	p, ok := v.pos[path]
 	for !ok && path != "" {
 		// a missing key: point at its parent
@@ -207,10 +234,10 @@ func (v *validator) errorf(path, expected, format string, args ...any) {
 
 func (v *validator) check() {
 	s := v.s
-	if s.Version != 1 {
+	if _, set := v.pos["version"]; set && s.Version != 1 {
 		v.errorf("version", "version: 1", "unsupported version %d", s.Version)
 	}
-	if len(s.Targets) == 0 {
+	if _, set := v.pos["targets"]; set && len(s.Targets) == 0 {
 		v.errorf("targets", "at least one target", "no targets")
 	}
 	v.names("targets", len(s.Targets), func(i int) string { return s.Targets[i].Name })
@@ -297,7 +324,11 @@ func (v *validator) callRef(path, name string) *Call {
 	}
 	c, ok := v.s.Calls[name]
 	if !ok {
-		v.errorf(path, "one of: "+strings.Join(sortedKeys(v.s.Calls), ", "), "undefined call %q", name)
+		expected := "one of: " + strings.Join(sortedKeys(v.s.Calls), ", ")
+		if len(v.s.Calls) == 0 {
+			expected = "a call defined under calls:"
+		}
+		v.errorf(path, expected, "undefined call %q", name)
 		return nil
 	}
 	return c

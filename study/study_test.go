@@ -1,0 +1,127 @@
+package study
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// golden compares got with the golden file, or rewrites it with -update.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestErrorsGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/errors/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no error cases: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			s, err := Read(f)
+			if err == nil {
+				t.Fatalf("Read(%s) = %+v; want errors", f, s)
+			}
+			var list ErrorList
+			if !errors.As(err, &list) || len(list) == 0 {
+				t.Fatalf("Read(%s) error %T %v; want an ErrorList", f, err, err)
+			}
+			for _, e := range list {
+				if e.Line < 1 || e.Col < 1 || e.File != f {
+					t.Errorf("error without a position: %q", e.Error())
+				}
+			}
+			golden(t, strings.TrimSuffix(f, ".yaml")+".golden", []byte(err.Error()+"\n"))
+		})
+	}
+}
+
+func TestValidStudy(t *testing.T) {
+	s, err := Read("testdata/valid/full.yaml")
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"name", s.Name, "full study"},
+		{"seed", s.Seed, uint64(7)},
+		{"baseline", s.Baseline, "b"},
+		{"rounds", s.Defaults.Rounds, 5},
+		{"warmup", s.Defaults.Warmup, 2 * time.Second},
+		{"targets", len(s.Targets), 2},
+		{"command[0]", s.Targets[0].Start.Command[0], "${tandem}"},
+		{"ready timeout", s.Targets[0].Ready.Timeout, 30 * time.Second},
+		{"default ready timeout", s.Targets[1].Ready.Timeout, DefaultReadyTimeout},
+		{"condition equals", s.Targets[0].Ready.Condition.Equals.V, true},
+		{"calls", len(s.Calls), 7},
+		{"protocol", s.Calls["bal"].Protocol(), ProtoJSONRPC},
+		{"request", s.Calls["block"].GRPC.Request.V, map[string]any{"height": "${HEIGHT}"}},
+		{"scale levels", len(s.Scenarios[1].Load.Concurrency), 2},
+		{"scale rounds", s.Scenarios[1].Rounds, 2},
+		{"lat rounds inherit", s.Scenarios[0].Rounds, 5},
+		{"lat metric default", s.Scenarios[0].Metric, "latency"},
+		{"lat targets default", strings.Join(s.Scenarios[0].Targets, ","), "a,b"},
+		{"open connections", s.Scenarios[2].Load.Connections, 4},
+		{"compat reference", s.Compat.Reference, "a"},
+		{"vary", s.Compat.Cases[0].Vary["HEIGHT"].V, []any{int64(0), int64(1), int64(2)}},
+		{"sha256 length", len(s.SHA256), 64},
+	}
+	for _, c := range checks {
+		if !equal(c.got, c.want) {
+			t.Errorf("%s = %#v; want %#v", c.name, c.got, c.want)
+		}
+	}
+}
+
+func equal(a, b any) bool { return strings.EqualFold(sprint(a), sprint(b)) }
+
+func sprint(v any) string { return strings.TrimSpace(strings.ReplaceAll(fmtAny(v), "\n", "")) }
+
+func TestEndpointName(t *testing.T) {
+	tg := &Target{Name: "t", Endpoints: map[string]string{"grpc": "g", "http": "h"}}
+	one := &Target{Name: "one", Endpoints: map[string]string{"main": "m"}}
+	cases := []struct {
+		call    *Call
+		target  *Target
+		want    string
+		wantErr bool
+	}{
+		{&Call{GRPC: &GRPCCall{}}, tg, "grpc", false},
+		{&Call{JSONRPC: &JSONRPCCall{}}, tg, "http", false},
+		{&Call{HTTP: &HTTPCall{}, Endpoint: "grpc"}, tg, "grpc", false},
+		{&Call{HTTP: &HTTPCall{}, Endpoint: "nope"}, tg, "", true},
+		{&Call{WS: &WSCall{}}, tg, "", true},
+		{&Call{WS: &WSCall{}}, one, "main", false},
+	}
+	for _, c := range cases {
+		got, err := c.call.EndpointName(c.target)
+		if got != c.want || (err != nil) != c.wantErr {
+			t.Errorf("EndpointName(%s on %s) = %q, %v; want %q (error %v)", c.call.Protocol(), c.target.Name, got, err, c.want, c.wantErr)
+		}
+	}
+}
+
+func TestSchemaGolden(t *testing.T) {
+	golden(t, "../docs/study.schema.json", Schema())
+}
