@@ -124,7 +124,7 @@ func buildIndex(ctx context.Context, opts Options) (*index, error) {
 	gen := newChainGen(opts.Seed, opts.Addresses)
 	var lenbuf [binary.MaxVarintLen64]byte
 	for h := 0; h < opts.Blocks; h++ {
-		if h%64 == 0 && ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		b := gen.block()

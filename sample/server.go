@@ -124,6 +124,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		go func() {
 			defer s.wg.Done()
 			ix, err := buildIndex(bg, opts)
+			if errors.Is(err, context.Canceled) {
+				return // closed while indexing
+			}
 			if err != nil {
 				s.fail(fmt.Errorf("build index: %w", err))
 				return

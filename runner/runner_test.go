@@ -1,0 +1,350 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/sample"
+	"github.com/tandem-bench/tandem/study"
+)
+
+// The test binary doubles as the sample service: with TANDEM_TEST_SAMPLE=1
+// it serves instead of testing, so targets are real child processes.
+func TestMain(m *testing.M) {
+	if os.Getenv("TANDEM_TEST_SAMPLE") == "1" {
+		os.Exit(serveSample(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+func serveSample(args []string) int {
+	fs := flag.NewFlagSet("sample", flag.ContinueOnError)
+	var o sample.Options
+	build := fs.String("build", "a", "")
+	fs.StringVar(&o.DataDir, "data", "", "")
+	fs.StringVar(&o.GRPCAddr, "grpc", "", "")
+	fs.StringVar(&o.HTTPAddr, "http", "", "")
+	fs.IntVar(&o.Blocks, "blocks", 300, "")
+	fs.IntVar(&o.Work, "work", 10, "")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	o.Build = sample.Build(*build)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	s, err := sample.Start(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sample:", err)
+		return 1
+	}
+	<-ctx.Done()
+	s.Close()
+	return 0
+}
+
+const testStudy = `
+version: 1
+name: runner test
+defaults: {rounds: 2, warmup: 100ms, min_duration: 200ms, timeout: 5s}
+targets:
+  - name: a
+    start:
+      command: ["${tandem}", --build, a, --data, "${workdir}/data", --grpc, "127.0.0.1:${port.grpc}", --http, "127.0.0.1:${port.http}"]
+      env: {TANDEM_TEST_SAMPLE: "1"}
+      wipe: ["${workdir}/data"]
+    endpoints: {grpc: "127.0.0.1:${port.grpc}", http: "http://127.0.0.1:${port.http}/"}
+    ready:
+      first_answer: {call: ping}
+      condition: {call: info, path: indexed, equals: true}
+      timeout: 30s
+    data_dir: ${workdir}/data
+  - name: b
+    start:
+      command: ["${tandem}", --build, b, --data, "${workdir}/data", --grpc, "127.0.0.1:${port.grpc}", --http, "127.0.0.1:${port.http}", --work, "%d"]
+      env: {TANDEM_TEST_SAMPLE: "1"}
+      wipe: ["${workdir}/data"]
+    endpoints: {grpc: "127.0.0.1:${port.grpc}", http: "http://127.0.0.1:${port.http}/"}
+    ready:
+      first_answer: {call: ping}
+      condition: {call: info, path: indexed, equals: true}
+      timeout: 30s
+    data_dir: ${workdir}/data
+calls:
+  ping: {grpc: {method: tandem.sample.v1.Ledger/Ping}}
+  info: {grpc: {method: tandem.sample.v1.Ledger/Info}}
+  block: {grpc: {method: tandem.sample.v1.Ledger/GetBlock, request: {height: 7}}}
+  balance: {jsonrpc: {method: getbalance, params: [tz1000042]}}
+scenarios:
+  - {name: block, call: block, load: {concurrency: 1}, requests: 100}
+  - {name: balance, call: balance, load: {concurrency: 1}, requests: 15}
+  - {name: scaling, call: block, metric: throughput, load: {concurrency: [1, 4]}}
+`
+
+func parse(t *testing.T, src string) *study.Study {
+	t.Helper()
+	s, err := study.Parse("test.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("study: %v", err)
+	}
+	return s
+}
+
+func options(t *testing.T, progress io.Writer) Options {
+	return Options{Out: t.TempDir(), Self: os.Args[0], Version: "test", StopGrace: 5 * time.Second, Progress: progress}
+}
+
+// syncBuffer is a progress writer that can be read while a run writes.
+type syncBuffer struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	onLog func(string)
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.onLog != nil {
+		b.onLog(string(p))
+	}
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func readResults(t *testing.T, dir string) *results.Results {
+	t.Helper()
+	path := filepath.Join(dir, ResultsFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := results.Validate(data); err != nil {
+		t.Errorf("%s does not validate against the schema: %v", path, err)
+	}
+	r, err := results.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRunStudy(t *testing.T) {
+	progress := &syncBuffer{}
+	o := options(t, progress)
+	s := parse(t, fmt.Sprintf(testStudy, 3000))
+	res, err := Run(context.Background(), s, o)
+	if err != nil {
+		t.Fatalf("Run: %v\nprogress:\n%s", err, progress)
+	}
+	onDisk := readResults(t, o.Out)
+	if onDisk.Interrupted || len(onDisk.Scenarios) != 3 || onDisk.Study.ConfigSHA256 != s.SHA256 {
+		t.Errorf("results on disk: interrupted %v, %d scenarios, sha %q", onDisk.Interrupted, len(onDisk.Scenarios), onDisk.Study.ConfigSHA256)
+	}
+	for _, tg := range res.Targets {
+		st := tg.Startup
+		if st == nil || tg.Error != "" {
+			t.Fatalf("target %s: startup %v, error %q", tg.Name, st, tg.Error)
+		}
+		if st.FirstAnswerNs <= 0 || st.FirstAnswerNs > st.ReadyNs || st.CPUNs <= 0 || st.PeakRSSBytes <= 0 || st.DiskBytes <= 0 {
+			t.Errorf("target %s: startup %+v; want 0 < first answer ≤ ready and positive CPU, RSS, disk", tg.Name, st)
+		}
+	}
+	if b := res.Targets[1].Startup; b.ReadyNs-b.FirstAnswerNs < int64(20*time.Millisecond) {
+		t.Errorf("b: first answer %v, ready %v; b answers from its slow path well before its index is ready",
+			time.Duration(b.FirstAnswerNs), time.Duration(b.ReadyNs))
+	}
+	block := res.Scenarios[0]
+	var order []string
+	for _, rd := range block.Rounds {
+		order = append(order, fmt.Sprintf("%d%s", rd.Round, rd.Target))
+		if rd.Failed || rd.OK != 100 || rd.Requests != 100 || rd.HDR == "" || rd.Headline != float64(rd.LatencyNs.P50) {
+			t.Errorf("round %d %s: failed %v, ok %d of %d, headline %v, p50 %d", rd.Round, rd.Target, rd.Failed, rd.OK, rd.Requests, rd.Headline, rd.LatencyNs.P50)
+		}
+	}
+	if got := strings.Join(order, " "); got != "1a 1b 2b 2a" {
+		t.Errorf("round order %q; want interleaved \"1a 1b 2b 2a\"", got)
+	}
+	if len(block.Summary) != 2 || block.Summary[0].N != 2 || len(block.Comparisons) != 1 {
+		t.Errorf("block: summary %+v, comparisons %+v", block.Summary, block.Comparisons)
+	}
+	// Build b leaves TCP_NODELAY off and writes in two writes: its JSON-RPC
+	// answers meet the client's delayed ACK.
+	bal := res.Scenarios[1]
+	if len(bal.Comparisons) != 1 || bal.Comparisons[0].Verdict != "slower" || bal.Comparisons[0].Ratio < 5 {
+		t.Errorf("balance comparison %+v; want b clearly slower", bal.Comparisons)
+	}
+	scaling := res.Scenarios[2]
+	if scaling.Requests < minCalibrated || len(scaling.Summary) != 4 || len(scaling.Comparisons) != 2 {
+		t.Errorf("scaling: %d requests per run, %d summaries, %d comparisons; want calibrated ≥ %d, 4, 2",
+			scaling.Requests, len(scaling.Summary), len(scaling.Comparisons), minCalibrated)
+	}
+	for _, sum := range scaling.Summary {
+		if sum.Best < sum.Worst || sum.Best <= 0 {
+			t.Errorf("throughput summary %+v: best must be the highest", sum)
+		}
+	}
+	for _, want := range []string{"target a: first answer", "calibrated to", "round 2/2 a"} {
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("progress lacks %q", want)
+		}
+	}
+	assertStopped(t, res)
+}
+
+// assertStopped checks that no target still listens on its ports.
+func assertStopped(t *testing.T, res *results.Results) {
+	t.Helper()
+	for _, tg := range res.Targets {
+		for _, arg := range tg.Command {
+			if strings.HasPrefix(arg, "127.0.0.1:") {
+				if c, err := net.DialTimeout("tcp", arg, time.Second); err == nil {
+					c.Close()
+					t.Errorf("target %s still listens on %s after the run", tg.Name, arg)
+				}
+			}
+		}
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	progress := &syncBuffer{onLog: func(line string) {
+		if strings.Contains(line, "round 1/2 b") {
+			cancel()
+		}
+	}}
+	o := options(t, progress)
+	res, err := Run(ctx, parse(t, fmt.Sprintf(testStudy, 10)), o)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run error %v; want context.Canceled", err)
+	}
+	if !res.Interrupted {
+		t.Error("results not marked interrupted")
+	}
+	onDisk := readResults(t, o.Out)
+	if !onDisk.Interrupted || len(onDisk.Scenarios) != 1 || len(onDisk.Scenarios[0].Rounds) != 2 {
+		t.Errorf("on disk: interrupted %v, scenarios %d; want interrupted with the two rounds done", onDisk.Interrupted, len(onDisk.Scenarios))
+	}
+	assertStopped(t, res)
+}
+
+func TestTargetFailures(t *testing.T) {
+	cases := []struct {
+		name, yaml, want string
+	}{
+		{"exits at start", `
+version: 1
+name: t
+targets:
+  - name: bad
+    start:
+      command: ["${tandem}", --build, z, --data, "${workdir}/d"]
+      env: {TANDEM_TEST_SAMPLE: "1"}
+    endpoints: {grpc: "127.0.0.1:${port.grpc}"}
+    ready: {first_answer: {call: ping}, timeout: 20s}
+calls:
+  ping: {grpc: {method: tandem.sample.v1.Ledger/Ping}}
+scenarios:
+  - {name: s, call: ping, load: {concurrency: 1}, requests: 5}
+`, `target bad exited: exit status 1; last output:
+    sample: build "z": want a or b`},
+		{"never ready", `
+version: 1
+name: t
+targets:
+  - name: slow
+    start:
+      command: ["${tandem}", --build, a, --data, "${workdir}/d", --grpc, "127.0.0.1:${port.grpc}"]
+      env: {TANDEM_TEST_SAMPLE: "1"}
+    endpoints: {grpc: "127.0.0.1:${port.grpc}"}
+    ready: {condition: {call: info, path: build, equals: "c"}, timeout: 1s}
+calls:
+  info: {grpc: {method: tandem.sample.v1.Ledger/Info}}
+`, `target slow: not ready after 1s`},
+		{"missing binary", `
+version: 1
+name: t
+targets:
+  - name: gone
+    start: {command: [/nonexistent/server]}
+    endpoints: {grpc: "127.0.0.1:1"}
+calls:
+  ping: {grpc: {method: a.B/C}}
+`, `start target gone: fork/exec /nonexistent/server: no such file or directory`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := options(t, nil)
+			res, err := Run(context.Background(), parse(t, c.yaml), o)
+			var te *TargetError
+			if !errors.As(err, &te) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Run error %v; want a TargetError containing %q", err, c.want)
+			}
+			onDisk := readResults(t, o.Out)
+			if !strings.Contains(onDisk.Targets[0].Error, c.want) || onDisk.Targets[0].Startup != nil || res.Interrupted {
+				t.Errorf("target in results: %+v", onDisk.Targets[0])
+			}
+		})
+	}
+}
+
+func TestHolds(t *testing.T) {
+	answer := []byte(`{"indexed": true, "height": "300", "n": 4, "build": "a", "list": [{"x": 1}]}`)
+	cases := []struct {
+		path string
+		want any
+		ok   bool
+	}{
+		{"indexed", true, true},
+		{"indexed", false, false},
+		{"height", int64(300), true},
+		{"n", int64(4), true},
+		{"n", 4.0, true},
+		{"build", "a", true},
+		{"list.0.x", int64(1), true},
+		{"list.1.x", int64(1), false},
+		{"missing.deep", nil, false},
+	}
+	for _, c := range cases {
+		if ok, got := Holds(answer, c.path, c.want); ok != c.ok {
+			t.Errorf("Holds(%s == %v) = %v (value %s); want %v", c.path, c.want, ok, got, c.ok)
+		}
+	}
+}
+
+func TestSplitCPUs(t *testing.T) {
+	cases := []struct {
+		n           int
+		gen, target string
+		shared      bool
+	}{
+		{1, "[0]", "[0]", true},
+		{2, "[0]", "[1]", false},
+		{8, "[0 1 2 3]", "[4 5 6 7]", false},
+	}
+	for _, c := range cases {
+		g, tg, shared := splitCPUs(c.n)
+		if fmt.Sprint(g) != c.gen || fmt.Sprint(tg) != c.target || shared != c.shared {
+			t.Errorf("splitCPUs(%d) = %v, %v, %v; want %s, %s, %v", c.n, g, tg, shared, c.gen, c.target, c.shared)
+		}
+	}
+}
