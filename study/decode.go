@@ -78,6 +78,21 @@ type decoder struct {
 	errs ErrorList
 	// pos records the position of every decoded value by its path.
 	pos map[string]Pos
+	// budget bounds the nodes decoded, so aliases cannot expand a small
+	// file into an enormous study.
+	budget int
+}
+
+// maxNodes is the most YAML nodes a study may expand to.
+const maxNodes = 1 << 20
+
+// spend takes one node from the budget and reports whether any was left.
+func (d *decoder) spend(n *yaml.Node, path string) bool {
+	d.budget--
+	if d.budget == 0 {
+		d.errorf(n, path, "at most 1,048,576 values after aliases are expanded", "study too large")
+	}
+	return d.budget > 0
 }
 
 func (d *decoder) errorf(n *yaml.Node, path, expected, format string, args ...any) {
@@ -120,6 +135,9 @@ func join(path, key string) string {
 
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	n = resolve(n)
+	if !d.spend(n, path) {
+		return
+	}
 	d.pos[path] = Pos{n.Line, n.Column}
 	t := v.Type()
 	switch {
@@ -292,6 +310,9 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 // free decodes a free-form value.
 func (d *decoder) free(n *yaml.Node, path string) any {
 	n = resolve(n)
+	if !d.spend(n, path) {
+		return nil
+	}
 	switch n.Kind {
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
@@ -338,7 +359,7 @@ func (d *decoder) free(n *yaml.Node, path string) any {
 // parseYAML decodes data into s, collecting every structural error;
 // decoded is false when the file is not YAML or is empty.
 func parseYAML(file string, data []byte, s *Study) (pos map[string]Pos, errs ErrorList, decoded bool) {
-	d := &decoder{file: file, pos: map[string]Pos{}}
+	d := &decoder{file: file, pos: map[string]Pos{}, budget: maxNodes}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		line := 1

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/sample"
+)
+
+// With TANDEM_TEST_AS_CLI=1 the test binary is tandem itself, so the demo's
+// targets (${tandem} sample serve) run as real child processes.
+func TestMain(m *testing.M) {
+	if os.Getenv("TANDEM_TEST_AS_CLI") == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Setenv("TANDEM_TEST_AS_CLI", "1") // inherited by children only
+	code := m.Run()
+	os.Exit(code)
+}
+
+func tandem(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestHelpShowsExamples(t *testing.T) {
+	for _, cmd := range []string{"demo", "run", "validate", "load", "report", "compare", "version", "sample serve"} {
+		code, out, _ := tandem(t, append(strings.Fields(cmd), "--help")...)
+		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "tandem "+strings.Fields(cmd)[0]) {
+			t.Errorf("tandem %s --help: exit %d, output lacks an example:\n%s", cmd, code, out)
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("version: 1\nname: x\ncolour: red\n"), 0o644)
+	garbage := filepath.Join(dir, "garbage.json")
+	os.WriteFile(garbage, []byte(`{"schema": "tandem.results/v7"}`), 0o644)
+	cases := []struct {
+		args       []string
+		code       int
+		wantStderr string
+	}{
+		{[]string{"nosuch"}, exitBadInput, "unknown command"},
+		{[]string{"run"}, exitBadInput, "accepts 1 arg"},
+		{[]string{"run", "--bogus", "x"}, exitBadInput, "unknown flag"},
+		{[]string{"validate", bad}, exitBadInput, bad + `:3:1: colour: unknown key "colour"`},
+		{[]string{"validate", filepath.Join(dir, "missing.yaml")}, exitBadInput, "no such file"},
+		{[]string{"run", bad}, exitBadInput, "missing required key"},
+		{[]string{"report", garbage}, exitBadInput, "unsupported results schema version"},
+		{[]string{"report", garbage, "--format", "pdf"}, exitBadInput, "unsupported results schema version"},
+		{[]string{"compare", garbage, garbage}, exitBadInput, "unsupported"},
+		{[]string{"load", "ftp://127.0.0.1/"}, exitBadInput, "want http://, https:// or grpc://"},
+		{[]string{"load", "http://127.0.0.1:1/", "--rate", "100"}, exitBadInput, "open loop"},
+		{[]string{"load", "grpc://127.0.0.1:1/x.Y/Z", "--data", "{nope"}, exitBadInput, "--data: not valid JSON"},
+		{[]string{"load", "grpc://127.0.0.1:1/x.Y/Z", "--proto", filepath.Join(dir, "none.proto"), "--requests", "1"}, exitBadInput, "compile"},
+		{[]string{"sample", "serve", "--build", "q", "--data", dir}, exitBadInput, `build "q"`},
+	}
+	for _, c := range cases {
+		code, _, stderr := tandem(t, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.wantStderr) {
+			t.Errorf("tandem %s: exit %d, stderr %q; want exit %d and %q", strings.Join(c.args, " "), code, stderr, c.code, c.wantStderr)
+		}
+	}
+}
+
+func TestValidateAndSchema(t *testing.T) {
+	code, out, stderr := tandem(t, "validate", "../../demo/demo.yaml")
+	if code != 0 || !strings.Contains(out, "ok: 2 targets, 4 calls, 3 scenarios") {
+		t.Errorf("validate demo: exit %d, %q %q", code, out, stderr)
+	}
+	code, out, _ = tandem(t, "validate", "--schema")
+	var schema map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &schema) != nil || schema["title"] != "tandem study" {
+		t.Errorf("validate --schema: exit %d, not the schema: %.200s", code, out)
+	}
+	code, out, _ = tandem(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "tandem "+version+" ("+results.Schema+")") {
+		t.Errorf("version: %d %q", code, out)
+	}
+}
+
+func TestLoadAgainstSample(t *testing.T) {
+	s, err := sample.Start(context.Background(), sample.Options{Build: sample.BuildA, DataDir: t.TempDir(), Blocks: 100, Work: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cases := []struct {
+		name    string
+		args    []string
+		ok      float64
+		errors  map[string]any
+		unitsPS bool
+	}{
+		{"grpc unary", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/GetBlock", "--data", `{"height": 3}`, "--requests", "200", "--concurrency", "4"}, 200, map[string]any{}, true},
+		{"grpc error statuses", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/GetBlock", "--data", `{"height": 100}`, "--requests", "20"}, 0, map[string]any{"grpc:NOT_FOUND": 20.0}, false},
+		{"grpc stream", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/GetBlockRange", "--data", `{"start": 0, "end": 9}`, "--requests", "5"}, 5, map[string]any{}, true},
+		{"jsonrpc", []string{"http://" + s.HTTPAddr() + "/", "--jsonrpc", "getbalance", "--params", `["tz1000042"]`, "--requests", "50"}, 50, map[string]any{}, true},
+		{"jsonrpc error", []string{"http://" + s.HTTPAddr() + "/", "--jsonrpc", "getbalance", "--params", `["x"]`, "--requests", "10"}, 0, map[string]any{"jsonrpc:-32602": 10.0}, false},
+		{"http", []string{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10"}, 10, map[string]any{}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, stderr := tandem(t, append(append([]string{"load"}, c.args...), "--format", "json")...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var got map[string]any
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, out)
+			}
+			for _, key := range []string{"requests", "ok", "errors", "duration_ns", "offered_rate", "achieved_rate", "throughput", "unit", "units_per_s", "latency_ns", "service_time_ns", "schedule_lag_ns", "dropped", "hdr"} {
+				if _, ok := got[key]; !ok {
+					t.Errorf("no %q in the JSON object", key)
+				}
+			}
+			if got["ok"] != c.ok || !equalJSON(got["errors"], c.errors) || (got["units_per_s"].(float64) > 0) != c.unitsPS {
+				t.Errorf("ok %v, errors %v, units/s %v; want %v, %v", got["ok"], got["errors"], got["units_per_s"], c.ok, c.errors)
+			}
+		})
+	}
+	code, out, _ := tandem(t, "load", "grpc://"+s.GRPCAddr()+"/tandem.sample.v1.Ledger/GetBlockRange", "--data", `{"start": 0, "end": 9}`, "--requests", "3", "--format", "json")
+	var stream map[string]any
+	json.Unmarshal([]byte(out), &stream)
+	if code != 0 || stream["unit"] != "request" || stream["units_per_s"].(float64) < 9*stream["throughput"].(float64) {
+		t.Errorf("stream: %v; want 10 messages per request", stream)
+	}
+	code, _, stderr := tandem(t, "load", "grpc://"+s.GRPCAddr()+"/tandem.sample.v1.Ledger/Nope", "--requests", "1")
+	if code != exitBadInput || !strings.Contains(stderr, "has no method Nope") {
+		t.Errorf("unknown method: exit %d, %q", code, stderr)
+	}
+}
+
+func equalJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// cancelWriter cancels a context once a marker appears in what it is given.
+type cancelWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	marker string
+	cancel context.CancelFunc
+}
+
+func (w *cancelWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.marker) {
+		w.cancel()
+	}
+	return len(p), nil
+}
+
+func TestDemoInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &cancelWriter{marker: "getblock-latency c=1 round 1/3 b", cancel: cancel}
+	var stdout bytes.Buffer
+	code := run(ctx, []string{"demo", "--quick", "-v", "--out", dir}, &stdout, stderr)
+	if code != exitInterrupted {
+		t.Fatalf("exit %d; want %d\n%s", code, exitInterrupted, stderr.buf.String())
+	}
+	r, err := results.Read(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Interrupted || len(r.Targets) != 2 || r.Targets[0].Startup == nil || len(r.Scenarios) != 1 || len(r.Scenarios[0].Rounds) != 2 {
+		t.Errorf("interrupted results: interrupted %v, %d targets, %d scenarios", r.Interrupted, len(r.Targets), len(r.Scenarios))
+	}
+	for _, f := range []string{"report.html", "report.md"} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || !strings.Contains(string(data), "Interrupted") {
+			t.Errorf("%s: %v; want a report that says it was interrupted", f, err)
+		}
+	}
+	if !strings.Contains(stdout.String(), "INTERRUPTED") {
+		t.Errorf("summary does not say interrupted:\n%s", stdout.String())
+	}
+}
