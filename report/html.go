@@ -42,6 +42,7 @@ footer{color:#666;font-size:.85rem;margin-top:2rem}
 </table></div>
 </section>
 {{end}}
+{{range .R.Targets}}{{if .Error}}<div class="bad"><p>Target {{.Name}} failed:</p><pre>{{.Error}}</pre></div>{{end}}{{end}}
 {{range .R.Findings}}<p class="warn">Finding {{.ID}}: {{.Summary}}</p>{{end}}
 {{range .R.Warnings}}<p class="warn">{{.}}</p>{{end}}
 <footer>

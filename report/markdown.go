@@ -44,6 +44,12 @@ func Markdown(w io.Writer, r *results.Results) error {
 		}
 		b.WriteString("\n")
 	}
+	for _, t := range r.Targets {
+		if t.Error != "" {
+			fence := strings.Repeat("`", 3)
+			fmt.Fprintf(&b, "**target %s failed**\n\n%s\n%s\n%s\n\n", mdEscape(t.Name), fence, strings.ReplaceAll(t.Error, fence, strings.Repeat("'", 3)), fence)
+		}
+	}
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(&b, "- warning: %s\n", mdEscape(wn))
 	}

@@ -42,6 +42,11 @@ func Text(w io.Writer, r *results.Results) error {
 			line(row)
 		}
 	}
+	for _, t := range r.Targets {
+		if t.Error != "" {
+			fmt.Fprintf(&b, "\ntarget %s failed: %s\n", t.Name, t.Error)
+		}
+	}
 	for _, f := range r.Findings {
 		fmt.Fprintf(&b, "\nfinding %s: %s\n", f.ID, f.Summary)
 	}

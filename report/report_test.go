@@ -1,0 +1,98 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/tandem-bench/tandem/results"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func fixture(t *testing.T) *results.Results {
+	t.Helper()
+	r, err := results.Read("testdata/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestGolden(t *testing.T) {
+	r := fixture(t)
+	for _, c := range []struct {
+		file   string
+		render func(*bytes.Buffer, *results.Results) error
+	}{
+		{"testdata/report.txt", func(b *bytes.Buffer, r *results.Results) error { return Text(b, r) }},
+		{"testdata/report.md", func(b *bytes.Buffer, r *results.Results) error { return Markdown(b, r) }},
+		{"testdata/report.html", func(b *bytes.Buffer, r *results.Results) error { return HTML(b, r) }},
+	} {
+		var b bytes.Buffer
+		if err := c.render(&b, r); err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		if *update {
+			os.WriteFile(c.file, b.Bytes(), 0o644)
+			continue
+		}
+		want, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatalf("%v (go test -update creates it)", err)
+		}
+		if b.String() != string(want) {
+			t.Errorf("%s differs from the golden file; got:\n%s", c.file, b.String())
+		}
+	}
+}
+
+// An indistinguishable pair never shows a percentage or a ratio.
+func TestIndistinguishableHasNoNumber(t *testing.T) {
+	r := fixture(t)
+	var b bytes.Buffer
+	Text(&b, r)
+	for _, line := range strings.Split(b.String(), "\n") {
+		if strings.Contains(line, "indistinguishable") && regexp.MustCompile(`%|×\S|\dx\b`).MatchString(line[strings.Index(line, "indistinguishable"):]) {
+			t.Errorf("indistinguishable row shows a number: %q", line)
+		}
+	}
+}
+
+func TestHTMLEscapesHostileStrings(t *testing.T) {
+	r := fixture(t)
+	var b bytes.Buffer
+	if err := HTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, bad := range []string{"<script>alert", "<img src=x", "</script><script>"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page contains %q unescaped", bad)
+		}
+	}
+	if n := strings.Count(page, "<script"); n != 1 || !strings.Contains(page, `<script type="application/json" id="tandem-results">`) {
+		t.Errorf("page has %d script elements; want only the JSON data block", n)
+	}
+	if !strings.Contains(page, "&lt;script&gt;alert") {
+		t.Error("hostile study name not shown as text")
+	}
+}
+
+func TestNumber(t *testing.T) {
+	cases := map[float64]string{0: "0.00", 3.14159: "3.14", 42.42: "42.4", 999.6: "1,000", 1234567: "1,234,567", -2500: "-2,500"}
+	for in, want := range cases {
+		if got := Number(in); got != want {
+			t.Errorf("Number(%v) = %q; want %q", in, got, want)
+		}
+	}
+	if got := Duration(40_300_000); got != "40.3ms" {
+		t.Errorf("Duration(40.3ms) = %q", got)
+	}
+	if got := Bytes(1536); got != "1.50 KiB" {
+		t.Errorf("Bytes(1536) = %q", got)
+	}
+}
