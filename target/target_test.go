@@ -1,0 +1,128 @@
+package target
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestStartStopAndTail(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, "data")
+	os.MkdirAll(stale, 0o755)
+	os.WriteFile(filepath.Join(stale, "old"), []byte("x"), 0o644)
+	p, err := Start(Spec{Name: "sh", Command: []string{"sh", "-c", `echo one; echo two >&2; printf partial; exec sleep 30`}, Wipe: []string{stale}, Env: []string{"X=1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("wipe left %s: %v", stale, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(p.Tail()) < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := strings.Join(p.Tail(), "|"); got != "one|two|partial" {
+		t.Errorf("Tail = %q; want one|two|partial", got)
+	}
+	if err := p.Stop(5 * time.Second); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	select {
+	case <-p.Done():
+	default:
+		t.Error("process still running after Stop")
+	}
+}
+
+func TestStopKillsStubbornProcess(t *testing.T) {
+	p, err := Start(Spec{Name: "stubborn", Command: []string{"sh", "-c", `trap "" TERM; echo ready; while :; do sleep 1; done`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(p.Tail()) == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	err = p.Stop(300 * time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "killed after 300ms") {
+		t.Errorf("Stop = %v; want a note that it was killed", err)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("Stop took %v", el)
+	}
+}
+
+func TestExitError(t *testing.T) {
+	p, err := Start(Spec{Name: "failing", Command: []string{"sh", "-c", "echo cannot open database >&2; exit 3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	e := p.ExitErr()
+	if !strings.Contains(e.Error(), "target failing exited: exit status 3") || !strings.Contains(e.Error(), "cannot open database") {
+		t.Errorf("ExitErr = %q", e)
+	}
+	if _, err := Start(Spec{Name: "x", Command: []string{"/nonexistent/bin"}}); err == nil {
+		t.Error("Start of a missing binary = nil error")
+	}
+	if _, err := Start(Spec{Name: "x", Command: []string{"true"}, Wipe: []string{"/"}}); err == nil {
+		t.Error("Start with wipe / = nil error")
+	}
+}
+
+func TestUsageAndPinning(t *testing.T) {
+	cpus := []int{runtime.NumCPU() - 1}
+	// Busy for a while, in a child of the shell, so the tree matters.
+	p, err := Start(Spec{Name: "busy", CPUs: cpus, Command: []string{"sh", "-c", `sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo done'; sleep 30`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(time.Second)
+	status, err := os.ReadFile("/proc/" + itoa(p.Pid()) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Cpus_allowed_list:\t" + itoa(cpus[0])
+	if !strings.Contains(string(status), want) {
+		t.Errorf("child not pinned: want %q in /proc status", want)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(strings.Join(p.Tail(), ""), "done") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cpu, rss := p.Usage()
+	if cpu < 10*time.Millisecond || rss <= 0 {
+		t.Errorf("Usage = %v CPU, %d bytes; want the busy child's CPU counted and a positive RSS", cpu, rss)
+	}
+	self, _ := os.ReadFile("/proc/self/status")
+	if strings.Contains(string(self), "Cpus_allowed_list:\t"+itoa(cpus[0])+"\n") && runtime.NumCPU() > 1 {
+		t.Error("pinning the child pinned the test process too")
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+
+func TestDiskUsageAndPorts(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a"), make([]byte, 1000), 0o644)
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "b"), make([]byte, 24), 0o644)
+	if n, err := DiskUsage(dir); n != 1024 || err != nil {
+		t.Errorf("DiskUsage = %d, %v; want 1024", n, err)
+	}
+	if n, err := DiskUsage(filepath.Join(dir, "missing")); n != 0 || err != nil {
+		t.Errorf("DiskUsage(missing) = %d, %v; want 0, nil", n, err)
+	}
+	a, err1 := FreePort()
+	b, err2 := FreePort()
+	if err1 != nil || err2 != nil || a <= 0 || b <= 0 {
+		t.Errorf("FreePort = %d %v, %d %v", a, err1, b, err2)
+	}
+}
