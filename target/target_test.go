@@ -108,7 +108,6 @@ func TestUsageAndPinning(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-
 func TestDiskUsageAndPorts(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a"), make([]byte, 1000), 0o644)
