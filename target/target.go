@@ -94,8 +94,10 @@ func Start(spec Spec) (*Process, error) {
 }
 
 // startPinned starts cmd from a thread pinned to cpus, so the child and
-// everything it starts inherit the CPU set from its first instruction.
-// Pdeathsig is also tied to that thread, which stays locked and alive.
+// everything it starts inherit the CPU set from its first instruction. The
+// thread's own CPU set is restored right after the fork. The goroutine stays
+// locked to that thread while the child lives, because Pdeathsig follows
+// the thread that forked.
 func startPinned(cmd *exec.Cmd, cpus []int, done <-chan struct{}) error {
 	if len(cpus) == 0 {
 		return cmd.Start()
@@ -103,10 +105,12 @@ func startPinned(cmd *exec.Cmd, cpus []int, done <-chan struct{}) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		// The thread is never unlocked: it dies with this goroutine, so its
-		// CPU mask cannot leak into the rest of tandem. Pdeathsig follows
-		// the thread that forked, so the goroutine lives as long as the child.
-		var set unix.CPUSet
+		defer runtime.UnlockOSThread()
+		var orig, set unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &orig); err != nil {
+			errc <- fmt.Errorf("read CPU set: %w", err)
+			return
+		}
 		for _, c := range cpus {
 			set.Set(c)
 		}
@@ -115,6 +119,9 @@ func startPinned(cmd *exec.Cmd, cpus []int, done <-chan struct{}) error {
 			return
 		}
 		err := cmd.Start()
+		if rerr := unix.SchedSetaffinity(0, &orig); rerr != nil && err == nil {
+			err = fmt.Errorf("restore CPU set: %w", rerr)
+		}
 		errc <- err
 		if err == nil {
 			<-done

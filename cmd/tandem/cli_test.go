@@ -1,14 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/sample"
@@ -18,7 +24,7 @@ import (
 // targets (${tandem} sample serve) run as real child processes.
 func TestMain(m *testing.M) {
 	if os.Getenv("TANDEM_TEST_AS_CLI") == "1" {
-		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(mainWithSignals(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Setenv("TANDEM_TEST_AS_CLI", "1") // inherited by children only
 	code := m.Run()
@@ -192,5 +198,64 @@ func TestDemoInterrupted(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "INTERRUPTED") {
 		t.Errorf("summary does not say interrupted:\n%s", stdout.String())
+	}
+}
+
+// The real Ctrl-C path: tandem as a child process, SIGINT once (partial
+// results, exit 130) and twice (exit at once).
+func TestCtrlC(t *testing.T) {
+	for _, twice := range []bool{false, true} {
+		t.Run(fmt.Sprintf("twice=%v", twice), func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.Command(os.Args[0], "demo", "--quick", "-v", "--out", dir)
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Once: while b starts (a is measured, b is not yet ready).
+			// Twice: while a starts.
+			marker := "target b: starting"
+			if twice {
+				marker = "target a: starting"
+			}
+			sc := bufio.NewScanner(stderr)
+			var seen []string
+			for sc.Scan() {
+				seen = append(seen, sc.Text())
+				if strings.Contains(sc.Text(), marker) {
+					break
+				}
+			}
+			cmd.Process.Signal(os.Interrupt)
+			if twice {
+				cmd.Process.Signal(os.Interrupt)
+			}
+			go io.Copy(io.Discard, stderr)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err = <-done:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("tandem did not exit within 60s of Ctrl-C; stderr so far:\n%s", strings.Join(seen, "\n"))
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+				t.Fatalf("exit: %v; want status %d", err, exitInterrupted)
+			}
+			if twice {
+				return // exited at once: the file may hold the last round's state
+			}
+			r, err := results.Read(filepath.Join(dir, "results.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Interrupted || r.Targets[0].Startup == nil || r.Targets[1].Startup != nil {
+				t.Errorf("results after Ctrl-C: interrupted %v, targets %+v; want a measured, b not", r.Interrupted, r.Targets)
+			}
+		})
 	}
 }

@@ -6,23 +6,35 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
 func main() {
+	os.Exit(mainWithSignals(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// mainWithSignals runs the command line with Ctrl-C wired: the first
+// SIGINT or SIGTERM cancels the run, which stops the targets and writes
+// partial results; a second exits at once with status 130.
+func mainWithSignals(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	go func() {
-		<-sigs
-		fmt.Fprintln(os.Stderr, "\ntandem: interrupted: stopping targets and writing partial results (press Ctrl-C again to exit at once)")
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		fmt.Fprintln(stderr, "\ntandem: interrupted: stopping targets and writing partial results (press Ctrl-C again to exit at once)")
 		cancel()
-		<-sigs
-		os.Exit(130)
+		if _, ok := <-sigs; ok {
+			fmt.Fprintln(stderr, "tandem: interrupted twice: exiting now")
+			os.Exit(exitInterrupted)
+		}
 	}()
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	cancel()
-	os.Exit(code)
+	return run(ctx, args, stdout, stderr)
 }
