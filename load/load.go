@@ -1,8 +1,9 @@
 // Package load drives requests at a target and records what happened.
-// Executors own a fixed set of workers, one per connection; none starts a
-// goroutine per request. Each worker records into its own histograms, which
-// are merged when the run ends, so memory does not grow with run length.
-// A failed request is data (a status in Result), never an error.
+// Executors own a fixed set of workers, one per connection, and (in open
+// and batched loops) one pacer; none starts a goroutine per request. Each
+// worker records into its own histograms, merged when the run ends, so
+// memory does not grow with run length. A failed request is data (a status
+// in Result), never an error.
 package load
 
 import (
@@ -23,6 +24,8 @@ type Result struct {
 	Status string
 	// Units is the work the request did: 1, or the messages a stream carried.
 	Units int64
+	// First is the time to the first message of a stream; 0 otherwise.
+	First time.Duration
 }
 
 // Conn sends requests over one connection. A Conn is used by one worker at
@@ -35,6 +38,78 @@ type Conn interface {
 // Dialer opens connections to a target for one call.
 type Dialer interface {
 	Dial(ctx context.Context) (Conn, error)
+}
+
+// ErrUnbounded is returned for a run bounded by neither count nor time.
+var ErrUnbounded = errors.New("load: a run needs a request count or a duration")
+
+// run is what every executor shares: connections, recorders, the series.
+type run struct {
+	conns  []Conn
+	recs   []*recorder
+	series *series
+	start  time.Time
+}
+
+func dialAll(ctx context.Context, d Dialer, n int, open bool) (*run, error) {
+	r := &run{}
+	for i := 0; i < n; i++ {
+		cn, err := d.Dial(ctx)
+		if err != nil {
+			r.close()
+			return nil, fmt.Errorf("dial connection %d of %d: %w", i+1, n, err)
+		}
+		r.conns = append(r.conns, cn)
+	}
+	r.start = time.Now()
+	r.series = newSeries(r.start)
+	for range r.conns {
+		r.recs = append(r.recs, newRecorder(open, r.series))
+	}
+	return r, nil
+}
+
+func (r *run) close() {
+	for _, cn := range r.conns {
+		cn.Close()
+	}
+}
+
+func (r *run) merged() *recorder {
+	total := r.recs[0]
+	for _, o := range r.recs[1:] {
+		total.merge(o)
+	}
+	return total
+}
+
+// one sends a request intended at intended (zero: now, as in a closed loop)
+// and records it, unless the run ended while it was in flight (then it
+// reports false and records nothing).
+func (r *run) one(ctx context.Context, i int, intended time.Time, timeout time.Duration) bool {
+	reqCtx, cancel := context.WithTimeout(ctx, timeout)
+	sent := time.Now()
+	if intended.IsZero() {
+		intended = sent
+	}
+	r.series.issue(sent)
+	res := r.conns[i].Do(reqCtx)
+	end := time.Now()
+	cancel()
+	if ctx.Err() != nil && res.Status != "" {
+		return false // cut off by the end of the run, not a failure
+	}
+	r.recs[i].record(intended, sent, end, res)
+	return true
+}
+
+func defaults(timeout *time.Duration, unit *string) {
+	if *timeout <= 0 {
+		*timeout = 10 * time.Second
+	}
+	if *unit == "" {
+		*unit = "request"
+	}
 }
 
 // Closed is a closed loop: Concurrency clients, each sending its next
@@ -50,50 +125,28 @@ type Closed struct {
 	Unit string
 }
 
-// ErrUnbounded is returned for a run bounded by neither count nor time.
-var ErrUnbounded = errors.New("load: a run needs a request count or a duration")
-
 // Run dials Concurrency connections, runs the loop and returns its sample.
 // The run stops early, with what it recorded, when ctx is cancelled.
 func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	if c.Requests <= 0 && c.Duration <= 0 {
 		return results.Sample{}, ErrUnbounded
 	}
-	if c.Concurrency <= 0 {
-		c.Concurrency = 1
+	c.Concurrency = max(c.Concurrency, 1)
+	defaults(&c.Timeout, &c.Unit)
+	r, err := dialAll(ctx, d, c.Concurrency, false)
+	if err != nil {
+		return results.Sample{}, err
 	}
-	if c.Timeout <= 0 {
-		c.Timeout = 10 * time.Second
-	}
-	if c.Unit == "" {
-		c.Unit = "request"
-	}
-	conns := make([]Conn, 0, c.Concurrency)
-	defer func() {
-		for _, cn := range conns {
-			cn.Close()
-		}
-	}()
-	for i := 0; i < c.Concurrency; i++ {
-		cn, err := d.Dial(ctx)
-		if err != nil {
-			return results.Sample{}, fmt.Errorf("dial connection %d: %w", i+1, err)
-		}
-		conns = append(conns, cn)
-	}
+	defer r.close()
 	runCtx := ctx
 	if c.Duration > 0 {
 		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, c.Duration)
+		runCtx, cancel = context.WithDeadline(ctx, r.start.Add(c.Duration))
 		defer cancel()
 	}
-	recs := make([]*recorder, len(conns))
 	var issued atomic.Int64
 	var wg sync.WaitGroup
-	start := time.Now()
-	for i, cn := range conns {
-		rec := newRecorder(false)
-		recs[i] = rec
+	for i := range r.conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -101,23 +154,205 @@ func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 				if c.Requests > 0 && issued.Add(1) > c.Requests {
 					return
 				}
-				reqCtx, cancel := context.WithTimeout(runCtx, c.Timeout)
-				sent := time.Now()
-				res := cn.Do(reqCtx)
-				end := time.Now()
-				cancel()
-				if runCtx.Err() != nil && res.Status != "" {
-					return // cut off by the end of the run, not a failure
+				if !r.one(runCtx, i, time.Time{}, c.Timeout) {
+					return
 				}
-				rec.record(sent, sent, end, res)
 			}
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	total := recs[0]
-	for _, r := range recs[1:] {
-		total.merge(r)
+	elapsed := time.Since(r.start)
+	return r.merged().sample(elapsed, elapsed, c.Unit, 0, 0), nil
+}
+
+// Open is an open loop: arrivals follow Schedule on an absolute timetable,
+// whatever the server does, spread over Connections connections. When every
+// connection is busy an arrival waits in the generator, and its latency
+// still counts from its intended time; at most MaxWaiting wait, and
+// arrivals beyond that are dropped and counted. The run ends when the
+// schedule does, after Requests arrivals, or at Duration; arrivals still
+// waiting Timeout after that are dropped.
+type Open struct {
+	Schedule    Schedule
+	Connections int
+	Requests    int64
+	Duration    time.Duration
+	// MaxWaiting bounds the arrivals waiting for a free connection;
+	// default 10,000.
+	MaxWaiting int
+	Timeout    time.Duration
+	Unit       string
+}
+
+// Run dials the connections, runs the schedule and returns its sample.
+func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
+	if o.Schedule == nil {
+		return results.Sample{}, errors.New("load: open loop without a schedule")
 	}
-	return total.sample(elapsed, c.Unit, 0), nil
+	if o.Duration <= 0 {
+		o.Duration = o.Schedule.Len()
+	}
+	if o.Requests <= 0 && o.Duration <= 0 {
+		return results.Sample{}, ErrUnbounded
+	}
+	o.Connections = max(o.Connections, 1)
+	if o.MaxWaiting <= 0 {
+		o.MaxWaiting = 10_000
+	}
+	defaults(&o.Timeout, &o.Unit)
+	r, err := dialAll(ctx, d, o.Connections, true)
+	if err != nil {
+		return results.Sample{}, err
+	}
+	defer r.close()
+	var stop time.Time
+	if o.Duration > 0 {
+		stop = r.start.Add(o.Duration)
+	}
+	// Requests in flight or waiting get Timeout past the end, then the
+	// run is cut.
+	hardCtx := ctx
+	if !stop.IsZero() {
+		var cancel context.CancelFunc
+		hardCtx, cancel = context.WithDeadline(ctx, stop.Add(o.Timeout))
+		defer cancel()
+	}
+	queue := make(chan time.Time, o.MaxWaiting)
+	var dropped atomic.Int64
+	var scheduled int64
+	var lastDue time.Time
+	go func() {
+		defer close(queue)
+		timer := time.NewTimer(time.Hour)
+		defer timer.Stop()
+		for k := int64(0); o.Requests <= 0 || k < o.Requests; k++ {
+			off, ok := o.Schedule.Offset(k)
+			if !ok || (o.Duration > 0 && off >= o.Duration) {
+				return
+			}
+			due := r.start.Add(off)
+			if wait := time.Until(due); wait > 0 {
+				timer.Reset(wait)
+				select {
+				case <-ctx.Done():
+					return
+				case <-timer.C:
+				}
+			}
+			scheduled++
+			lastDue = due
+			select {
+			case queue <- due:
+			default:
+				dropped.Add(1)
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for i := range r.conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for due := range queue {
+				if hardCtx.Err() != nil || !r.one(hardCtx, i, due, o.Timeout) {
+					dropped.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(r.start)
+	window := lastDue.Sub(r.start)
+	offered := 0.0
+	if window > 0 {
+		// mean offered rate over the schedule: arrivals over their span
+		offered = float64(scheduled-1) / window.Seconds()
+	}
+	total := r.merged()
+	s := total.sample(elapsed, 0, o.Unit, dropped.Load(), offered)
+	// achieved: the rate sends actually went at, over their own span
+	if span := total.lastSent.Sub(r.start); total.requests > 1 && span > 0 {
+		s.AchievedRate = float64(total.requests-1) / span.Seconds()
+	}
+	return s, nil
+}
+
+// Batched is the load shape of CometBFT's load runner: at the start of
+// every Period each of Connections connections sends PerPeriod requests
+// one after another. A batch that is not sent before its period ends is cut
+// and the shortfall counted as dropped. Latency counts from the start of the
+// request's period.
+type Batched struct {
+	Connections int
+	PerPeriod   int
+	Period      time.Duration
+	Duration    time.Duration
+	Timeout     time.Duration
+	Unit        string
+}
+
+// Periods is the number of batches each connection sends in Duration.
+func (b Batched) Periods() int64 {
+	if b.Period <= 0 {
+		b.Period = time.Second
+	}
+	return int64(b.Duration / b.Period)
+}
+
+// Expected is the request count a run sends if the target keeps up.
+func (b Batched) Expected() int64 {
+	return int64(max(b.Connections, 1)) * int64(b.PerPeriod) * b.Periods()
+}
+
+// Run dials the connections, sends the batches and returns the sample.
+func (b Batched) Run(ctx context.Context, d Dialer) (results.Sample, error) {
+	if b.Duration <= 0 || b.PerPeriod <= 0 {
+		return results.Sample{}, errors.New("load: a batched run needs a duration and requests per period")
+	}
+	if b.Period <= 0 {
+		b.Period = time.Second
+	}
+	b.Connections = max(b.Connections, 1)
+	defaults(&b.Timeout, &b.Unit)
+	r, err := dialAll(ctx, d, b.Connections, true)
+	if err != nil {
+		return results.Sample{}, err
+	}
+	defer r.close()
+	periods := b.Periods()
+	hardCtx, cancel := context.WithDeadline(ctx, r.start.Add(time.Duration(periods)*b.Period+b.Timeout))
+	defer cancel()
+	var dropped atomic.Int64
+	var wg sync.WaitGroup
+	for i := range r.conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			timer := time.NewTimer(time.Hour)
+			defer timer.Stop()
+			for p := int64(0); p < periods; p++ {
+				due := r.start.Add(time.Duration(p) * b.Period)
+				if wait := time.Until(due); wait > 0 {
+					timer.Reset(wait)
+					select {
+					case <-ctx.Done():
+						dropped.Add(int64(b.PerPeriod) * (periods - p))
+						return
+					case <-timer.C:
+					}
+				}
+				end := due.Add(b.Period)
+				for n := 0; n < b.PerPeriod; n++ {
+					if time.Now().After(end) || hardCtx.Err() != nil || !r.one(hardCtx, i, due, b.Timeout) {
+						dropped.Add(int64(b.PerPeriod - n))
+						break
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(r.start)
+	offered := float64(b.Connections*b.PerPeriod) / b.Period.Seconds()
+	return r.merged().sample(elapsed, time.Duration(periods)*b.Period, b.Unit, dropped.Load(), offered), nil
 }

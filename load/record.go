@@ -30,15 +30,18 @@ func clamp(ns int64) int64 {
 }
 
 // recorder is one worker's private record of its requests; recorders are
-// merged when the run ends, so recording takes no lock.
+// merged when the run ends, so recording takes no lock. Histograms are
+// created lazily, so a recorder costs little until it records.
 type recorder struct {
-	latency, service, lag *hdrhistogram.Histogram
-	requests, ok, units   int64
-	errors                map[string]int64
+	latency, service, lag, first *hdrhistogram.Histogram
+	requests, ok, units          int64
+	lastSent                     time.Time
+	errors                       map[string]int64
+	series                       *series
 }
 
-func newRecorder(open bool) *recorder {
-	r := &recorder{latency: NewHistogram(), service: NewHistogram(), errors: map[string]int64{}}
+func newRecorder(open bool, s *series) *recorder {
+	r := &recorder{latency: NewHistogram(), service: NewHistogram(), errors: map[string]int64{}, series: s}
 	if open {
 		r.lag = NewHistogram()
 	}
@@ -48,16 +51,29 @@ func newRecorder(open bool) *recorder {
 // record notes one request: its intended and actual send times and its end.
 func (r *recorder) record(intended, sent, end time.Time, res Result) {
 	r.requests++
+	if sent.After(r.lastSent) {
+		r.lastSent = sent
+	}
 	r.service.RecordValue(clamp(int64(end.Sub(sent))))
-	r.latency.RecordValue(clamp(int64(end.Sub(intended))))
+	lat := end.Sub(intended)
+	r.latency.RecordValue(clamp(int64(lat)))
 	if r.lag != nil {
 		r.lag.RecordValue(clamp(int64(sent.Sub(intended))))
+	}
+	if res.First > 0 {
+		if r.first == nil {
+			r.first = NewHistogram()
+		}
+		r.first.RecordValue(clamp(int64(res.First)))
 	}
 	if res.Status == "" {
 		r.ok++
 		r.units += res.Units
 	} else {
 		r.errors[res.Status]++
+	}
+	if r.series != nil {
+		r.series.done(end, lat, res.Status == "")
 	}
 }
 
@@ -67,7 +83,16 @@ func (r *recorder) merge(o *recorder) {
 	if r.lag != nil && o.lag != nil {
 		r.lag.Merge(o.lag)
 	}
+	if o.first != nil {
+		if r.first == nil {
+			r.first = NewHistogram()
+		}
+		r.first.Merge(o.first)
+	}
 	r.requests += o.requests
+	if o.lastSent.After(r.lastSent) {
+		r.lastSent = o.lastSent
+	}
 	r.ok += o.ok
 	r.units += o.units
 	for k, v := range o.errors {
@@ -77,7 +102,7 @@ func (r *recorder) merge(o *recorder) {
 
 // Distribution summarises a histogram.
 func Distribution(h *hdrhistogram.Histogram) results.Distribution {
-	if h.TotalCount() == 0 {
+	if h == nil || h.TotalCount() == 0 {
 		return results.Distribution{}
 	}
 	return results.Distribution{
@@ -86,19 +111,31 @@ func Distribution(h *hdrhistogram.Histogram) results.Distribution {
 	}
 }
 
-// sample turns a merged record into the results form.
-func (r *recorder) sample(elapsed time.Duration, unit string, dropped int64) results.Sample {
+// sample turns a merged record into the results form. sendWindow is the
+// time over which requests were sent, for the achieved rate.
+func (r *recorder) sample(elapsed, sendWindow time.Duration, unit string, dropped int64, offered float64) results.Sample {
 	s := results.Sample{
 		Requests: r.requests, OK: r.ok, Errors: r.errors, DurationNs: int64(elapsed), Unit: unit,
 		LatencyNs: Distribution(r.latency), ServiceTimeNs: Distribution(r.service), Dropped: dropped,
+		OfferedRate: offered,
 	}
 	if r.lag != nil {
 		d := Distribution(r.lag)
 		s.ScheduleLagNs = &d
 	}
+	if r.first != nil {
+		d := Distribution(r.first)
+		s.FirstMessageNs = &d
+	}
 	if secs := elapsed.Seconds(); secs > 0 {
 		s.Throughput = float64(r.ok) / secs
 		s.UnitsPerS = float64(r.units) / secs
+	}
+	if secs := sendWindow.Seconds(); secs > 0 {
+		s.AchievedRate = float64(r.requests) / secs
+	}
+	if r.series != nil {
+		s.Series = r.series.rows()
 	}
 	if enc, err := r.latency.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
 		s.HDR = string(enc)

@@ -161,9 +161,28 @@ type Sample struct {
 	ServiceTimeNs Distribution  `json:"service_time_ns"`
 	ScheduleLagNs *Distribution `json:"schedule_lag_ns,omitempty"`
 	Dropped       int64         `json:"dropped"`
+	// FirstMessageNs is the time to the first message of a stream.
+	FirstMessageNs *Distribution `json:"first_message_ns,omitempty"`
+	// OfferedRate is the schedule's mean arrival rate (open and batched
+	// loops); AchievedRate is the rate requests were actually sent at.
+	OfferedRate  float64 `json:"offered_rate,omitempty"`
+	AchievedRate float64 `json:"achieved_rate"`
+	// Series has one row per second of the run.
+	Series []Second `json:"series,omitempty"`
 	// HDR is the latency histogram in HdrHistogram's V2 compressed
 	// encoding, base64.
 	HDR string `json:"hdr"`
+}
+
+// Second is one second of a run: requests sent in it, answers completed in
+// it, and the latency percentiles of those answers.
+type Second struct {
+	T      int64 `json:"t"`
+	Issued int64 `json:"issued"`
+	OK     int64 `json:"ok"`
+	Errors int64 `json:"errors"`
+	P50Ns  int64 `json:"p50_ns"`
+	P99Ns  int64 `json:"p99_ns"`
 }
 
 // Distribution summarises a histogram, in nanoseconds.

@@ -1,0 +1,163 @@
+package load_test
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tandem-bench/tandem/driver/httpdrv"
+	"github.com/tandem-bench/tandem/load"
+)
+
+func TestOpenPacing(t *testing.T) {
+	c, hits := server(t, 0, 200)
+	for _, rate := range []float64{100, 1000, 4000} {
+		hits.Store(0)
+		s, err := load.Open{Schedule: load.Constant{Rate: rate}, Connections: 4, Duration: time.Second}.Run(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(float64(s.Requests)-rate) > rate*0.01+1 || s.Dropped != 0 || hits.Load() != s.Requests {
+			t.Errorf("%v/s for 1s: %d requests (server saw %d), %d dropped; want %v", rate, s.Requests, hits.Load(), s.Dropped, rate)
+		}
+		if math.Abs(s.AchievedRate-rate)/rate > 0.02 || math.Abs(s.OfferedRate-rate)/rate > 0.001 {
+			t.Errorf("%v/s: offered %.1f, achieved %.1f", rate, s.OfferedRate, s.AchievedRate)
+		}
+		var issued int64
+		for _, sec := range s.Series {
+			issued += sec.Issued
+		}
+		if issued != s.Requests || len(s.Series) < 1 || len(s.Series) > 2 || s.ScheduleLagNs == nil {
+			t.Errorf("%v/s: series %+v sums to %d issued of %d", rate, s.Series, issued, s.Requests)
+		}
+	}
+}
+
+func TestOpenRampFollowsSchedule(t *testing.T) {
+	c, _ := server(t, 0, 200)
+	s, err := load.Open{Schedule: load.Ramp{From: 100, To: 900, Duration: 2 * time.Second}, Connections: 2}.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(float64(s.Requests)-1000) > 10 || len(s.Series) < 2 {
+		t.Fatalf("ramp: %d requests, series %+v; want 1000 over 2 s", s.Requests, s.Series)
+	}
+	// first second: 100→500 (300 arrivals); second: 500→900 (700)
+	if first, second := s.Series[0].Issued, s.Series[1].Issued; math.Abs(float64(first-300)) > 15 || math.Abs(float64(second-700)) > 15 {
+		t.Errorf("ramp per second: %d then %d; want about 300 then 700", first, second)
+	}
+}
+
+func TestShardedOpenSumsToWhole(t *testing.T) {
+	c, hits := server(t, 0, 200)
+	whole := load.Constant{Rate: 1000, Duration: time.Second}
+	var wg sync.WaitGroup
+	var total int64
+	var mu sync.Mutex
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := load.Open{Schedule: load.Shard{Schedule: whole, Index: i, Count: 3}, Connections: 2}.Run(context.Background(), c)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			total += s.Requests
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if total != 1000 || hits.Load() != 1000 {
+		t.Errorf("three shards of 1000/s for 1 s sent %d (server saw %d); want 1000", total, hits.Load())
+	}
+}
+
+// stallServer answers at once, except that every request arriving inside
+// [from, to) waits until to.
+func stallServer(t *testing.T, from, to time.Time) *httpdrv.Caller {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if now := time.Now(); !now.Before(from) && now.Before(to) {
+			time.Sleep(to.Sub(now))
+		}
+	}))
+	t.Cleanup(ts.Close)
+	c, err := httpdrv.New(httpdrv.Options{URL: ts.URL, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A server that stalls for 1 s in a 3 s run: the open loop's latency, from
+// the intended send, shows the stall; its service time and the closed
+// loop's latency do not (coordinated omission).
+func TestStallShowsInOpenLoopOnly(t *testing.T) {
+	start := time.Now()
+	c := stallServer(t, start.Add(time.Second), start.Add(2*time.Second))
+	open, err := load.Open{Schedule: load.Constant{Rate: 200}, Connections: 4, Duration: 3 * time.Second}.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p90 := time.Duration(open.LatencyNs.P90); p90 < 300*time.Millisecond {
+		t.Errorf("open loop p90 latency %v; want ≥ 300ms: the stall must show", p90)
+	}
+	if p90 := time.Duration(open.ServiceTimeNs.P90); p90 > 100*time.Millisecond {
+		t.Errorf("open loop p90 service time %v; want small: only 4 requests were in the stall", p90)
+	}
+	if lag := time.Duration(open.ScheduleLagNs.P90); lag < 300*time.Millisecond {
+		t.Errorf("schedule lag p90 %v; want the queue behind the stall to show", lag)
+	}
+	if math.Abs(float64(open.Requests+open.Dropped)-600) > 6 {
+		t.Errorf("open loop sent %d and dropped %d; want 600 arrivals", open.Requests, open.Dropped)
+	}
+
+	start = time.Now()
+	c = stallServer(t, start.Add(time.Second), start.Add(2*time.Second))
+	closed, err := load.Closed{Concurrency: 4, Duration: 3 * time.Second}.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p90 := time.Duration(closed.LatencyNs.P90); p90 > 100*time.Millisecond || time.Duration(closed.LatencyNs.Max) < 900*time.Millisecond {
+		t.Errorf("closed loop latency p90 %v, max %v; theory: p90 small (the stall holds only 4 requests), max ≈ 1s",
+			p90, time.Duration(closed.LatencyNs.Max))
+	}
+}
+
+func TestOpenDropsBeyondMaxWaiting(t *testing.T) {
+	start := time.Now()
+	c := stallServer(t, start, start.Add(time.Second))
+	s, err := load.Open{Schedule: load.Constant{Rate: 500}, Connections: 1, Duration: 500 * time.Millisecond, MaxWaiting: 10, Timeout: 2 * time.Second}.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Dropped < 200 || s.Requests+s.Dropped != 250 {
+		t.Errorf("1 connection stalled, 10 may wait: %d sent, %d dropped; want most of 250 dropped", s.Requests, s.Dropped)
+	}
+}
+
+func TestBatched(t *testing.T) {
+	c, hits := server(t, 0, 200)
+	b := load.Batched{Connections: 2, PerPeriod: 5, Period: 100 * time.Millisecond, Duration: time.Second}
+	s, err := b.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Expected() != 100 || s.Requests != 100 || s.Dropped != 0 || hits.Load() != 100 || s.OfferedRate != 100 {
+		t.Errorf("batched: expected %d, sent %d, dropped %d, offered %v", b.Expected(), s.Requests, s.Dropped, s.OfferedRate)
+	}
+	slow, _ := server(t, 40*time.Millisecond, 200)
+	s, err = b.Run(context.Background(), slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// each connection fits about 3 of its 5 per period
+	if s.Dropped < 20 || s.Requests+s.Dropped != 100 {
+		t.Errorf("batched against a slow server: sent %d, dropped %d; want a counted shortfall", s.Requests, s.Dropped)
+	}
+}
