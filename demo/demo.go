@@ -29,8 +29,12 @@ func Study(quick bool) (*study.Study, error) {
 		s.Defaults.Warmup = 200 * time.Millisecond
 		s.Defaults.MinDuration = 500 * time.Millisecond
 		for i := range s.Scenarios {
-			if len(s.Scenarios[i].Load.Concurrency) > 2 {
-				s.Scenarios[i].Load.Concurrency = s.Scenarios[i].Load.Concurrency[:2]
+			sc := &s.Scenarios[i]
+			if len(sc.Load.Concurrency) > 2 {
+				sc.Load.Concurrency = sc.Load.Concurrency[:2]
+			}
+			if sc.Duration > time.Second {
+				sc.Duration = time.Second
 			}
 		}
 	}

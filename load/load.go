@@ -43,16 +43,22 @@ type Dialer interface {
 // ErrUnbounded is returned for a run bounded by neither count nor time.
 var ErrUnbounded = errors.New("load: a run needs a request count or a duration")
 
+// Live counts a run's requests as it goes, for a progress display.
+type Live struct {
+	Sent, OK, Errors atomic.Int64
+}
+
 // run is what every executor shares: connections, recorders, the series.
 type run struct {
 	conns  []Conn
 	recs   []*recorder
 	series *series
 	start  time.Time
+	live   *Live
 }
 
-func dialAll(ctx context.Context, d Dialer, n int, open bool) (*run, error) {
-	r := &run{}
+func dialAll(ctx context.Context, d Dialer, n int, open bool, live *Live) (*run, error) {
+	r := &run{live: live}
 	for i := 0; i < n; i++ {
 		cn, err := d.Dial(ctx)
 		if err != nil {
@@ -100,6 +106,14 @@ func (r *run) one(ctx context.Context, i int, intended time.Time, timeout time.D
 		return false // cut off by the end of the run, not a failure
 	}
 	r.recs[i].record(intended, sent, end, res)
+	if r.live != nil {
+		r.live.Sent.Add(1)
+		if res.Status == "" {
+			r.live.OK.Add(1)
+		} else {
+			r.live.Errors.Add(1)
+		}
+	}
 	return true
 }
 
@@ -123,6 +137,8 @@ type Closed struct {
 	Timeout time.Duration
 	// Unit names the unit of work, "request" by default.
 	Unit string
+	// Live, if set, counts requests as they complete.
+	Live *Live
 }
 
 // Run dials Concurrency connections, runs the loop and returns its sample.
@@ -133,7 +149,7 @@ func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	}
 	c.Concurrency = max(c.Concurrency, 1)
 	defaults(&c.Timeout, &c.Unit)
-	r, err := dialAll(ctx, d, c.Concurrency, false)
+	r, err := dialAll(ctx, d, c.Concurrency, false, c.Live)
 	if err != nil {
 		return results.Sample{}, err
 	}
@@ -182,6 +198,7 @@ type Open struct {
 	MaxWaiting int
 	Timeout    time.Duration
 	Unit       string
+	Live       *Live
 }
 
 // Run dials the connections, runs the schedule and returns its sample.
@@ -200,7 +217,7 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 		o.MaxWaiting = 10_000
 	}
 	defaults(&o.Timeout, &o.Unit)
-	r, err := dialAll(ctx, d, o.Connections, true)
+	r, err := dialAll(ctx, d, o.Connections, true, o.Live)
 	if err != nil {
 		return results.Sample{}, err
 	}
@@ -223,21 +240,16 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	var lastDue time.Time
 	go func() {
 		defer close(queue)
-		timer := time.NewTimer(time.Hour)
-		defer timer.Stop()
+		sleep, release := precise()
+		defer release()
 		for k := int64(0); o.Requests <= 0 || k < o.Requests; k++ {
 			off, ok := o.Schedule.Offset(k)
 			if !ok || (o.Duration > 0 && off >= o.Duration) {
 				return
 			}
 			due := r.start.Add(off)
-			if wait := time.Until(due); wait > 0 {
-				timer.Reset(wait)
-				select {
-				case <-ctx.Done():
-					return
-				case <-timer.C:
-				}
+			if !sleep(ctx, due) {
+				return
 			}
 			scheduled++
 			lastDue = due
@@ -289,6 +301,7 @@ type Batched struct {
 	Duration    time.Duration
 	Timeout     time.Duration
 	Unit        string
+	Live        *Live
 }
 
 // Periods is the number of batches each connection sends in Duration.
@@ -314,7 +327,7 @@ func (b Batched) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	}
 	b.Connections = max(b.Connections, 1)
 	defaults(&b.Timeout, &b.Unit)
-	r, err := dialAll(ctx, d, b.Connections, true)
+	r, err := dialAll(ctx, d, b.Connections, true, b.Live)
 	if err != nil {
 		return results.Sample{}, err
 	}
@@ -328,18 +341,13 @@ func (b Batched) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			timer := time.NewTimer(time.Hour)
-			defer timer.Stop()
+			sleep, release := precise()
+			defer release()
 			for p := int64(0); p < periods; p++ {
 				due := r.start.Add(time.Duration(p) * b.Period)
-				if wait := time.Until(due); wait > 0 {
-					timer.Reset(wait)
-					select {
-					case <-ctx.Done():
-						dropped.Add(int64(b.PerPeriod) * (periods - p))
-						return
-					case <-timer.C:
-					}
+				if !sleep(ctx, due) {
+					dropped.Add(int64(b.PerPeriod) * (periods - p))
+					return
 				}
 				end := due.Add(b.Period)
 				for n := 0; n < b.PerPeriod; n++ {

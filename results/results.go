@@ -127,6 +127,11 @@ type Load struct {
 	Concurrency []int   `json:"concurrency,omitempty"`
 	Rate        float64 `json:"rate,omitempty"`
 	Connections int     `json:"connections,omitempty"`
+	// Schedule describes an open loop's timetable, e.g. "ramp 10→100/s over 5s".
+	Schedule string `json:"schedule,omitempty"`
+	// PerPeriod and PeriodNs describe a batched loop.
+	PerPeriod int   `json:"per_period,omitempty"`
+	PeriodNs  int64 `json:"period_ns,omitempty"`
 }
 
 // Round is one measured run of one scenario on one target.

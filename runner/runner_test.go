@@ -92,6 +92,8 @@ scenarios:
   - {name: block, call: block, load: {concurrency: 1}, requests: 100}
   - {name: balance, call: balance, load: {concurrency: 1}, requests: 15}
   - {name: scaling, call: block, metric: throughput, load: {concurrency: [1, 4]}}
+  - {name: open, call: block, load: {rate: 400, connections: 2}, duration: 500ms}
+  - {name: batched, call: block, load: {batch: {per_period: 10, period: 100ms}, connections: 2}, duration: 500ms}
 `
 
 func parse(t *testing.T, src string) *study.Study {
@@ -155,7 +157,7 @@ func TestRunStudy(t *testing.T) {
 		t.Fatalf("Run: %v\nprogress:\n%s", err, progress)
 	}
 	onDisk := readResults(t, o.Out)
-	if onDisk.Interrupted || len(onDisk.Scenarios) != 3 || onDisk.Study.ConfigSHA256 != s.SHA256 {
+	if onDisk.Interrupted || len(onDisk.Scenarios) != 5 || onDisk.Study.ConfigSHA256 != s.SHA256 {
 		t.Errorf("results on disk: interrupted %v, %d scenarios, sha %q", onDisk.Interrupted, len(onDisk.Scenarios), onDisk.Study.ConfigSHA256)
 	}
 	for _, tg := range res.Targets {
@@ -201,7 +203,22 @@ func TestRunStudy(t *testing.T) {
 			t.Errorf("throughput summary %+v: best must be the highest", sum)
 		}
 	}
-	for _, want := range []string{"target a: first answer", "calibrated to", "round 2/2 a"} {
+	open := res.Scenarios[3]
+	if open.Load.Model != "open" || open.Load.Rate != 400 || len(open.Rounds) != 4 || len(open.Comparisons) != 1 {
+		t.Errorf("open loop scenario: %+v", open.Load)
+	}
+	for _, rd := range open.Rounds {
+		if rd.Failed || rd.Requests+rd.Dropped != 200 || rd.ScheduleLagNs == nil || rd.OfferedRate < 390 || rd.OfferedRate > 410 {
+			t.Errorf("open round %d %s: %d sent, %d dropped, offered %.1f; want 200 arrivals at 400/s", rd.Round, rd.Target, rd.Requests, rd.Dropped, rd.OfferedRate)
+		}
+	}
+	batched := res.Scenarios[4]
+	for _, rd := range batched.Rounds {
+		if rd.Failed || rd.Requests+rd.Dropped != 100 || batched.Load.PerPeriod != 10 || batched.Load.Rate != 200 {
+			t.Errorf("batched round %d %s: %d sent, %d dropped; want 2 connections × 10 × 5 periods", rd.Round, rd.Target, rd.Requests, rd.Dropped)
+		}
+	}
+	for _, want := range []string{"target a: first answer", "calibrated to", "round 2/2 a", "offered 400/s"} {
 		if !strings.Contains(progress.String(), want) {
 			t.Errorf("progress lacks %q", want)
 		}

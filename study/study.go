@@ -109,8 +109,11 @@ func (s *Study) setDefaults() {
 		if sc.Metric == "" {
 			sc.Metric = "latency"
 		}
-		if sc.Load.Rate > 0 && sc.Load.Connections == 0 {
+		if sc.Load.Model() != "closed" && sc.Load.Connections == 0 {
 			sc.Load.Connections = 1
+		}
+		if b := sc.Load.Batch; b != nil && b.Period == 0 {
+			b.Period = time.Second
 		}
 		if len(sc.Targets) == 0 {
 			for _, t := range s.Targets {
@@ -484,13 +487,38 @@ func (v *validator) scenario(path string, sc *Scenario) {
 		}
 	}
 	l := sc.Load
+	var shapes []string
+	if len(l.Concurrency) > 0 {
+		shapes = append(shapes, "concurrency")
+	}
+	if l.Rate > 0 {
+		shapes = append(shapes, "rate")
+	}
+	if l.Ramp != nil {
+		shapes = append(shapes, "ramp")
+	}
+	if len(l.Steps) > 0 {
+		shapes = append(shapes, "steps")
+	}
+	if l.Batch != nil {
+		shapes = append(shapes, "batch")
+	}
+	const oneShape = "one of concurrency (closed loop), rate, ramp or steps (open loop), batch (batched loop)"
 	switch {
-	case len(l.Concurrency) > 0 && l.Rate > 0:
-		v.errorf(path+".load", "either concurrency (closed loop) or rate (open loop)", "both concurrency and rate")
-	case len(l.Concurrency) == 0 && l.Rate == 0:
-		v.errorf(path+".load", "concurrency: N (closed loop) or rate: R with connections: C (open loop)", "no load shape")
-	case len(l.Concurrency) > 0 && l.Connections > 0:
-		v.errorf(path+".load.connections", "connections only with rate", "connections given for a closed loop")
+	case len(shapes) > 1:
+		v.errorf(path+".load", oneShape, "several load shapes: %s", strings.Join(shapes, ", "))
+	case len(shapes) == 0:
+		v.errorf(path+".load", oneShape, "no load shape")
+	case len(l.Concurrency) > 0 && (l.Connections > 0 || l.MaxWaiting > 0):
+		v.errorf(path+".load", "connections and max_waiting only with an open or batched loop", "connections or max_waiting given for a closed loop")
+	case l.Model() != "closed" && sc.Duration == 0 && sc.Requests == 0 && len(l.Steps) == 0:
+		v.errorf(path+".duration", "a duration for an open or batched loop (steps carry their own)", "no duration")
+	}
+	if l.Ramp != nil && l.Ramp.From == 0 && l.Ramp.To == 0 {
+		v.errorf(path+".load.ramp", "a ramp with a positive rate somewhere", "ramp from 0 to 0")
+	}
+	if l.Batch != nil && l.Batch.PerPeriod <= 0 {
+		v.errorf(path+".load.batch.per_period", "at least 1", "per_period is %d", l.Batch.PerPeriod)
 	}
 	for i, c := range l.Concurrency {
 		if c <= 0 {

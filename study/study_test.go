@@ -86,6 +86,13 @@ func TestValidStudy(t *testing.T) {
 		{"compat reference", s.Compat.Reference, "a"},
 		{"vary", s.Compat.Cases[0].Vary["HEIGHT"].V, []any{int64(0), int64(1), int64(2)}},
 		{"sha256 length", len(s.SHA256), 64},
+		{"ramp model", s.Scenarios[4].Load.Model(), "open"},
+		{"steps model", s.Scenarios[5].Load.Model(), "open"},
+		{"batch model", s.Scenarios[6].Load.Model(), "batched"},
+		{"batch period default", s.Scenarios[6].Load.Batch.Period, time.Second},
+		{"batch connections", s.Scenarios[6].Load.Connections, 4},
+		{"steps connections default", s.Scenarios[5].Load.Connections, 1},
+		{"closed model", s.Scenarios[0].Load.Model(), "closed"},
 	}
 	for _, c := range checks {
 		if !equal(c.got, c.want) {

@@ -150,8 +150,41 @@ type Scenario struct {
 // Load is a scenario's load shape.
 type Load struct {
 	Concurrency IntList `yaml:"concurrency" doc:"Closed loop: clients, each waiting for its answer; a list gives one row per level."`
-	Rate        float64 `yaml:"rate" doc:"Open loop: total arrivals per second."`
-	Connections int     `yaml:"connections" doc:"Open loop: connections the rate is spread over; default 1."`
+	Rate        float64 `yaml:"rate" doc:"Open loop: total arrivals per second, constant."`
+	Ramp        *Ramp   `yaml:"ramp" doc:"Open loop: a rate that goes linearly from one value to another over the run."`
+	Steps       []Step  `yaml:"steps" doc:"Open loop: constant rates one after another."`
+	Batch       *Batch  `yaml:"batch" doc:"Batched loop: requests per period on every connection (CometBFT's load-runner shape)."`
+	Connections int     `yaml:"connections" doc:"Open and batched loops: connections the load is spread over; default 1."`
+	MaxWaiting  int     `yaml:"max_waiting" doc:"Open loop: arrivals that may wait for a free connection before arrivals are dropped; default 10000."`
+}
+
+// Ramp is a linear rate ramp.
+type Ramp struct {
+	From float64 `yaml:"from,required" doc:"Arrivals per second at the start."`
+	To   float64 `yaml:"to,required" doc:"Arrivals per second at the end."`
+}
+
+// Step is one stretch of constant rate.
+type Step struct {
+	Rate     float64       `yaml:"rate,required" doc:"Arrivals per second."`
+	Duration time.Duration `yaml:"duration,required" doc:"How long this rate lasts."`
+}
+
+// Batch is r requests per period on each connection.
+type Batch struct {
+	PerPeriod int           `yaml:"per_period,required" doc:"Requests each connection sends at the start of every period."`
+	Period    time.Duration `yaml:"period" doc:"The period; default 1s."`
+}
+
+// Model is the load model: closed, open or batched.
+func (l Load) Model() string {
+	switch {
+	case l.Batch != nil:
+		return "batched"
+	case l.Rate > 0 || l.Ramp != nil || len(l.Steps) > 0:
+		return "open"
+	}
+	return "closed"
 }
 
 // Compat configures the differential tests.

@@ -68,7 +68,9 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"report", garbage, "--format", "pdf"}, exitBadInput, "unsupported results schema version"},
 		{[]string{"compare", garbage, garbage}, exitBadInput, "unsupported"},
 		{[]string{"load", "ftp://127.0.0.1/"}, exitBadInput, "want http://, https:// or grpc://"},
-		{[]string{"load", "http://127.0.0.1:1/", "--rate", "100"}, exitBadInput, "open loop"},
+		{[]string{"load", "http://127.0.0.1:1/", "--rate", "fast"}, exitBadInput, `--rate: rate "fast": want a non-negative number`},
+		{[]string{"load", "http://127.0.0.1:1/", "--rate", "10", "--batch", "5"}, exitBadInput, "two load shapes"},
+		{[]string{"load", "http://127.0.0.1:1/", "--rate", "10", "--concurrency", "5"}, exitBadInput, "use --connections"},
 		{[]string{"load", "grpc://127.0.0.1:1/x.Y/Z", "--data", "{nope"}, exitBadInput, "--data: not valid JSON"},
 		{[]string{"load", "grpc://127.0.0.1:1/x.Y/Z", "--proto", filepath.Join(dir, "none.proto"), "--requests", "1"}, exitBadInput, "compile"},
 		{[]string{"sample", "serve", "--build", "q", "--data", dir}, exitBadInput, `build "q"`},
@@ -83,7 +85,7 @@ func TestExitCodes(t *testing.T) {
 
 func TestValidateAndSchema(t *testing.T) {
 	code, out, stderr := tandem(t, "validate", "../../demo/demo.yaml")
-	if code != 0 || !strings.Contains(out, "ok: 2 targets, 4 calls, 3 scenarios") {
+	if code != 0 || !strings.Contains(out, "ok: 2 targets, 4 calls, 4 scenarios") {
 		t.Errorf("validate demo: exit %d, %q %q", code, out, stderr)
 	}
 	code, out, _ = tandem(t, "validate", "--schema")
@@ -116,6 +118,10 @@ func TestLoadAgainstSample(t *testing.T) {
 		{"jsonrpc", []string{"http://" + s.HTTPAddr() + "/", "--jsonrpc", "getbalance", "--params", `["tz1000042"]`, "--requests", "50"}, 50, map[string]any{}, true},
 		{"jsonrpc error", []string{"http://" + s.HTTPAddr() + "/", "--jsonrpc", "getbalance", "--params", `["x"]`, "--requests", "10"}, 0, map[string]any{"jsonrpc:-32602": 10.0}, false},
 		{"http", []string{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10"}, 10, map[string]any{}, true},
+		{"open loop", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "500", "--connections", "2", "--duration", "1s"}, 500, map[string]any{}, true},
+		{"ramp", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "0-1000", "--duration", "1s"}, 500, map[string]any{}, true},
+		{"steps", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "100,300", "--step", "500ms"}, 200, map[string]any{}, true},
+		{"batched", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--batch", "10", "--period", "100ms", "--connections", "2", "--duration", "1s"}, 200, map[string]any{}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
+	"runtime"
+	"sort"
 	"strings"
 	"time"
 
@@ -16,18 +19,19 @@ import (
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
+	"golang.org/x/sys/unix"
 )
 
-func loadCmd(stdout io.Writer) *cobra.Command {
+func loadCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		concurrency               int
-		requests                  int64
-		duration, timeout, warmup time.Duration
-		rate                      float64
-		headers                   []string
-		data, rpcMethod, params   string
-		protos, importPaths       []string
-		format                    string
+		concurrency, connections, batch, maxWaiting int
+		requests                                    int64
+		duration, timeout, warmup, step, period     time.Duration
+		rate                                        string
+		headers                                     []string
+		data, rpcMethod, params                     string
+		protos, importPaths                         []string
+		format                                      string
 	)
 	c := &cobra.Command{
 		Use:   "load TARGET",
@@ -35,15 +39,28 @@ func loadCmd(stdout io.Writer) *cobra.Command {
 		Long: `load sends one request shape to one target and reports what it measured.
 TARGET is http(s)://HOST/PATH (with --jsonrpc for JSON-RPC 2.0) or
 grpc://HOST:PORT/package.Service/Method (types from server reflection, or
---proto files).`,
+--proto files).
+
+Load shapes:
+  --concurrency N            closed loop: N clients, each waiting for its answer (default)
+  --rate R --connections C   open loop: R arrivals/s in total over C connections, on an
+                             absolute timetable; latency counts from the intended send
+  --rate 100-1000            a linear ramp over --duration
+  --rate 100,500,1000        steps, each --step long (default: --duration split evenly)
+  --batch R --connections C  batched: R requests at the start of every --period on each
+                             connection (CometBFT's load-runner shape)`,
 		Example: "  tandem load grpc://127.0.0.1:9090/tandem.sample.v1.Ledger/GetBlock --data '{\"height\":5}' --concurrency 8 --duration 10s\n" +
-			"  tandem load http://127.0.0.1:8080/ --jsonrpc getbalance --params '[\"tz1000042\"]' --requests 10000 --format json",
+			"  tandem load http://127.0.0.1:8080/ping --rate 5000 --connections 16 --duration 30s\n" +
+			"  tandem load http://127.0.0.1:8080/ --jsonrpc getbalance --params '[\"tz1000042\"]' --rate 100-2000 --duration 20s --format json",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if rate > 0 {
-				return badInput(errors.New("--rate (open loop) is not supported by this tandem yet; use --concurrency"))
+			if rate != "" && batch > 0 {
+				return badInput(errors.New("--rate and --batch are two load shapes: choose one"))
 			}
-			if requests <= 0 && duration <= 0 {
+			if (rate != "" || batch > 0) && cmd.Flags().Changed("concurrency") {
+				return badInput(errors.New("--concurrency is the closed loop; with --rate or --batch use --connections"))
+			}
+			if requests <= 0 && duration <= 0 && !strings.Contains(rate, ",") {
 				duration = 10 * time.Second
 			}
 			body, err := readData(data)
@@ -54,22 +71,58 @@ grpc://HOST:PORT/package.Service/Method (types from server reflection, or
 			if err != nil {
 				return badInput(err)
 			}
+			var exec func(ctx context.Context) (results.Sample, error)
+			live := &load.Live{}
+			switch {
+			case rate != "":
+				sch, err := load.ParseRate(rate, duration, step)
+				if err != nil {
+					return badInput(fmt.Errorf("--rate: %w", err))
+				}
+				exec = bind(load.Open{Schedule: sch, Connections: connections, Requests: requests, Duration: duration,
+					MaxWaiting: maxWaiting, Timeout: timeout, Live: live}.Run, d)
+			case batch > 0:
+				if duration <= 0 {
+					return badInput(errors.New("--batch needs --duration"))
+				}
+				exec = bind(load.Batched{Connections: connections, PerPeriod: batch, Period: period, Duration: duration, Timeout: timeout, Live: live}.Run, d)
+			default:
+				exec = bind(load.Closed{Concurrency: concurrency, Requests: requests, Duration: duration, Timeout: timeout, Live: live}.Run, d)
+			}
 			ctx := cmd.Context()
 			if warmup > 0 {
-				if _, err := (load.Closed{Concurrency: concurrency, Duration: warmup, Timeout: timeout}).Run(ctx, d); err != nil {
+				if _, err := (load.Closed{Concurrency: max(concurrency, connections), Duration: warmup, Timeout: timeout}).Run(ctx, d); err != nil {
 					return badInput(err)
 				}
 			}
-			s, err := load.Closed{Concurrency: concurrency, Requests: requests, Duration: duration, Timeout: timeout}.Run(ctx, d)
+			var stopProgress func()
+			if isTerminal(stderr) {
+				stopProgress = progressLine(stderr, live, duration)
+			}
+			cpu0 := processCPU()
+			s, err := exec(ctx)
+			cpu := processCPU() - cpu0
+			if stopProgress != nil {
+				stopProgress()
+			}
 			if err != nil {
 				return badInput(err)
 			}
-			return printSample(stdout, format, s)
+			conns := connections
+			if rate == "" && batch == 0 {
+				conns = concurrency
+			}
+			return printSample(stdout, format, s, diagnose(s, cpu, conns))
 		},
 	}
 	f := c.Flags()
 	f.IntVar(&concurrency, "concurrency", 1, "closed loop: clients, each waiting for its answer")
-	f.Float64Var(&rate, "rate", 0, "open loop: total arrivals per second")
+	f.StringVar(&rate, "rate", "", "open loop: arrivals per second in total (R, FROM-TO for a ramp, R1,R2,… for steps)")
+	f.IntVar(&connections, "connections", 1, "open and batched loops: connections to spread the load over")
+	f.IntVar(&batch, "batch", 0, "batched loop: requests per period on each connection")
+	f.DurationVar(&period, "period", time.Second, "batched loop: the period")
+	f.DurationVar(&step, "step", 0, "length of each step of --rate R1,R2,…")
+	f.IntVar(&maxWaiting, "max-waiting", 10000, "open loop: arrivals that may wait for a free connection before arrivals are dropped")
 	f.Int64Var(&requests, "requests", 0, "stop after this many requests")
 	f.DurationVar(&duration, "duration", 0, "stop after this long (default 10s without --requests)")
 	f.DurationVar(&warmup, "warmup", 0, "send for this long first and discard it")
@@ -82,6 +135,11 @@ grpc://HOST:PORT/package.Service/Method (types from server reflection, or
 	f.StringArrayVar(&importPaths, "import-path", nil, "directory searched for --proto files and their imports")
 	f.StringVar(&format, "format", "text", "text, json or md")
 	return c
+}
+
+// bind fixes an executor's dialer.
+func bind(run func(context.Context, load.Dialer) (results.Sample, error), d load.Dialer) func(context.Context) (results.Sample, error) {
+	return func(ctx context.Context) (results.Sample, error) { return run(ctx, d) }
 }
 
 func readData(data string) ([]byte, error) {
@@ -128,39 +186,189 @@ func loadDialer(cmd *cobra.Command, target string, body []byte, rpcMethod, param
 	return nil, fmt.Errorf("target %q: want http://, https:// or grpc:// (ws:// and amqp:// are not supported by this tandem yet)", target)
 }
 
-func printSample(w io.Writer, format string, s results.Sample) error {
+// processCPU is the CPU time this process has used.
+func processCPU() time.Duration {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// progressLine redraws one status line on a terminal every half second
+// until the returned function is called.
+func progressLine(w io.Writer, live *load.Live, total time.Duration) func() {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				fmt.Fprint(w, "\r\033[K")
+				return
+			case <-t.C:
+				el := time.Since(start).Round(100 * time.Millisecond)
+				of := ""
+				if total > 0 {
+					of = " / " + total.String()
+				}
+				fmt.Fprintf(w, "\r\033[K%v%s  %s sent  %s ok  %s errors", el, of, report.Number(float64(live.Sent.Load())),
+					report.Number(float64(live.OK.Load())), report.Number(float64(live.Errors.Load())))
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
+// diagnose says why an open or batched loop did not reach its offered
+// rate, from what was measured: drops, busy connections, generator CPU.
+func diagnose(s results.Sample, cpu time.Duration, connections int) []string {
+	var warnings []string
+	elapsed := time.Duration(s.DurationNs)
+	if elapsed > 0 {
+		cores := float64(runtime.GOMAXPROCS(0))
+		if use := cpu.Seconds() / elapsed.Seconds() / cores; use >= 0.9 {
+			warnings = append(warnings, fmt.Sprintf("the generator used %.0f%% of its %d cores: it may have been the bottleneck, not the target", use*100, int(cores)))
+		}
+	}
+	if s.OfferedRate <= 0 || s.AchievedRate >= 0.99*s.OfferedRate && s.Dropped == 0 {
+		return warnings
+	}
+	msg := fmt.Sprintf("offered %s/s but achieved %s/s", report.Number(s.OfferedRate), report.Number(s.AchievedRate))
+	var why []string
+	if s.Dropped > 0 {
+		why = append(why, fmt.Sprintf("%s arrivals were dropped because too many waited for a free connection (--max-waiting)", report.Number(float64(s.Dropped))))
+	}
+	if mean := s.ServiceTimeNs.Mean; mean > 0 {
+		capacity := float64(connections) / (mean / 1e9)
+		if capacity < s.OfferedRate*1.05 {
+			why = append(why, fmt.Sprintf("%d connections at a mean service time of %s carry at most %s/s: add --connections or the target is saturated",
+				connections, report.Duration(mean), report.Number(capacity)))
+		}
+	}
+	if len(why) == 0 {
+		why = append(why, "the schedule lag shows the generator falling behind its timetable")
+	}
+	return append(warnings, msg+": "+strings.Join(why, "; "))
+}
+
+func printSample(w io.Writer, format string, s results.Sample, warnings []string) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(loadJSON(s))
-	case "text", "md":
-		sep := "  "
-		fmt.Fprintf(w, "requests      %d ok, %d errors in %v\n", s.OK, s.Requests-s.OK, time.Duration(s.DurationNs).Round(time.Millisecond))
-		fmt.Fprintf(w, "throughput    %.1f/s (%.1f %s/s)\n", s.Throughput, s.UnitsPerS, s.Unit)
-		d := s.LatencyNs
-		fmt.Fprintf(w, "latency       min %s%smean %s%sp50 %s%sp90 %s%sp99 %s%sp99.9 %s%smax %s\n",
-			report.Duration(float64(d.Min)), sep, report.Duration(d.Mean), sep, report.Duration(float64(d.P50)), sep,
-			report.Duration(float64(d.P90)), sep, report.Duration(float64(d.P99)), sep, report.Duration(float64(d.P999)), sep, report.Duration(float64(d.Max)))
-		for k, v := range s.Errors {
-			fmt.Fprintf(w, "error         %s × %d\n", k, v)
-		}
-		return nil
+		return enc.Encode(loadJSON(s, warnings))
+	case "text":
+		return loadText(w, s, warnings)
+	case "md":
+		return loadMarkdown(w, s, warnings)
 	}
 	return badInput(fmt.Errorf("--format %q: want text, json or md", format))
 }
 
-// loadJSON is the --format json object of DESIGN §5.
-func loadJSON(s results.Sample) map[string]any {
-	lag := s.ScheduleLagNs
-	if lag == nil {
-		lag = &results.Distribution{}
+func dist(d results.Distribution) []string {
+	return []string{report.Duration(float64(d.Min)), report.Duration(d.Mean), report.Duration(float64(d.P50)),
+		report.Duration(float64(d.P90)), report.Duration(float64(d.P99)), report.Duration(float64(d.P999)), report.Duration(float64(d.Max))}
+}
+
+func errorList(s results.Sample) string {
+	if len(s.Errors) == 0 {
+		return "none"
 	}
-	return map[string]any{
+	keys := make([]string, 0, len(s.Errors))
+	for k := range s.Errors {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s×%d", k, s.Errors[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// loadText is a compact report in the manner of vegeta's.
+func loadText(w io.Writer, s results.Sample, warnings []string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "requests      %d sent, %d ok, %d failed in %v\n", s.Requests, s.OK, s.Requests-s.OK, time.Duration(s.DurationNs).Round(time.Millisecond))
+	if s.OfferedRate > 0 {
+		fmt.Fprintf(&b, "rate          offered %s/s, achieved %s/s, dropped %d\n", report.Number(s.OfferedRate), report.Number(s.AchievedRate), s.Dropped)
+	}
+	fmt.Fprintf(&b, "throughput    %s/s ok, %s %s/s\n", report.Number(s.Throughput), report.Number(s.UnitsPerS), s.Unit)
+	fmt.Fprintf(&b, "              %-8s %-8s %-8s %-8s %-8s %-8s %-8s\n", "min", "mean", "p50", "p90", "p99", "p99.9", "max")
+	row := func(name string, d results.Distribution) {
+		fmt.Fprintf(&b, "%-14s", name)
+		for _, c := range dist(d) {
+			fmt.Fprintf(&b, "%-9s", c)
+		}
+		b.WriteString("\n")
+	}
+	if s.ScheduleLagNs != nil {
+		row("latency", s.LatencyNs)
+		row("service time", s.ServiceTimeNs)
+		row("schedule lag", *s.ScheduleLagNs)
+	} else {
+		row("latency", s.LatencyNs)
+	}
+	if s.FirstMessageNs != nil {
+		row("first message", *s.FirstMessageNs)
+	}
+	fmt.Fprintf(&b, "errors        %s\n", errorList(s))
+	for _, wn := range warnings {
+		fmt.Fprintf(&b, "warning: %s\n", wn)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func loadMarkdown(w io.Writer, s results.Sample, warnings []string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| requests | ok | failed | duration | offered/s | achieved/s | throughput/s | dropped |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| %d | %d | %d | %v | %s | %s | %s | %d |\n\n", s.Requests, s.OK, s.Requests-s.OK, time.Duration(s.DurationNs).Round(time.Millisecond),
+		report.Number(s.OfferedRate), report.Number(s.AchievedRate), report.Number(s.Throughput), s.Dropped)
+	b.WriteString("| | min | mean | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|---|\n")
+	row := func(name string, d results.Distribution) {
+		fmt.Fprintf(&b, "| %s | %s |\n", name, strings.Join(dist(d), " | "))
+	}
+	row("latency", s.LatencyNs)
+	if s.ScheduleLagNs != nil {
+		row("service time", s.ServiceTimeNs)
+		row("schedule lag", *s.ScheduleLagNs)
+	}
+	if s.FirstMessageNs != nil {
+		row("first message", *s.FirstMessageNs)
+	}
+	fmt.Fprintf(&b, "\nerrors: %s\n", errorList(s))
+	for _, wn := range warnings {
+		fmt.Fprintf(&b, "\n> warning: %s\n", wn)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// loadJSON is the --format json object of DESIGN §5: the sample's fields
+// plus warnings. offered_rate is null for a closed loop, which offers none.
+func loadJSON(s results.Sample, warnings []string) map[string]any {
+	var offered any
+	if s.OfferedRate > 0 {
+		offered = s.OfferedRate
+	}
+	out := map[string]any{
 		"requests": s.Requests, "ok": s.OK, "errors": s.Errors, "duration_ns": s.DurationNs,
-		"offered_rate": nil, "achieved_rate": float64(s.Requests) / (float64(s.DurationNs) / 1e9),
+		"offered_rate": offered, "achieved_rate": s.AchievedRate,
 		"throughput": s.Throughput, "unit": s.Unit, "units_per_s": s.UnitsPerS,
-		"latency_ns": s.LatencyNs, "service_time_ns": s.ServiceTimeNs, "schedule_lag_ns": lag,
-		"dropped": s.Dropped, "hdr": s.HDR,
+		"latency_ns": s.LatencyNs, "service_time_ns": s.ServiceTimeNs, "schedule_lag_ns": s.ScheduleLagNs,
+		"dropped": s.Dropped, "hdr": s.HDR, "series": s.Series, "warnings": warnings,
 	}
+	if out["warnings"] == nil {
+		out["warnings"] = []string{}
+	}
+	if s.FirstMessageNs != nil {
+		out["first_message_ns"] = s.FirstMessageNs
+	}
+	return out
 }

@@ -1,0 +1,270 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/tandem-bench/tandem/driver"
+	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/study"
+	"github.com/tandem-bench/tandem/target"
+)
+
+// executor runs one measured run of a scenario at one level against a
+// dialer; requests and bound are the calibrated count and time bound.
+type executor func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration) (results.Sample, error)
+
+// schedule is the open loop's timetable for a run of length d.
+func schedule(l study.Load, d time.Duration) load.Schedule {
+	switch {
+	case l.Ramp != nil:
+		return load.Ramp{From: l.Ramp.From, To: l.Ramp.To, Duration: d}
+	case len(l.Steps) > 0:
+		st := make(load.Steps, len(l.Steps))
+		for i, s := range l.Steps {
+			st[i] = load.Step{Rate: s.Rate, Duration: s.Duration}
+		}
+		return st
+	}
+	return load.Constant{Rate: l.Rate, Duration: d}
+}
+
+// executorFor returns the executor of a scenario's load shape at level
+// (the concurrency of a closed loop; unused otherwise).
+func (r *runner) executorFor(sc *study.Scenario, level int, unit string) executor {
+	timeout := r.s.Defaults.Timeout
+	l := sc.Load
+	switch l.Model() {
+	case "open":
+		return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration) (results.Sample, error) {
+			return load.Open{Schedule: schedule(l, bound), Connections: l.Connections, Requests: requests, Duration: bound,
+				MaxWaiting: l.MaxWaiting, Timeout: timeout, Unit: unit}.Run(ctx, d)
+		}
+	case "batched":
+		return func(ctx context.Context, d load.Dialer, _ int64, bound time.Duration) (results.Sample, error) {
+			return load.Batched{Connections: l.Connections, PerPeriod: l.Batch.PerPeriod, Period: l.Batch.Period,
+				Duration: bound, Timeout: timeout, Unit: unit}.Run(ctx, d)
+		}
+	}
+	return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration) (results.Sample, error) {
+		return load.Closed{Concurrency: level, Requests: requests, Duration: bound, Timeout: timeout, Unit: unit}.Run(ctx, d)
+	}
+}
+
+func resultsLoad(l study.Load, d time.Duration) results.Load {
+	out := results.Load{Model: l.Model(), Concurrency: l.Concurrency, Connections: l.Connections}
+	switch out.Model {
+	case "open":
+		sch := schedule(l, d)
+		out.Schedule = sch.String()
+		if c, ok := sch.(load.Constant); ok {
+			out.Rate = c.Rate
+		}
+	case "batched":
+		out.PerPeriod, out.PeriodNs = l.Batch.PerPeriod, int64(l.Batch.Period)
+		out.Rate = float64(l.Connections*l.Batch.PerPeriod) / l.Batch.Period.Seconds()
+	}
+	return out
+}
+
+func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
+	var ls []*live
+	for _, name := range sc.Targets {
+		for _, l := range r.live {
+			if l.spec.Name == name && l.err == nil {
+				ls = append(ls, l)
+			}
+		}
+	}
+	if len(ls) == 0 {
+		r.warn(fmt.Sprintf("scenario %s: skipped: none of its targets is running", sc.Name))
+		return nil
+	}
+	rounds := sc.Rounds
+	if r.o.Rounds > 0 {
+		rounds = r.o.Rounds
+	}
+	unit := r.s.Calls[sc.Call].Unit
+	if unit == "" {
+		unit = "request"
+	}
+	bound := sc.Duration
+	if len(sc.Load.Steps) > 0 {
+		bound = schedule(sc.Load, 0).Len()
+	}
+	rs := results.Scenario{Name: sc.Name, Call: sc.Call, Metric: "latency_p50_ns", Direction: "lower", Unit: unit,
+		Load: resultsLoad(sc.Load, bound), Rounds: []results.Round{}, Summary: []results.Summary{}, Comparisons: []results.Comparison{}}
+	if sc.Metric == "throughput" {
+		rs.Metric, rs.Direction = "units_per_s", "higher"
+	}
+	r.res.Scenarios = append(r.res.Scenarios, rs)
+	out := &r.res.Scenarios[len(r.res.Scenarios)-1]
+	callers := map[string]driver.Caller{}
+	for _, l := range ls {
+		c, err := r.caller(ctx, l, sc.Call)
+		if err != nil {
+			return err
+		}
+		callers[l.spec.Name] = c
+	}
+	levels := []int(sc.Load.Concurrency)
+	if sc.Load.Model() != "closed" {
+		levels = []int{0}
+	}
+	for _, level := range levels {
+		if err := r.level(ctx, sc, out, ls, callers, level, rounds, unit, bound); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *runner) headline(s results.Sample, higher bool) float64 {
+	if higher {
+		return s.UnitsPerS
+	}
+	if s.OK == 0 {
+		return math.NaN()
+	}
+	return float64(s.LatencyNs.P50)
+}
+
+func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Scenario, ls []*live,
+	callers map[string]driver.Caller, level, rounds int, unit string, bound time.Duration) error {
+	higher := sc.Metric == "throughput"
+	run := r.executorFor(sc, level, unit)
+	exec := func(l *live, requests int64, d time.Duration) (results.Sample, error) {
+		s, err := run(ctx, callers[l.spec.Name], requests, d)
+		if err == nil && l.proc != nil {
+			select {
+			case <-l.proc.Done():
+				err = l.proc.ExitErr()
+			default:
+			}
+		}
+		return s, err
+	}
+	name := sc.Name
+	if sc.Load.Model() == "closed" {
+		name = fmt.Sprintf("%s c=%d", sc.Name, level)
+	}
+	// Warm-up, discarded: the scenario's own load shape for warmup's length
+	// (a closed loop of the connections for batched loads).
+	warm := exec
+	if sc.Load.Model() == "batched" {
+		closed := r.executorFor(&study.Scenario{Load: study.Load{Concurrency: study.IntList{sc.Load.Connections}}}, sc.Load.Connections, unit)
+		warm = func(l *live, requests int64, d time.Duration) (results.Sample, error) {
+			return closed(ctx, callers[l.spec.Name], requests, d)
+		}
+	}
+	for _, l := range ls {
+		r.progress("%s: warm-up on %s (%v)", name, l.spec.Name, r.s.Defaults.Warmup)
+		if _, err := warm(l, 0, r.s.Defaults.Warmup); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r.fail(l, fmt.Errorf("scenario %s: warm-up on %s: %w", sc.Name, l.spec.Name, err))
+		}
+	}
+	ls = slices.DeleteFunc(slices.Clone(ls), func(l *live) bool { return l.err != nil })
+	requests := sc.Requests
+	if sc.Load.Model() == "closed" && requests == 0 && bound == 0 {
+		var err error
+		if requests, err = r.calibrate(ctx, sc, ls, level, exec); err != nil {
+			return err
+		}
+		bound = 3 * r.s.Defaults.MinDuration
+		r.progress("%s: calibrated to %d requests per run", name, requests)
+	}
+	out.Requests, out.DurationNs = requests, int64(bound)
+	for round := 1; round <= rounds; round++ {
+		order := slices.Clone(ls)
+		if round%2 == 0 {
+			slices.Reverse(order)
+		}
+		for i, l := range order {
+			if l.err != nil {
+				continue
+			}
+			s, err := exec(l, requests, bound)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			rd := results.Round{Round: round, Order: i + 1, Target: l.spec.Name, Concurrency: level, Sample: s, Headline: r.headline(s, higher)}
+			if err != nil {
+				rd.Failed, rd.Error, rd.Headline = true, err.Error(), 0
+				var exit *target.ExitError
+				if errors.As(err, &exit) {
+					r.fail(l, err)
+				}
+			}
+			if math.IsNaN(rd.Headline) {
+				rd.Failed, rd.Error, rd.Headline = true, "no successful request", 0
+			}
+			if rd.Errors == nil {
+				rd.Errors = map[string]int64{}
+			}
+			out.Rounds = append(out.Rounds, rd)
+			r.progress("%s round %d/%d %s: %s", name, round, rounds, l.spec.Name, describeRound(rd))
+			if err := r.save(); err != nil {
+				return err
+			}
+		}
+	}
+	r.summarize(out, ls, level, higher)
+	return r.save()
+}
+
+func describeRound(rd results.Round) string {
+	if rd.Failed {
+		return "failed: " + rd.Error
+	}
+	s := fmt.Sprintf("%d ok, %d errors, p50 %v, p99 %v, %.0f %s/s", rd.OK, rd.Requests-rd.OK,
+		time.Duration(rd.LatencyNs.P50), time.Duration(rd.LatencyNs.P99), rd.UnitsPerS, rd.Unit)
+	if rd.OfferedRate > 0 {
+		s += fmt.Sprintf(" (offered %.0f/s, achieved %.0f/s, dropped %d)", rd.OfferedRate, rd.AchievedRate, rd.Dropped)
+	}
+	return s
+}
+
+// minCalibrated is the fewest requests a calibrated run makes, so the
+// fastest target's percentiles rest on enough samples.
+const minCalibrated = 200
+
+// calibrate doubles the request count until a run on every target lasts
+// at least min_duration, and returns the count that makes the slowest
+// target's run last min_duration (at least minCalibrated).
+func (r *runner) calibrate(ctx context.Context, sc *study.Scenario, ls []*live, level int,
+	exec func(*live, int64, time.Duration) (results.Sample, error)) (int64, error) {
+	minDur := r.s.Defaults.MinDuration
+	best := int64(math.MaxInt64)
+	for _, l := range ls {
+		n := int64(16 * max(level, 1))
+		for {
+			s, err := exec(l, n, 2*minDur)
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+			if err != nil {
+				r.fail(l, fmt.Errorf("scenario %s: calibration on %s: %w", sc.Name, l.spec.Name, err))
+				break
+			}
+			if time.Duration(s.DurationNs) >= minDur || s.Requests < n {
+				// long enough, or cut short by the time bound: scale to min_duration
+				rate := float64(s.Requests) / time.Duration(s.DurationNs).Seconds()
+				best = min(best, max(int64(math.Ceil(rate*minDur.Seconds())), 1))
+				break
+			}
+			n *= 2
+		}
+	}
+	if best == math.MaxInt64 {
+		return 0, nil // every target failed and is recorded so
+	}
+	return max(best, minCalibrated), nil
+}
