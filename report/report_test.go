@@ -45,7 +45,16 @@ func TestGolden(t *testing.T) {
 			t.Fatalf("%v (go test -update creates it)", err)
 		}
 		if b.String() != string(want) {
-			t.Errorf("%s differs from the golden file; got:\n%s", c.file, b.String())
+			got, exp := strings.Split(b.String(), "\n"), strings.Split(string(want), "\n")
+			for i := 0; i < len(got) && i < len(exp); i++ {
+				if got[i] != exp[i] {
+					t.Errorf("%s differs from the golden file at line %d:\n got %.300s\nwant %.300s", c.file, i+1, got[i], exp[i])
+					break
+				}
+			}
+			if len(got) != len(exp) {
+				t.Errorf("%s: %d lines; golden has %d", c.file, len(got), len(exp))
+			}
 		}
 	}
 }
