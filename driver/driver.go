@@ -46,7 +46,8 @@ func New(ctx context.Context, call *study.Call, endpoint string, timeout time.Du
 		if err != nil {
 			return nil, err
 		}
-		c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, j.Path), RPCMethod: j.Method, RPCParams: params, Timeout: timeout})
+		c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, j.Path), RPCMethod: j.Method, RPCParams: params, Timeout: timeout,
+			HTTP2: j.HTTP2, Insecure: j.Insecure})
 		if err != nil {
 			return nil, err
 		}
@@ -62,7 +63,8 @@ func New(ctx context.Context, call *study.Call, endpoint string, timeout time.Du
 				return nil, err
 			}
 		}
-		c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, h.Path), Method: h.Method, Headers: h.Headers, Body: body, Timeout: timeout})
+		c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, h.Path), Method: h.Method, Headers: h.Headers, Body: body, Timeout: timeout,
+			HTTP2: h.HTTP2, Insecure: h.Insecure})
 		if err != nil {
 			return nil, err
 		}

@@ -29,9 +29,9 @@ type Result struct {
 }
 
 // Conn sends requests over one connection. A Conn is used by one worker at
-// a time.
+// a time. Do sends one request, which must end by deadline; ctx ends the run.
 type Conn interface {
-	Do(ctx context.Context) Result
+	Do(ctx context.Context, deadline time.Time) Result
 	Close() error
 }
 
@@ -93,15 +93,13 @@ func (r *run) merged() *recorder {
 // and records it, unless the run ended while it was in flight (then it
 // reports false and records nothing).
 func (r *run) one(ctx context.Context, i int, intended time.Time, timeout time.Duration) bool {
-	reqCtx, cancel := context.WithTimeout(ctx, timeout)
 	sent := time.Now()
 	if intended.IsZero() {
 		intended = sent
 	}
 	r.series.issue(sent)
-	res := r.conns[i].Do(reqCtx)
+	res := r.conns[i].Do(ctx, sent.Add(timeout))
 	end := time.Now()
-	cancel()
 	if ctx.Err() != nil && res.Status != "" {
 		return false // cut off by the end of the run, not a failure
 	}
@@ -202,6 +200,9 @@ type Open struct {
 }
 
 // Run dials the connections, runs the schedule and returns its sample.
+// The pacer sleeps on a thread of its own; it needs a P of its own too, so
+// callers should run an open loop with GOMAXPROCS of at least 2 (tandem's
+// commands do), or the pacer waits for the workers' P and lags.
 func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	if o.Schedule == nil {
 		return results.Sample{}, errors.New("load: open loop without a schedule")
@@ -289,6 +290,22 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	return s, nil
 }
 
+// sleepTimer waits until t on a runtime timer (up to a millisecond late
+// when the process is idle), or until ctx ends (false).
+func sleepTimer(ctx context.Context, timer *time.Timer, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer.Reset(d)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
 // Batched is the load shape of CometBFT's load runner: at the start of
 // every Period each of Connections connections sends PerPeriod requests
 // one after another. A batch that is not sent before its period ends is cut
@@ -341,11 +358,11 @@ func (b Batched) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sleep, release := precise()
-			defer release()
+			timer := time.NewTimer(time.Hour)
+			defer timer.Stop()
 			for p := int64(0); p < periods; p++ {
 				due := r.start.Add(time.Duration(p) * b.Period)
-				if !sleep(ctx, due) {
+				if !sleepTimer(ctx, timer, due) {
 					dropped.Add(int64(b.PerPeriod) * (periods - p))
 					return
 				}

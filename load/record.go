@@ -40,10 +40,13 @@ type recorder struct {
 	series                       *series
 }
 
+// newRecorder returns a recorder. In a closed loop latency and service time
+// are the same measurement, so only open loops keep a second histogram.
 func newRecorder(open bool, s *series) *recorder {
-	r := &recorder{latency: NewHistogram(), service: NewHistogram(), errors: map[string]int64{}, series: s}
+	r := &recorder{service: NewHistogram(), errors: map[string]int64{}, series: s}
+	r.latency = r.service
 	if open {
-		r.lag = NewHistogram()
+		r.latency, r.lag = NewHistogram(), NewHistogram()
 	}
 	return r
 }
@@ -56,8 +59,8 @@ func (r *recorder) record(intended, sent, end time.Time, res Result) {
 	}
 	r.service.RecordValue(clamp(int64(end.Sub(sent))))
 	lat := end.Sub(intended)
-	r.latency.RecordValue(clamp(int64(lat)))
 	if r.lag != nil {
+		r.latency.RecordValue(clamp(int64(lat)))
 		r.lag.RecordValue(clamp(int64(sent.Sub(intended))))
 	}
 	if res.First > 0 {
@@ -78,9 +81,9 @@ func (r *recorder) record(intended, sent, end time.Time, res Result) {
 }
 
 func (r *recorder) merge(o *recorder) {
-	r.latency.Merge(o.latency)
 	r.service.Merge(o.service)
 	if r.lag != nil && o.lag != nil {
+		r.latency.Merge(o.latency)
 		r.lag.Merge(o.lag)
 	}
 	if o.first != nil {

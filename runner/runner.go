@@ -111,9 +111,10 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 		} else if err := pinSelf(gen); err != nil {
 			r.warn(fmt.Sprintf("could not pin the generator to CPUs %v: %v", gen, err))
 		} else {
-			runtime.GOMAXPROCS(len(gen))
+			// one P per generator core, plus one for the open loop's pacer
+			runtime.GOMAXPROCS(len(gen) + 1)
 			r.res.Machine.GeneratorCPUs = gen
-			r.res.Machine.GOMAXPROCS = len(gen)
+			r.res.Machine.GOMAXPROCS = len(gen) + 1
 			targetCPUs = tgt
 		}
 	}

@@ -174,7 +174,13 @@ func (s *Server) listen() error {
 	mux := http.NewServeMux()
 	mux.Handle("POST /", &jsonrpcHandler{s: s})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	mux.HandleFunc("GET /ping", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write(pong)
+	})
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, Protocols: new(http.Protocols)}
+	s.http.Protocols.SetHTTP1(true)
+	s.http.Protocols.SetUnencryptedHTTP2(true) // h2c, for HTTP/2 clients
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -190,6 +196,8 @@ func (s *Server) listen() error {
 	}()
 	return nil
 }
+
+var pong = []byte("pong\n")
 
 // GRPCAddr is the address the gRPC API listens on.
 func (s *Server) GRPCAddr() string { return s.grpcLn.Addr().String() }

@@ -96,6 +96,9 @@ type HTTPCall struct {
 	Path    string            `yaml:"path" doc:"Path and query appended to the endpoint URL."`
 	Headers map[string]string `yaml:"headers" doc:"Request headers."`
 	Body    Value             `yaml:"body" doc:"Request body: a string as is, anything else as JSON."`
+	HTTP2   bool              `yaml:"http2" doc:"Speak HTTP/2: over TLS for https, h2c for http."`
+	// Insecure skips the verification of the server's certificate.
+	Insecure bool `yaml:"insecure" doc:"Do not verify the server's TLS certificate."`
 }
 
 // JSONRPCCall is a JSON-RPC 2.0 request over HTTP.
@@ -103,6 +106,9 @@ type JSONRPCCall struct {
 	Method string `yaml:"method,required" doc:"JSON-RPC method."`
 	Params Value  `yaml:"params" doc:"Params: a list or an object."`
 	Path   string `yaml:"path" doc:"Path appended to the endpoint URL."`
+	HTTP2  bool   `yaml:"http2" doc:"Speak HTTP/2: over TLS for https, h2c for http."`
+	// Insecure skips the verification of the server's certificate.
+	Insecure bool `yaml:"insecure" doc:"Do not verify the server's TLS certificate."`
 }
 
 // GRPCCall is a gRPC call.

@@ -68,6 +68,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"report", garbage, "--format", "pdf"}, exitBadInput, "unsupported results schema version"},
 		{[]string{"compare", garbage, garbage}, exitBadInput, "unsupported"},
 		{[]string{"load", "ftp://127.0.0.1/"}, exitBadInput, "want http://, https:// or grpc://"},
+		{[]string{"load", "http://127.0.0.1:1/", "--requests", "5"}, exitBadInput, "cannot use http://127.0.0.1:1/: the first request failed: refused"},
+		{[]string{"load", "grpc://127.0.0.1:1/a.B/C", "--requests", "5", "--timeout", "1s"}, exitBadInput, "cannot reach grpc://127.0.0.1:1/a.B/C"},
 		{[]string{"load", "http://127.0.0.1:1/", "--rate", "fast"}, exitBadInput, `--rate: rate "fast": want a non-negative number`},
 		{[]string{"load", "http://127.0.0.1:1/", "--rate", "10", "--batch", "5"}, exitBadInput, "two load shapes"},
 		{[]string{"load", "http://127.0.0.1:1/", "--rate", "10", "--concurrency", "5"}, exitBadInput, "use --connections"},

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -32,6 +33,8 @@ func loadCmd(stdout, stderr io.Writer) *cobra.Command {
 		data, rpcMethod, params                     string
 		protos, importPaths                         []string
 		format                                      string
+		http2, insecure                             bool
+		cpuprofile                                  string
 	)
 	c := &cobra.Command{
 		Use:   "load TARGET",
@@ -67,12 +70,18 @@ Load shapes:
 			if err != nil {
 				return badInput(err)
 			}
-			d, err := loadDialer(cmd, args[0], body, rpcMethod, params, headers, protos, importPaths, timeout)
+			d, err := loadDialer(cmd, args[0], body, rpcMethod, params, headers, protos, importPaths, timeout, http2, insecure)
 			if err != nil {
 				return badInput(err)
 			}
+			if (rate != "" || batch > 0) && runtime.GOMAXPROCS(0) < 2 {
+				runtime.GOMAXPROCS(2) // the pacer's own P (see load.Open)
+			}
 			var exec func(ctx context.Context) (results.Sample, error)
-			live := &load.Live{}
+			var live *load.Live
+			if isTerminal(stderr) {
+				live = &load.Live{}
+			}
 			switch {
 			case rate != "":
 				sch, err := load.ParseRate(rate, duration, step)
@@ -90,14 +99,28 @@ Load shapes:
 				exec = bind(load.Closed{Concurrency: concurrency, Requests: requests, Duration: duration, Timeout: timeout, Live: live}.Run, d)
 			}
 			ctx := cmd.Context()
+			if err := preflight(ctx, args[0], d, timeout); err != nil {
+				return badInput(err)
+			}
 			if warmup > 0 {
 				if _, err := (load.Closed{Concurrency: max(concurrency, connections), Duration: warmup, Timeout: timeout}).Run(ctx, d); err != nil {
 					return badInput(err)
 				}
 			}
 			var stopProgress func()
-			if isTerminal(stderr) {
+			if live != nil {
 				stopProgress = progressLine(stderr, live, duration)
+			}
+			if cpuprofile != "" {
+				f, err := os.Create(cpuprofile)
+				if err != nil {
+					return badInput(err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
 			}
 			cpu0 := processCPU()
 			s, err := exec(ctx)
@@ -134,7 +157,28 @@ Load shapes:
 	f.StringArrayVar(&protos, "proto", nil, ".proto file defining the service (repeatable); default: server reflection")
 	f.StringArrayVar(&importPaths, "import-path", nil, "directory searched for --proto files and their imports")
 	f.StringVar(&format, "format", "text", "text, json or md")
+	f.BoolVar(&http2, "http2", false, "speak HTTP/2 (TLS for https://, h2c for http://)")
+	f.BoolVar(&insecure, "insecure", false, "do not verify the server's TLS certificate")
+	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the generator (pprof) to this file")
 	return c
+}
+
+// preflight sends one request before the run, so an unreachable target, a
+// TLS mismatch or an answer that is not the protocol is one clear error,
+// not a run of failures. Statuses the target chose (http:503, grpc:…,
+// jsonrpc:…) are answers, and pass.
+func preflight(ctx context.Context, target string, d load.Dialer, timeout time.Duration) error {
+	cn, err := d.Dial(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot reach %s: %w", target, err)
+	}
+	defer cn.Close()
+	res := cn.Do(ctx, time.Now().Add(timeout))
+	switch res.Status {
+	case "refused", "reset", "eof", "tls", "timeout", "transport", "protocol":
+		return fmt.Errorf("cannot use %s: the first request failed: %s", target, res.Status)
+	}
+	return nil
 }
 
 // bind fixes an executor's dialer.
@@ -149,7 +193,8 @@ func readData(data string) ([]byte, error) {
 	return []byte(data), nil
 }
 
-func loadDialer(cmd *cobra.Command, target string, body []byte, rpcMethod, params string, headers, protos, importPaths []string, timeout time.Duration) (load.Dialer, error) {
+func loadDialer(cmd *cobra.Command, target string, body []byte, rpcMethod, params string, headers, protos, importPaths []string,
+	timeout time.Duration, http2, insecure bool) (load.Dialer, error) {
 	hdr := map[string]string{}
 	for _, h := range headers {
 		k, v, ok := strings.Cut(h, ":")
@@ -177,7 +222,7 @@ func loadDialer(cmd *cobra.Command, target string, body []byte, rpcMethod, param
 		if rpcMethod != "" && !json.Valid([]byte(params)) {
 			return nil, errors.New("--params: not valid JSON")
 		}
-		o := httpdrv.Options{URL: target, Headers: hdr, Body: body, Timeout: timeout}
+		o := httpdrv.Options{URL: target, Headers: hdr, Body: body, Timeout: timeout, HTTP2: http2, Insecure: insecure}
 		if rpcMethod != "" {
 			o.RPCMethod, o.RPCParams = rpcMethod, []byte(params)
 		}

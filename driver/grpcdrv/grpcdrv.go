@@ -11,6 +11,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bufbuild/protocompile"
 	"github.com/jhump/protoreflect/grpcreflect"
@@ -158,6 +159,8 @@ func (c *Caller) Dial(ctx context.Context) (load.Conn, error) {
 
 // DialConn is Dial with the concrete type, which can also Ask.
 func (c *Caller) DialConn(ctx context.Context) (*Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
 	cc, err := grpc.NewClient("passthrough:///"+c.opts.Addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -196,6 +199,9 @@ type Conn struct {
 	stream bool
 }
 
+// dialTimeout bounds the wait for a connection to become ready.
+const dialTimeout = 10 * time.Second
+
 var (
 	streamDesc = &grpc.StreamDesc{ServerStreams: true}
 	rawCall    = grpc.ForceCodecV2(rawCodec{})
@@ -203,7 +209,9 @@ var (
 
 // Do sends the request; for a server-streaming method the units are the
 // messages received.
-func (cn *Conn) Do(ctx context.Context) load.Result {
+func (cn *Conn) Do(ctx context.Context, deadline time.Time) load.Result {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	return cn.do(ctx, nil)
 }
 
@@ -221,6 +229,7 @@ func (cn *Conn) do(ctx context.Context, each func([]byte)) load.Result {
 		}
 		return load.Result{Units: 1}
 	}
+	start := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	st, err := cn.cc.NewStream(ctx, streamDesc, cn.c.path, rawCall)
@@ -234,14 +243,18 @@ func (cn *Conn) do(ctx context.Context, each func([]byte)) load.Result {
 		return load.Result{Status: Status(err)}
 	}
 	var n int64
+	var first time.Duration
 	cn.reply.keep = each != nil
 	for {
 		err := st.RecvMsg(&cn.reply)
 		if err == io.EOF {
-			return load.Result{Units: n}
+			return load.Result{Units: n, First: first}
 		}
 		if err != nil {
-			return load.Result{Status: Status(err), Units: n}
+			return load.Result{Status: Status(err), Units: n, First: first}
+		}
+		if n == 0 {
+			first = time.Since(start)
 		}
 		n++
 		if each != nil {

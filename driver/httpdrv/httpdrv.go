@@ -1,23 +1,30 @@
-// Package httpdrv sends HTTP requests and JSON-RPC 2.0 calls over HTTP. Each
-// connection is its own HTTP client with one TCP connection; the request
-// body is built once, and for JSON-RPC only the id changes per call.
+// Package httpdrv sends HTTP requests and JSON-RPC 2.0 calls over HTTP/1.1
+// (fasthttp, for a generator that is not the bottleneck) or HTTP/2 (TLS or
+// h2c, through net/http). Each connection is its own client
+// with one TCP connection; the request is built once, and for JSON-RPC only
+// the id changes per call. Answers are checked without decoding them whole.
 package httpdrv
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"crypto/tls"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
+	"github.com/buger/jsonparser"
 	"github.com/tandem-bench/tandem/load"
+	"github.com/valyala/fasthttp"
 )
 
 // Options describes one HTTP request or JSON-RPC call.
 type Options struct {
-	// URL is the full request URL.
+	// URL is the full request URL, http:// or https://.
 	URL string
 	// Method is the HTTP method; default GET, or POST with a body.
 	Method  string
@@ -27,6 +34,10 @@ type Options struct {
 	// (JSON) as its params.
 	RPCMethod string
 	RPCParams []byte
+	// HTTP2 speaks HTTP/2: over TLS for https://, cleartext (h2c) for http://.
+	HTTP2 bool
+	// Insecure skips the verification of the server's certificate.
+	Insecure bool
 	// Timeout bounds each request; default 10 s.
 	Timeout time.Duration
 }
@@ -34,37 +45,38 @@ type Options struct {
 // Caller sends one request shape.
 type Caller struct {
 	opts           Options
+	u              *url.URL
 	prefix, suffix []byte // a JSON-RPC body is prefix + id + suffix
 }
 
 // New checks opts and returns a Caller.
 func New(opts Options) (*Caller, error) {
-	req, err := http.NewRequest(http.MethodGet, opts.URL, nil)
+	u, err := url.Parse(opts.URL)
 	if err != nil {
 		return nil, fmt.Errorf("url %q: %w", opts.URL, err)
 	}
-	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
-		return nil, fmt.Errorf("url %q: want http:// or https://", opts.URL)
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("url %q: want http://HOST/… or https://HOST/…", opts.URL)
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second
 	}
-	c := &Caller{opts: opts}
+	c := &Caller{opts: opts, u: u}
+	c.opts.Headers = map[string]string{}
+	for k, v := range opts.Headers {
+		c.opts.Headers[k] = v
+	}
 	if opts.RPCMethod != "" {
-		method, _ := json.Marshal(opts.RPCMethod)
 		params := opts.RPCParams
 		if len(params) == 0 {
 			params = []byte("[]")
 		}
-		if !json.Valid(params) {
+		if !jsonValid(params) {
 			return nil, fmt.Errorf("params for %s: not valid JSON", opts.RPCMethod)
 		}
 		c.prefix = []byte(`{"jsonrpc":"2.0","id":`)
-		c.suffix = fmt.Appendf(nil, `,"method":%s,"params":%s}`, method, params)
+		c.suffix = fmt.Appendf(nil, `,"method":%s,"params":%s}`, strconv.Quote(opts.RPCMethod), params)
 		c.opts.Method = http.MethodPost
-		if c.opts.Headers == nil {
-			c.opts.Headers = map[string]string{}
-		}
 		c.opts.Headers["Content-Type"] = "application/json"
 	} else if c.opts.Method == "" {
 		c.opts.Method = http.MethodGet
@@ -75,98 +87,214 @@ func New(opts Options) (*Caller, error) {
 	return c, nil
 }
 
+func jsonValid(b []byte) bool {
+	_, _, _, err := jsonparser.Get(b)
+	return err == nil
+}
+
 // Dial returns a connection; the TCP connection opens on the first request.
 func (c *Caller) Dial(ctx context.Context) (load.Conn, error) { return c.DialConn(ctx) }
 
 // DialConn is Dial with the concrete type, which can also Ask.
 func (c *Caller) DialConn(context.Context) (*Conn, error) {
-	tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true,
-		ResponseHeaderTimeout: c.opts.Timeout, ForceAttemptHTTP2: false}
-	return &Conn{c: c, client: &http.Client{Transport: tr, Timeout: c.opts.Timeout}}, nil
+	cn := &Conn{c: c}
+	tlsConf := &tls.Config{InsecureSkipVerify: c.opts.Insecure, ServerName: c.u.Hostname()}
+	if c.opts.HTTP2 {
+		tr := &http.Transport{TLSClientConfig: tlsConf, DisableCompression: true, MaxConnsPerHost: 1, Protocols: new(http.Protocols)}
+		if c.u.Scheme == "http" {
+			tr.Protocols.SetUnencryptedHTTP2(true) // h2c
+		} else {
+			tr.Protocols.SetHTTP2(true)
+		}
+		cn.h2 = &http.Client{Transport: tr}
+		return cn, nil
+	}
+	addr := c.u.Host
+	if c.u.Port() == "" {
+		addr = net.JoinHostPort(c.u.Hostname(), map[string]string{"http": "80", "https": "443"}[c.u.Scheme])
+	}
+	cn.hc = &fasthttp.HostClient{Addr: addr, IsTLS: c.u.Scheme == "https", TLSConfig: tlsConf, MaxConns: 1,
+		MaxIdemponentCallAttempts: 1, DisableHeaderNamesNormalizing: true, DisablePathNormalizing: true}
+	cn.req, cn.resp = &fasthttp.Request{}, &fasthttp.Response{}
+	cn.req.SetRequestURI(c.opts.URL)
+	cn.req.Header.SetMethod(c.opts.Method)
+	for k, v := range c.opts.Headers {
+		cn.req.Header.Set(k, v)
+	}
+	if c.prefix == nil {
+		cn.req.SetBodyRaw(c.opts.Body)
+	}
+	return cn, nil
 }
 
 // Conn is one HTTP connection.
 type Conn struct {
-	c      *Caller
-	client *http.Client
-	id     int64
-	body   []byte
-	buf    bytes.Buffer
-}
-
-type rpcReply struct {
-	ID     json.RawMessage `json:"id"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code int `json:"code"`
-	} `json:"error"`
+	c    *Caller
+	hc   *fasthttp.HostClient
+	req  *fasthttp.Request
+	resp *fasthttp.Response
+	h2   *http.Client
+	id   int64
+	body []byte
+	buf  bytes.Buffer
 }
 
 // Do sends the request once.
-func (cn *Conn) Do(ctx context.Context) load.Result {
-	_, res := cn.ask(ctx, false)
+func (cn *Conn) Do(ctx context.Context, deadline time.Time) load.Result {
+	_, res := cn.ask(ctx, deadline, false)
 	return res
 }
 
 // Ask sends the request once and returns the answer: a JSON-RPC call's
 // result, or an HTTP response's body.
 func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
-	ans, res := cn.ask(ctx, true)
+	ans, res := cn.ask(ctx, time.Now().Add(cn.c.opts.Timeout), true)
 	if ans == nil {
 		return nil, res
 	}
-	return [][]byte{ans}, res
+	return [][]byte{bytes.Clone(ans)}, res
 }
 
-func (cn *Conn) ask(ctx context.Context, keep bool) ([]byte, load.Result) {
+func (cn *Conn) nextBody() []byte {
 	c := cn.c
-	body := c.opts.Body
-	if c.prefix != nil {
-		cn.id++
-		cn.body = append(strconv.AppendInt(append(cn.body[:0], c.prefix...), cn.id, 10), c.suffix...)
-		body = cn.body
-	}
-	req, err := http.NewRequestWithContext(ctx, c.opts.Method, c.opts.URL, bytes.NewReader(body))
-	if err != nil {
-		return nil, load.Result{Status: "transport"}
-	}
-	for k, v := range c.opts.Headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := cn.client.Do(req)
-	if err != nil {
-		return nil, load.Result{Status: load.TransportStatus(err)}
-	}
-	cn.buf.Reset()
-	_, err = cn.buf.ReadFrom(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, load.Result{Status: load.TransportStatus(err)}
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, load.Result{Status: "http:" + strconv.Itoa(resp.StatusCode)}
-	}
 	if c.prefix == nil {
+		return c.opts.Body
+	}
+	cn.id++
+	cn.body = append(strconv.AppendInt(append(cn.body[:0], c.prefix...), cn.id, 10), c.suffix...)
+	return cn.body
+}
+
+// ask sends the request; the returned answer is only valid until the next
+// request on the connection.
+func (cn *Conn) ask(ctx context.Context, deadline time.Time, keep bool) ([]byte, load.Result) {
+	body := cn.nextBody()
+	var status int
+	var payload []byte
+	if cn.h2 != nil {
+		ctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, cn.c.opts.Method, cn.c.opts.URL, bytes.NewReader(body))
+		if err != nil {
+			return nil, load.Result{Status: "transport"}
+		}
+		for k, v := range cn.c.opts.Headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := cn.h2.Do(req)
+		if err != nil {
+			return nil, load.Result{Status: load.TransportStatus(err)}
+		}
+		cn.buf.Reset()
+		_, err = cn.buf.ReadFrom(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, load.Result{Status: load.TransportStatus(err)}
+		}
+		status, payload = resp.StatusCode, cn.buf.Bytes()
+	} else {
+		if cn.c.prefix != nil {
+			cn.req.SetBodyRaw(body)
+		}
+		if err := cn.hc.DoDeadline(cn.req, cn.resp, deadline); err != nil {
+			return nil, load.Result{Status: fastStatus(err)}
+		}
+		status, payload = cn.resp.StatusCode(), cn.resp.Body()
+	}
+	if status < 200 || status > 299 {
+		return nil, load.Result{Status: httpStatus(status)}
+	}
+	if cn.c.prefix == nil {
 		if keep {
-			return bytes.Clone(cn.buf.Bytes()), load.Result{Units: 1}
+			return payload, load.Result{Units: 1}
 		}
 		return nil, load.Result{Units: 1}
 	}
-	var reply rpcReply
-	if err := json.Unmarshal(cn.buf.Bytes(), &reply); err != nil {
+	return CheckReply(payload, cn.id)
+}
+
+// CheckReply checks a JSON-RPC 2.0 answer to the request with the given
+// id and returns its result: status protocol for an answer that is not
+// JSON-RPC or answers another id, jsonrpc:CODE for an error object.
+func CheckReply(reply []byte, id int64) ([]byte, load.Result) {
+	got, err := jsonparser.GetInt(reply, "id")
+	if err != nil || got != id {
 		return nil, load.Result{Status: "protocol"}
 	}
-	if id, err := strconv.ParseInt(string(reply.ID), 10, 64); err != nil || id != cn.id {
+	if errObj, typ, _, err := jsonparser.Get(reply, "error"); err == nil && typ != jsonparser.Null {
+		code, err := jsonparser.GetInt(errObj, "code")
+		if err != nil {
+			return nil, load.Result{Status: "protocol"}
+		}
+		return nil, load.Result{Status: rpcStatus(code)}
+	}
+	result, typ, _, err := jsonparser.Get(reply, "result")
+	if err != nil {
 		return nil, load.Result{Status: "protocol"}
 	}
-	if reply.Error != nil {
-		return nil, load.Result{Status: "jsonrpc:" + strconv.Itoa(reply.Error.Code)}
+	if typ == jsonparser.String {
+		// keep the quotes: the result is JSON
+		start := bytes.Index(reply, result)
+		if start > 0 && start+len(result) < len(reply) {
+			result = reply[start-1 : start+len(result)+1]
+		}
 	}
-	return reply.Result, load.Result{Units: 1}
+	return result, load.Result{Units: 1}
+}
+
+// Status strings are interned so that recording a failure allocates nothing.
+var (
+	httpStatuses = map[int]string{}
+	rpcStatuses  = map[int64]string{}
+)
+
+func init() {
+	for code := 100; code < 600; code++ {
+		httpStatuses[code] = "http:" + strconv.Itoa(code)
+	}
+	for _, code := range []int64{-32700, -32600, -32601, -32602, -32603} {
+		rpcStatuses[code] = "jsonrpc:" + strconv.FormatInt(code, 10)
+	}
+}
+
+func httpStatus(code int) string {
+	if s, ok := httpStatuses[code]; ok {
+		return s
+	}
+	return "http:" + strconv.Itoa(code)
+}
+
+func rpcStatus(code int64) string {
+	if s, ok := rpcStatuses[code]; ok {
+		return s
+	}
+	return "jsonrpc:" + strconv.FormatInt(code, 10)
+}
+
+func fastStatus(err error) string {
+	switch {
+	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, fasthttp.ErrDialTimeout):
+		return "timeout"
+	case errors.Is(err, fasthttp.ErrConnectionClosed):
+		return "reset"
+	}
+	if st := load.TransportStatus(err); st != "transport" {
+		return st
+	}
+	var ne net.Error
+	if !errors.As(err, &ne) {
+		return "protocol" // the answer was not HTTP
+	}
+	return "transport"
 }
 
 // Close closes the connection.
 func (cn *Conn) Close() error {
-	cn.client.CloseIdleConnections()
+	if cn.h2 != nil {
+		cn.h2.CloseIdleConnections()
+	}
+	if cn.hc != nil {
+		cn.hc.CloseIdleConnections()
+	}
 	return nil
 }

@@ -1,0 +1,177 @@
+package httpdrv
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/buger/jsonparser"
+)
+
+func do(t *testing.T, o Options) ([][]byte, string) {
+	t.Helper()
+	c, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn, err := c.DialConn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cn.Close()
+	ans, res := cn.Ask(context.Background())
+	return ans, res.Status
+}
+
+func TestHTTPRequestShape(t *testing.T) {
+	var gotMethod, gotHeader, gotBody string
+	var gotProto int
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		gotMethod, gotHeader, gotBody, gotProto = r.Method, r.Header.Get("X-Test"), string(b), r.ProtoMajor
+		io.WriteString(w, "answer")
+	})
+	plain := httptest.NewServer(h)
+	defer plain.Close()
+	ans, st := do(t, Options{URL: plain.URL + "/x", Headers: map[string]string{"X-Test": "yes"}, Body: []byte("payload")})
+	if st != "" || string(ans[0]) != "answer" || gotMethod != "POST" || gotHeader != "yes" || gotBody != "payload" || gotProto != 1 {
+		t.Errorf("HTTP/1.1: %q %q; server saw %s %q %q HTTP/%d", ans, st, gotMethod, gotHeader, gotBody, gotProto)
+	}
+
+	tlsSrv := httptest.NewUnstartedServer(h)
+	tlsSrv.EnableHTTP2 = true
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	if _, st := do(t, Options{URL: tlsSrv.URL, HTTP2: true, Insecure: true}); st != "" || gotProto != 2 {
+		t.Errorf("HTTP/2 over TLS: status %q, server saw HTTP/%d", st, gotProto)
+	}
+	if _, st := do(t, Options{URL: tlsSrv.URL, Insecure: true}); st != "" || gotProto != 1 {
+		t.Errorf("HTTP/1.1 over TLS: status %q, server saw HTTP/%d", st, gotProto)
+	}
+	if _, st := do(t, Options{URL: tlsSrv.URL}); st != "tls" {
+		t.Errorf("untrusted certificate: status %q; want tls", st)
+	}
+	if _, st := do(t, Options{URL: strings.Replace(plain.URL, "http:", "https:", 1)}); st != "tls" {
+		t.Errorf("https to a plain server: status %q; want tls", st)
+	}
+
+	h2c := httptest.NewUnstartedServer(h)
+	h2c.Config.Protocols = new(http.Protocols)
+	h2c.Config.Protocols.SetHTTP1(true)
+	h2c.Config.Protocols.SetUnencryptedHTTP2(true)
+	h2c.Start()
+	defer h2c.Close()
+	if _, st := do(t, Options{URL: h2c.URL, HTTP2: true}); st != "" || gotProto != 2 {
+		t.Errorf("h2c: status %q, server saw HTTP/%d", st, gotProto)
+	}
+}
+
+func TestJSONRPC(t *testing.T) {
+	reply := ""
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		id, _ := jsonparser.GetInt(body, "id")
+		method, _ := jsonparser.GetString(body, "method")
+		if method != "m" || r.Header.Get("Content-Type") != "application/json" {
+			w.WriteHeader(400)
+			return
+		}
+		io.WriteString(w, strings.ReplaceAll(reply, "ID", itoa(id)))
+	}))
+	defer srv.Close()
+	cases := []struct {
+		reply, want, status string
+	}{
+		{`{"jsonrpc":"2.0","id":ID,"result":{"a":[1,2]}}`, `{"a":[1,2]}`, ""},
+		{`{"jsonrpc":"2.0","id":ID,"result":"abc"}`, `"abc"`, ""},
+		{`{"jsonrpc":"2.0","id":ID,"result":null,"error":{"code":-5,"message":"no"}}`, "", "jsonrpc:-5"},
+		{`{"jsonrpc":"2.0","id":999,"result":1}`, "", "protocol"},
+		{`not json`, "", "protocol"},
+		{`{"jsonrpc":"2.0","id":ID}`, "", "protocol"},
+	}
+	for _, c := range cases {
+		reply = c.reply
+		ans, st := do(t, Options{URL: srv.URL, RPCMethod: "m", RPCParams: []byte(`[1,"x"]`)})
+		got := ""
+		if len(ans) > 0 {
+			got = string(ans[0])
+		}
+		if got != c.want || st != c.status {
+			t.Errorf("reply %s: answer %q, status %q; want %q, %q", c.reply, got, st, c.want, c.status)
+		}
+	}
+	if _, err := New(Options{URL: srv.URL, RPCMethod: "m", RPCParams: []byte(`[1,`)}); err == nil {
+		t.Error("invalid params accepted")
+	}
+}
+
+func itoa(i int64) string { return strconv.FormatInt(i, 10) }
+
+// badServer accepts connections and answers each with f.
+func badServer(t *testing.T, f func(net.Conn)) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(5 * time.Second))
+				buf := make([]byte, 4096)
+				c.Read(buf)
+				f(c)
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/"
+}
+
+func TestBadServers(t *testing.T) {
+	garbage := badServer(t, func(c net.Conn) { io.WriteString(c, "HELLO THERE\r\n\r\n") })
+	if _, st := do(t, Options{URL: garbage, Timeout: 2 * time.Second}); st != "protocol" {
+		t.Errorf("garbage answer: status %q; want protocol", st)
+	}
+	reset := badServer(t, func(c net.Conn) { c.(*net.TCPConn).SetLinger(0) })
+	if _, st := do(t, Options{URL: reset, Timeout: 2 * time.Second}); st != "reset" && st != "eof" {
+		t.Errorf("reset connection: status %q; want reset or eof", st)
+	}
+	silent := badServer(t, func(c net.Conn) { time.Sleep(2 * time.Second) })
+	if _, st := do(t, Options{URL: silent, Timeout: 200 * time.Millisecond}); st != "timeout" {
+		t.Errorf("silent server: status %q; want timeout", st)
+	}
+	if _, st := do(t, Options{URL: "http://127.0.0.1:1/", Timeout: time.Second}); st != "refused" {
+		t.Errorf("closed port: status %q; want refused", st)
+	}
+	for _, bad := range []string{"ftp://x/", "http://", "::"} {
+		if _, err := New(Options{URL: bad}); err == nil {
+			t.Errorf("New(%q) = nil error", bad)
+		}
+	}
+}
+
+func FuzzCheckReply(f *testing.F) {
+	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"result":{"a":1}}`, `{"id":1,"error":{"code":-32601}}`, `{"id":1,"result":"x"}`, `[]`, `{"id":"1"}`, ``} {
+		f.Add([]byte(s), int64(1))
+	}
+	f.Fuzz(func(t *testing.T, reply []byte, id int64) {
+		res, r := CheckReply(reply, id)
+		if r.Status == "" && (r.Units != 1 || res == nil) {
+			t.Fatalf("CheckReply(%q) succeeded with units %d and result %q", reply, r.Units, res)
+		}
+		if r.Status != "" && res != nil {
+			t.Fatalf("CheckReply(%q) failed (%s) but returned a result", reply, r.Status)
+		}
+	})
+}
