@@ -26,7 +26,14 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
 	if string(got) != string(want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
+		g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := 0; i < len(g) && i < len(w); i++ {
+			if g[i] != w[i] {
+				t.Errorf("%s differs at line %d (go test -update rewrites it):\n got %s\nwant %s", path, i+1, g[i], w[i])
+				return
+			}
+		}
+		t.Errorf("%s: %d lines; want %d (go test -update rewrites it)", path, len(g), len(w))
 	}
 }
 
