@@ -6,6 +6,7 @@ require (
 	github.com/HdrHistogram/hdrhistogram-go v1.1.2
 	github.com/bufbuild/protocompile v0.14.1
 	github.com/buger/jsonparser v1.1.1
+	github.com/coder/websocket v1.8.15
 	github.com/jhump/protoreflect v1.19.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tandem-bench/tandem/driver/grpcdrv"
 	"github.com/tandem-bench/tandem/driver/httpdrv"
+	"github.com/tandem-bench/tandem/driver/wsdrv"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/study"
 )
@@ -69,8 +70,31 @@ func New(ctx context.Context, call *study.Call, endpoint string, timeout time.Du
 			return nil, err
 		}
 		return httpCaller{c}, nil
+	case study.ProtoWS:
+		w := call.WS
+		params, err := toJSON(w.Params)
+		if err != nil {
+			return nil, err
+		}
+		c, err := wsdrv.New(wsdrv.Options{URL: joinURL(endpoint, w.Path), Method: w.Method, Params: params, Timeout: timeout})
+		if err != nil {
+			return nil, err
+		}
+		return wsCaller{c}, nil
 	}
 	return nil, fmt.Errorf("%s calls are not supported by this tandem yet", call.Protocol())
+}
+
+type wsCaller struct{ *wsdrv.Caller }
+
+func (w wsCaller) Ask(ctx context.Context) ([][]byte, load.Result, error) {
+	cn, err := w.DialConn(ctx)
+	if err != nil {
+		return nil, load.Result{}, err
+	}
+	defer cn.Close()
+	ans, res := cn.Ask(ctx)
+	return ans, res, nil
 }
 
 func joinURL(base, path string) string {

@@ -67,7 +67,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"report", garbage}, exitBadInput, "unsupported results schema version"},
 		{[]string{"report", garbage, "--format", "pdf"}, exitBadInput, "unsupported results schema version"},
 		{[]string{"compare", garbage, garbage}, exitBadInput, "unsupported"},
-		{[]string{"load", "ftp://127.0.0.1/"}, exitBadInput, "want http://, https:// or grpc://"},
+		{[]string{"load", "ftp://127.0.0.1/"}, exitBadInput, "want http://, https://, grpc://, ws:// or wss://"},
 		{[]string{"load", "http://127.0.0.1:1/", "--requests", "5"}, exitBadInput, "cannot use http://127.0.0.1:1/: the first request failed: refused"},
 		{[]string{"load", "grpc://127.0.0.1:1/a.B/C", "--requests", "5", "--timeout", "1s"}, exitBadInput, "cannot reach grpc://127.0.0.1:1/a.B/C"},
 		{[]string{"load", "http://127.0.0.1:1/", "--rate", "fast"}, exitBadInput, `--rate: rate "fast": want a non-negative number`},

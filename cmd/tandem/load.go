@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tandem-bench/tandem/driver/grpcdrv"
 	"github.com/tandem-bench/tandem/driver/httpdrv"
+	"github.com/tandem-bench/tandem/driver/wsdrv"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
@@ -40,9 +41,10 @@ func loadCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "load TARGET",
 		Short: "Load one target ad hoc, like vegeta, ghz or wrk2",
 		Long: `load sends one request shape to one target and reports what it measured.
-TARGET is http(s)://HOST/PATH (with --jsonrpc for JSON-RPC 2.0) or
+TARGET is http(s)://HOST/PATH (with --jsonrpc for JSON-RPC 2.0),
 grpc://HOST:PORT/package.Service/Method (types from server reflection, or
---proto files).
+--proto files), or ws(s)://HOST/PATH with --jsonrpc (JSON-RPC over WebSocket,
+answers matched by id).
 
 Load shapes:
   --concurrency N            closed loop: N clients, each waiting for its answer (default)
@@ -227,8 +229,13 @@ func loadDialer(cmd *cobra.Command, target string, body []byte, rpcMethod, param
 			o.RPCMethod, o.RPCParams = rpcMethod, []byte(params)
 		}
 		return httpdrv.New(o)
+	case "ws", "wss":
+		if rpcMethod == "" {
+			return nil, errors.New("a ws:// target needs --jsonrpc METHOD (and --params)")
+		}
+		return wsdrv.New(wsdrv.Options{URL: target, Method: rpcMethod, Params: []byte(params), Timeout: timeout})
 	}
-	return nil, fmt.Errorf("target %q: want http://, https:// or grpc:// (ws:// and amqp:// are not supported by this tandem yet)", target)
+	return nil, fmt.Errorf("target %q: want http://, https://, grpc://, ws:// or wss:// (amqp:// is not supported by this tandem yet)", target)
 }
 
 // processCPU is the CPU time this process has used.

@@ -17,7 +17,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/buger/jsonparser"
+	"github.com/tandem-bench/tandem/driver/jsonrpc"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/valyala/fasthttp"
 )
@@ -44,9 +44,9 @@ type Options struct {
 
 // Caller sends one request shape.
 type Caller struct {
-	opts           Options
-	u              *url.URL
-	prefix, suffix []byte // a JSON-RPC body is prefix + id + suffix
+	opts Options
+	u    *url.URL
+	rpc  *jsonrpc.Request
 }
 
 // New checks opts and returns a Caller.
@@ -67,15 +67,9 @@ func New(opts Options) (*Caller, error) {
 		c.opts.Headers[k] = v
 	}
 	if opts.RPCMethod != "" {
-		params := opts.RPCParams
-		if len(params) == 0 {
-			params = []byte("[]")
+		if c.rpc, err = jsonrpc.NewRequest(opts.RPCMethod, opts.RPCParams); err != nil {
+			return nil, err
 		}
-		if !jsonValid(params) {
-			return nil, fmt.Errorf("params for %s: not valid JSON", opts.RPCMethod)
-		}
-		c.prefix = []byte(`{"jsonrpc":"2.0","id":`)
-		c.suffix = fmt.Appendf(nil, `,"method":%s,"params":%s}`, strconv.Quote(opts.RPCMethod), params)
 		c.opts.Method = http.MethodPost
 		c.opts.Headers["Content-Type"] = "application/json"
 	} else if c.opts.Method == "" {
@@ -85,11 +79,6 @@ func New(opts Options) (*Caller, error) {
 		}
 	}
 	return c, nil
-}
-
-func jsonValid(b []byte) bool {
-	_, _, _, err := jsonparser.Get(b)
-	return err == nil
 }
 
 // Dial returns a connection; the TCP connection opens on the first request.
@@ -121,7 +110,7 @@ func (c *Caller) DialConn(context.Context) (*Conn, error) {
 	for k, v := range c.opts.Headers {
 		cn.req.Header.Set(k, v)
 	}
-	if c.prefix == nil {
+	if c.rpc == nil {
 		cn.req.SetBodyRaw(c.opts.Body)
 	}
 	return cn, nil
@@ -156,12 +145,11 @@ func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
 }
 
 func (cn *Conn) nextBody() []byte {
-	c := cn.c
-	if c.prefix == nil {
-		return c.opts.Body
+	if cn.c.rpc == nil {
+		return cn.c.opts.Body
 	}
 	cn.id++
-	cn.body = append(strconv.AppendInt(append(cn.body[:0], c.prefix...), cn.id, 10), c.suffix...)
+	cn.body = cn.c.rpc.Append(cn.body[:0], cn.id)
 	return cn.body
 }
 
@@ -193,7 +181,7 @@ func (cn *Conn) ask(ctx context.Context, deadline time.Time, keep bool) ([]byte,
 		}
 		status, payload = resp.StatusCode, cn.buf.Bytes()
 	} else {
-		if cn.c.prefix != nil {
+		if cn.c.rpc != nil {
 			cn.req.SetBodyRaw(body)
 		}
 		if err := cn.hc.DoDeadline(cn.req, cn.resp, deadline); err != nil {
@@ -204,56 +192,21 @@ func (cn *Conn) ask(ctx context.Context, deadline time.Time, keep bool) ([]byte,
 	if status < 200 || status > 299 {
 		return nil, load.Result{Status: httpStatus(status)}
 	}
-	if cn.c.prefix == nil {
+	if cn.c.rpc == nil {
 		if keep {
 			return payload, load.Result{Units: 1}
 		}
 		return nil, load.Result{Units: 1}
 	}
-	return CheckReply(payload, cn.id)
+	return jsonrpc.CheckReply(payload, cn.id)
 }
 
-// CheckReply checks a JSON-RPC 2.0 answer to the request with the given
-// id and returns its result: status protocol for an answer that is not
-// JSON-RPC or answers another id, jsonrpc:CODE for an error object.
-func CheckReply(reply []byte, id int64) ([]byte, load.Result) {
-	got, err := jsonparser.GetInt(reply, "id")
-	if err != nil || got != id {
-		return nil, load.Result{Status: "protocol"}
-	}
-	if errObj, typ, _, err := jsonparser.Get(reply, "error"); err == nil && typ != jsonparser.Null {
-		code, err := jsonparser.GetInt(errObj, "code")
-		if err != nil {
-			return nil, load.Result{Status: "protocol"}
-		}
-		return nil, load.Result{Status: rpcStatus(code)}
-	}
-	result, typ, _, err := jsonparser.Get(reply, "result")
-	if err != nil {
-		return nil, load.Result{Status: "protocol"}
-	}
-	if typ == jsonparser.String {
-		// keep the quotes: the result is JSON
-		start := bytes.Index(reply, result)
-		if start > 0 && start+len(result) < len(reply) {
-			result = reply[start-1 : start+len(result)+1]
-		}
-	}
-	return result, load.Result{Units: 1}
-}
-
-// Status strings are interned so that recording a failure allocates nothing.
-var (
-	httpStatuses = map[int]string{}
-	rpcStatuses  = map[int64]string{}
-)
+// httpStatuses are interned so that recording a failure allocates nothing.
+var httpStatuses = map[int]string{}
 
 func init() {
 	for code := 100; code < 600; code++ {
 		httpStatuses[code] = "http:" + strconv.Itoa(code)
-	}
-	for _, code := range []int64{-32700, -32600, -32601, -32602, -32603} {
-		rpcStatuses[code] = "jsonrpc:" + strconv.FormatInt(code, 10)
 	}
 }
 
@@ -262,13 +215,6 @@ func httpStatus(code int) string {
 		return s
 	}
 	return "http:" + strconv.Itoa(code)
-}
-
-func rpcStatus(code int64) string {
-	if s, ok := rpcStatuses[code]; ok {
-		return s
-	}
-	return "jsonrpc:" + strconv.FormatInt(code, 10)
 }
 
 func fastStatus(err error) string {

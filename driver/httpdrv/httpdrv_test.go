@@ -160,18 +160,3 @@ func TestBadServers(t *testing.T) {
 		}
 	}
 }
-
-func FuzzCheckReply(f *testing.F) {
-	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"result":{"a":1}}`, `{"id":1,"error":{"code":-32601}}`, `{"id":1,"result":"x"}`, `[]`, `{"id":"1"}`, ``} {
-		f.Add([]byte(s), int64(1))
-	}
-	f.Fuzz(func(t *testing.T, reply []byte, id int64) {
-		res, r := CheckReply(reply, id)
-		if r.Status == "" && (r.Units != 1 || res == nil) {
-			t.Fatalf("CheckReply(%q) succeeded with units %d and result %q", reply, r.Units, res)
-		}
-		if r.Status != "" && res != nil {
-			t.Fatalf("CheckReply(%q) failed (%s) but returned a result", reply, r.Status)
-		}
-	})
-}

@@ -1,0 +1,96 @@
+// Package jsonrpc builds JSON-RPC 2.0 requests once and checks answers
+// without decoding them whole, for the drivers that carry JSON-RPC (HTTP and
+// WebSocket). Only the id changes from one request to the next.
+package jsonrpc
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+
+	"github.com/buger/jsonparser"
+	"github.com/tandem-bench/tandem/load"
+)
+
+// Request is an encoded JSON-RPC 2.0 request without its id.
+type Request struct {
+	prefix, suffix []byte
+}
+
+// NewRequest encodes a request for method with params (JSON; empty means []).
+func NewRequest(method string, params []byte) (*Request, error) {
+	if len(params) == 0 {
+		params = []byte("[]")
+	}
+	if !Valid(params) {
+		return nil, fmt.Errorf("params for %s: not valid JSON", method)
+	}
+	return &Request{
+		prefix: []byte(`{"jsonrpc":"2.0","id":`),
+		suffix: fmt.Appendf(nil, `,"method":%s,"params":%s}`, strconv.Quote(method), params),
+	}, nil
+}
+
+// Append appends the request with the given id to dst.
+func (r *Request) Append(dst []byte, id int64) []byte {
+	return append(strconv.AppendInt(append(dst, r.prefix...), id, 10), r.suffix...)
+}
+
+// Valid reports whether b is one JSON value.
+func Valid(b []byte) bool {
+	_, _, end, err := jsonparser.Get(b)
+	return err == nil && len(bytes.TrimSpace(b[end:])) == 0
+}
+
+// ID returns the id of an answer, and whether it has a numeric one.
+func ID(reply []byte) (int64, bool) {
+	id, err := jsonparser.GetInt(reply, "id")
+	return id, err == nil
+}
+
+// CheckReply checks a JSON-RPC 2.0 answer to the request with the given
+// id and returns its result: status protocol for an answer that is not
+// JSON-RPC or answers another id, jsonrpc:CODE for an error object. The
+// result aliases reply.
+func CheckReply(reply []byte, id int64) ([]byte, load.Result) {
+	got, ok := ID(reply)
+	if !ok || got != id {
+		return nil, load.Result{Status: "protocol"}
+	}
+	if errObj, typ, _, err := jsonparser.Get(reply, "error"); err == nil && typ != jsonparser.Null {
+		code, err := jsonparser.GetInt(errObj, "code")
+		if err != nil {
+			return nil, load.Result{Status: "protocol"}
+		}
+		return nil, load.Result{Status: Status(code)}
+	}
+	result, typ, _, err := jsonparser.Get(reply, "result")
+	if err != nil {
+		return nil, load.Result{Status: "protocol"}
+	}
+	if typ == jsonparser.String {
+		// jsonparser returns a string's contents: widen to keep the quotes
+		start := bytes.Index(reply, result)
+		if start > 0 && start+len(result) < len(reply) {
+			result = reply[start-1 : start+len(result)+1]
+		}
+	}
+	return result, load.Result{Units: 1}
+}
+
+// statuses are interned so that recording a failure allocates nothing.
+var statuses = map[int64]string{}
+
+func init() {
+	for _, code := range []int64{-32700, -32600, -32601, -32602, -32603, -32000, -1, -5, -8} {
+		statuses[code] = "jsonrpc:" + strconv.FormatInt(code, 10)
+	}
+}
+
+// Status is the status string of a JSON-RPC error code: jsonrpc:CODE.
+func Status(code int64) string {
+	if s, ok := statuses[code]; ok {
+		return s
+	}
+	return "jsonrpc:" + strconv.FormatInt(code, 10)
+}

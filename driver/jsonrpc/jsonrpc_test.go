@@ -1,0 +1,52 @@
+package jsonrpc
+
+import "testing"
+
+func TestRequestAndReply(t *testing.T) {
+	r, err := NewRequest("getblock", []byte(`[5, "x"]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(r.Append(nil, 42)); got != `{"jsonrpc":"2.0","id":42,"method":"getblock","params":[5, "x"]}` {
+		t.Errorf("Append = %s", got)
+	}
+	if _, err := NewRequest("m", []byte(`[1,`)); err == nil {
+		t.Error("NewRequest with broken params = nil error")
+	}
+	if _, err := NewRequest("m", []byte(`[1] [2]`)); err == nil {
+		t.Error("NewRequest with two values = nil error")
+	}
+	cases := []struct{ reply, result, status string }{
+		{`{"jsonrpc":"2.0","id":42,"result":{"a":[1,2]}}`, `{"a":[1,2]}`, ""},
+		{`{"id":42,"result":"abc"}`, `"abc"`, ""},
+		{`{"id":42,"result":null}`, `null`, ""},
+		{`{"id":42,"error":{"code":-32601,"message":"x"}}`, "", "jsonrpc:-32601"},
+		{`{"id":42,"error":{"code":7}}`, "", "jsonrpc:7"},
+		{`{"id":42,"error":{"message":"no code"}}`, "", "protocol"},
+		{`{"id":41,"result":1}`, "", "protocol"},
+		{`{"id":"42","result":1}`, "", "protocol"},
+		{`{"id":42}`, "", "protocol"},
+		{`garbage`, "", "protocol"},
+	}
+	for _, c := range cases {
+		res, r := CheckReply([]byte(c.reply), 42)
+		if string(res) != c.result || r.Status != c.status {
+			t.Errorf("CheckReply(%s) = %q, %q; want %q, %q", c.reply, res, r.Status, c.result, c.status)
+		}
+	}
+}
+
+func FuzzCheckReply(f *testing.F) {
+	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"result":{"a":1}}`, `{"id":1,"error":{"code":-32601}}`, `{"id":1,"result":"x"}`, `[]`, `{"id":"1"}`, ``} {
+		f.Add([]byte(s), int64(1))
+	}
+	f.Fuzz(func(t *testing.T, reply []byte, id int64) {
+		res, r := CheckReply(reply, id)
+		if r.Status == "" && (r.Units != 1 || res == nil) {
+			t.Fatalf("CheckReply(%q) succeeded with units %d and result %q", reply, r.Units, res)
+		}
+		if r.Status != "" && res != nil {
+			t.Fatalf("CheckReply(%q) failed (%s) but returned a result", reply, r.Status)
+		}
+	})
+}

@@ -1,0 +1,162 @@
+// Package wsdrv sends JSON-RPC 2.0 calls over WebSocket, the way CometBFT
+// takes broadcast_tx_* over /websocket. Each connection is one WebSocket;
+// answers are matched to requests by id, and messages without the id
+// (subscription events, late answers) are skipped.
+package wsdrv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/tandem-bench/tandem/driver/jsonrpc"
+	"github.com/tandem-bench/tandem/load"
+)
+
+// Options describes one call.
+type Options struct {
+	// URL is ws:// or wss://.
+	URL    string
+	Method string
+	// Params is the params value as JSON; empty means [].
+	Params []byte
+	// Timeout bounds each call; default 10 s.
+	Timeout time.Duration
+	// ReadLimit bounds one message; default 16 MiB.
+	ReadLimit int64
+}
+
+// Caller sends one call shape.
+type Caller struct {
+	opts Options
+	req  *jsonrpc.Request
+}
+
+// New checks opts and returns a Caller.
+func New(opts Options) (*Caller, error) {
+	u, err := url.Parse(opts.URL)
+	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+		return nil, fmt.Errorf("url %q: want ws://HOST/PATH or wss://HOST/PATH", opts.URL)
+	}
+	if opts.Method == "" {
+		return nil, errors.New("no JSON-RPC method")
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10 * time.Second
+	}
+	if opts.ReadLimit <= 0 {
+		opts.ReadLimit = 16 << 20
+	}
+	req, err := jsonrpc.NewRequest(opts.Method, opts.Params)
+	if err != nil {
+		return nil, err
+	}
+	return &Caller{opts: opts, req: req}, nil
+}
+
+// Dial opens a WebSocket.
+func (c *Caller) Dial(ctx context.Context) (load.Conn, error) { return c.DialConn(ctx) }
+
+// DialConn is Dial with the concrete type, which can also Ask.
+func (c *Caller) DialConn(ctx context.Context) (*Conn, error) {
+	cn := &Conn{c: c}
+	if err := cn.dial(ctx); err != nil {
+		return nil, err
+	}
+	return cn, nil
+}
+
+// Conn is one WebSocket connection. After a timeout or a transport error
+// the socket is closed (the library closes it when a read is cancelled);
+// the next call dials again.
+type Conn struct {
+	c   *Caller
+	ws  *websocket.Conn
+	id  int64
+	out []byte
+	in  bytes.Buffer
+}
+
+func (cn *Conn) dial(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, cn.c.opts.Timeout)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, cn.c.opts.URL, &websocket.DialOptions{CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		return fmt.Errorf("websocket %s: %w", cn.c.opts.URL, err)
+	}
+	ws.SetReadLimit(cn.c.opts.ReadLimit)
+	cn.ws = ws
+	return nil
+}
+
+// Do sends the call once and waits for its answer.
+func (cn *Conn) Do(ctx context.Context, deadline time.Time) load.Result {
+	_, res := cn.ask(ctx, deadline)
+	return res
+}
+
+// Ask sends the call once and returns its result.
+func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
+	ans, res := cn.ask(ctx, time.Now().Add(cn.c.opts.Timeout))
+	if ans == nil {
+		return nil, res
+	}
+	return [][]byte{bytes.Clone(ans)}, res
+}
+
+func (cn *Conn) ask(ctx context.Context, deadline time.Time) ([]byte, load.Result) {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	if cn.ws == nil {
+		if err := cn.dial(ctx); err != nil {
+			return nil, load.Result{Status: load.TransportStatus(err)}
+		}
+	}
+	cn.id++
+	cn.out = cn.c.req.Append(cn.out[:0], cn.id)
+	if err := cn.ws.Write(ctx, websocket.MessageText, cn.out); err != nil {
+		return nil, cn.broken(err)
+	}
+	for {
+		_, r, err := cn.ws.Reader(ctx)
+		if err != nil {
+			return nil, cn.broken(err)
+		}
+		cn.in.Reset()
+		if _, err := cn.in.ReadFrom(r); err != nil {
+			return nil, cn.broken(err)
+		}
+		msg := cn.in.Bytes()
+		if id, ok := jsonrpc.ID(msg); !ok || id != cn.id {
+			continue // an event or an answer to an earlier call
+		}
+		return jsonrpc.CheckReply(msg, cn.id)
+	}
+}
+
+// broken closes the socket after a failure and classifies it.
+func (cn *Conn) broken(err error) load.Result {
+	cn.ws.CloseNow()
+	cn.ws = nil
+	var ce websocket.CloseError
+	switch {
+	case errors.As(err, &ce):
+		return load.Result{Status: fmt.Sprintf("ws:%d", ce.Code)}
+	case errors.Is(err, io.EOF):
+		return load.Result{Status: "eof"}
+	}
+	return load.Result{Status: load.TransportStatus(err)}
+}
+
+// Close closes the WebSocket.
+func (cn *Conn) Close() error {
+	if cn.ws == nil {
+		return nil
+	}
+	return cn.ws.Close(websocket.StatusNormalClosure, "")
+}

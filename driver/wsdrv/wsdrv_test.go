@@ -1,0 +1,114 @@
+package wsdrv
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/buger/jsonparser"
+	"github.com/coder/websocket"
+	"github.com/tandem-bench/tandem/load"
+)
+
+// server is a real WebSocket JSON-RPC server: before each answer it sends an
+// event and a stale answer, which the driver must skip. Method "fail" gets an
+// error object, "hang" never answers, "close" closes the socket.
+func server(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		ctx := r.Context()
+		for {
+			_, msg, err := c.Read(ctx)
+			if err != nil {
+				return
+			}
+			id, _ := jsonparser.GetInt(msg, "id")
+			method, _ := jsonparser.GetString(msg, "method")
+			ids := strconv.FormatInt(id, 10)
+			c.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","method":"event","params":{"height":1}}`))
+			c.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":`+strconv.FormatInt(id-1, 10)+`,"result":"stale"}`))
+			switch method {
+			case "fail":
+				c.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":`+ids+`,"error":{"code":-32000,"message":"tx already exists"}}`))
+			case "hang":
+			case "close":
+				c.Close(websocket.StatusPolicyViolation, "bye")
+				return
+			default:
+				c.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":`+ids+`,"result":{"hash":"AB"}}`))
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/websocket"
+}
+
+func TestCalls(t *testing.T) {
+	url := server(t)
+	cases := []struct {
+		method, status string
+	}{
+		{"broadcast_tx_async", ""},
+		{"fail", "jsonrpc:-32000"},
+		{"hang", "timeout"},
+		{"close", "ws:1008"},
+	}
+	for _, c := range cases {
+		caller, err := New(Options{URL: url, Method: c.method, Params: []byte(`{"tx":"AQID"}`), Timeout: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cn, err := caller.DialConn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ { // after a failure the next call dials again
+			res := cn.Do(context.Background(), time.Now().Add(300*time.Millisecond))
+			if res.Status != c.status {
+				t.Errorf("%s call %d: status %q; want %q", c.method, i+1, res.Status, c.status)
+			}
+		}
+		cn.Close()
+	}
+	caller, _ := New(Options{URL: url, Method: "broadcast_tx_sync"})
+	cn, _ := caller.DialConn(context.Background())
+	defer cn.Close()
+	ans, res := cn.Ask(context.Background())
+	if res.Status != "" || len(ans) != 1 || string(ans[0]) != `{"hash":"AB"}` {
+		t.Errorf("Ask = %q, %q", ans, res.Status)
+	}
+}
+
+func TestUnderLoad(t *testing.T) {
+	caller, err := New(Options{URL: server(t), Method: "broadcast_tx_async", Params: []byte(`{"tx":"AQID"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := load.Open{Schedule: load.Constant{Rate: 500}, Connections: 4, Duration: time.Second}.Run(context.Background(), caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.OK != 500 || len(s.Errors) != 0 {
+		t.Errorf("500/s for 1 s over 4 WebSockets: %d ok, errors %v", s.OK, s.Errors)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, o := range []Options{{URL: "http://x/", Method: "m"}, {URL: "ws://x/"}, {URL: "ws://x/", Method: "m", Params: []byte("[")}} {
+		if _, err := New(o); err == nil {
+			t.Errorf("New(%+v) = nil error", o)
+		}
+	}
+	c, _ := New(Options{URL: "ws://127.0.0.1:1/", Method: "m", Timeout: time.Second})
+	if _, err := c.Dial(context.Background()); err == nil {
+		t.Error("Dial of a closed port = nil error")
+	}
+}
