@@ -102,7 +102,7 @@ fi
 if [ "$what" = rss ] || [ "$what" = all ]; then
   N=${RSS_REQUESTS:-10000000}
   echo "== RSS over $N requests (tandem, closed loop, $CONNS connections)"
-  gen "$T" load "http://127.0.0.1:$HP/ping" --concurrency "$CONNS" --requests "$N" --format json > /tmp/tandem-rss.json &
+  taskset -c 0 "$T" load "http://127.0.0.1:$HP/ping" --concurrency "$CONNS" --requests "$N" --format json > /tmp/tandem-rss.json &
   pid=$!
   first=""; peak=0; t=0
   while kill -0 $pid 2>/dev/null; do
@@ -111,5 +111,5 @@ if [ "$what" = rss ] || [ "$what" = all ]; then
     [ $t = 10 ] && first=$rss
     t=$((t + 1)); sleep 1
   done
-  echo "  after 10 s: ${first:-?} KiB; peak: $peak KiB over ${t} s"
+  echo "  after 10 s: ${first:-?} KiB; peak: $peak KiB over ${t} s; $(python3 -c 'import json; d=json.load(open("/tmp/tandem-rss.json")); print(d["ok"], "ok at", round(d["throughput"]), "/s")')"
 fi

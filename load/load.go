@@ -182,10 +182,15 @@ func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 // Open is an open loop: arrivals follow Schedule on an absolute timetable,
 // whatever the server does, spread over Connections connections. When every
 // connection is busy an arrival waits in the generator, and its latency
-// still counts from its intended time; at most MaxWaiting wait, and
-// arrivals beyond that are dropped and counted. The run ends when the
+// still counts from its intended time; at most MaxWaiting wait, and the
+// oldest arrivals beyond that are dropped and counted. The run ends when the
 // schedule does, after Requests arrivals, or at Duration; arrivals still
 // waiting Timeout after that are dropped.
+//
+// There is no pacer goroutine: each worker, when its connection is free,
+// claims the next arrival of the timetable and sleeps until it is due on a
+// timerfd (see alarm), so an arrival costs one wake-up and the first free
+// connection always takes the oldest arrival.
 type Open struct {
 	Schedule    Schedule
 	Connections int
@@ -199,10 +204,49 @@ type Open struct {
 	Live       *Live
 }
 
+// timetable is an open loop's schedule within its bounds.
+type timetable struct {
+	Schedule
+	start    time.Time
+	requests int64
+	duration time.Duration
+}
+
+// due returns when arrival k is due, or false if it is not in the run.
+func (t timetable) due(k int64) (time.Time, bool) {
+	if t.requests > 0 && k >= t.requests {
+		return time.Time{}, false
+	}
+	off, ok := t.Offset(k)
+	if !ok || (t.duration > 0 && off >= t.duration) {
+		return time.Time{}, false
+	}
+	return t.start.Add(off), true
+}
+
+// dueBy counts the arrivals due at or before now, searching from lo (an
+// arrival known to be due).
+func (t timetable) dueBy(now time.Time, lo int64) int64 {
+	hi := lo + 1
+	for {
+		d, ok := t.due(hi)
+		if !ok || d.After(now) {
+			break
+		}
+		lo, hi = hi, hi+(hi-lo)*2
+	}
+	for hi-lo > 1 { // due(lo) ≤ now < due(hi), or hi is past the end
+		mid := lo + (hi-lo)/2
+		if d, ok := t.due(mid); ok && !d.After(now) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
 // Run dials the connections, runs the schedule and returns its sample.
-// The pacer sleeps on a thread of its own; it needs a P of its own too, so
-// callers should run an open loop with GOMAXPROCS of at least 2 (tandem's
-// commands do), or the pacer waits for the workers' P and lags.
 func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	if o.Schedule == nil {
 		return results.Sample{}, errors.New("load: open loop without a schedule")
@@ -218,56 +262,64 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 		o.MaxWaiting = 10_000
 	}
 	defaults(&o.Timeout, &o.Unit)
+	alarms := make([]*alarm, o.Connections)
+	for i := range alarms {
+		a, err := newAlarm()
+		if err != nil {
+			return results.Sample{}, err
+		}
+		defer a.close()
+		alarms[i] = a
+	}
 	r, err := dialAll(ctx, d, o.Connections, true, o.Live)
 	if err != nil {
 		return results.Sample{}, err
 	}
 	defer r.close()
-	var stop time.Time
-	if o.Duration > 0 {
-		stop = r.start.Add(o.Duration)
-	}
+	tt := timetable{Schedule: o.Schedule, start: r.start, requests: o.Requests, duration: o.Duration}
 	// Requests in flight or waiting get Timeout past the end, then the
 	// run is cut.
 	hardCtx := ctx
-	if !stop.IsZero() {
+	if o.Duration > 0 {
 		var cancel context.CancelFunc
-		hardCtx, cancel = context.WithDeadline(ctx, stop.Add(o.Timeout))
+		hardCtx, cancel = context.WithDeadline(ctx, r.start.Add(o.Duration+o.Timeout))
 		defer cancel()
 	}
-	queue := make(chan time.Time, o.MaxWaiting)
-	var dropped atomic.Int64
-	var scheduled int64
-	var lastDue time.Time
-	go func() {
-		defer close(queue)
-		sleep, release := precise()
-		defer release()
-		for k := int64(0); o.Requests <= 0 || k < o.Requests; k++ {
-			off, ok := o.Schedule.Offset(k)
-			if !ok || (o.Duration > 0 && off >= o.Duration) {
-				return
+	var next, dropped atomic.Int64
+	// claim takes the oldest arrival not yet taken, first dropping the
+	// oldest ones if more than MaxWaiting are already due.
+	claim := func() (time.Time, bool) {
+		for {
+			k := next.Load()
+			due, ok := tt.due(k)
+			if !ok {
+				return time.Time{}, false
 			}
-			due := r.start.Add(off)
-			if !sleep(ctx, due) {
-				return
+			if now := time.Now(); due.Before(now) {
+				if waiting := tt.dueBy(now, k) - k; waiting > int64(o.MaxWaiting) {
+					skip := waiting - int64(o.MaxWaiting)
+					if next.CompareAndSwap(k, k+skip) {
+						dropped.Add(skip)
+					}
+					continue
+				}
 			}
-			scheduled++
-			lastDue = due
-			select {
-			case queue <- due:
-			default:
-				dropped.Add(1)
+			if next.CompareAndSwap(k, k+1) {
+				return due, true
 			}
 		}
-	}()
+	}
 	var wg sync.WaitGroup
 	for i := range r.conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for due := range queue {
-				if hardCtx.Err() != nil || !r.one(hardCtx, i, due, o.Timeout) {
+			for {
+				due, ok := claim()
+				if !ok {
+					return
+				}
+				if !alarms[i].wait(hardCtx, due) || !r.one(hardCtx, i, due, o.Timeout) {
 					dropped.Add(1)
 				}
 			}
@@ -275,11 +327,19 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(r.start)
-	window := lastDue.Sub(r.start)
+	// Arrivals due but never claimed (the run was cut short) were dropped.
+	scheduled := next.Load()
+	if k := scheduled; k > 0 {
+		if all := tt.dueBy(time.Now(), k-1); all > scheduled {
+			dropped.Add(all - scheduled)
+			scheduled = all
+		}
+	}
 	offered := 0.0
-	if window > 0 {
-		// mean offered rate over the schedule: arrivals over their span
-		offered = float64(scheduled-1) / window.Seconds()
+	if scheduled > 1 {
+		if last, ok := tt.due(scheduled - 1); ok && last.After(r.start) {
+			offered = float64(scheduled-1) / last.Sub(r.start).Seconds()
+		}
 	}
 	total := r.merged()
 	s := total.sample(elapsed, 0, o.Unit, dropped.Load(), offered)

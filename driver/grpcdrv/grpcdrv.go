@@ -269,12 +269,7 @@ func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
 	var answers [][]byte
 	var decodeErr error
 	res := cn.do(ctx, func(b []byte) {
-		msg := dynamicpb.NewMessage(cn.c.desc.Output())
-		if err := proto.Unmarshal(b, msg); err != nil {
-			decodeErr = err
-			return
-		}
-		js, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(msg)
+		js, err := DecodeJSON(cn.c.desc.Output(), b)
 		if err != nil {
 			decodeErr = err
 			return
@@ -285,6 +280,25 @@ func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
 		res.Status = "protocol"
 	}
 	return answers, res
+}
+
+// DecodeJSON decodes a message of type md from the wire and returns it in
+// protobuf's JSON form, with field names as in the .proto file and unset
+// fields shown.
+func DecodeJSON(md protoreflect.MessageDescriptor, wire []byte) ([]byte, error) {
+	msg := dynamicpb.NewMessage(md)
+	if err := proto.Unmarshal(wire, msg); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", md.FullName(), err)
+	}
+	return protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(msg)
+}
+
+// Streaming reports whether the method is server-streaming; it is known
+// once the method is resolved (New with .proto files, or the first Dial).
+func (c *Caller) Streaming() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stream
 }
 
 // Raw returns the answer messages' bytes as they came from the wire.
