@@ -148,7 +148,7 @@ func TestLoadAgainstSample(t *testing.T) {
 	code, out, _ := tandem(t, "load", "grpc://"+s.GRPCAddr()+"/tandem.sample.v1.Ledger/GetBlockRange", "--data", `{"start": 0, "end": 9}`, "--requests", "3", "--format", "json")
 	var stream map[string]any
 	json.Unmarshal([]byte(out), &stream)
-	if code != 0 || stream["unit"] != "request" || stream["units_per_s"].(float64) < 9*stream["throughput"].(float64) {
+	if code != 0 || stream["unit"] != "message" || stream["units_per_s"].(float64) < 9*stream["throughput"].(float64) {
 		t.Errorf("stream: %v; want 10 messages per request", stream)
 	}
 	code, _, stderr := tandem(t, "load", "grpc://"+s.GRPCAddr()+"/tandem.sample.v1.Ledger/Nope", "--requests", "1")

@@ -35,7 +35,7 @@ func loadCmd(stdout, stderr io.Writer) *cobra.Command {
 		protos, importPaths                         []string
 		format                                      string
 		http2, insecure                             bool
-		cpuprofile                                  string
+		cpuprofile, unit                            string
 	)
 	c := &cobra.Command{
 		Use:   "load TARGET",
@@ -59,6 +59,9 @@ Load shapes:
 			"  tandem load http://127.0.0.1:8080/ --jsonrpc getbalance --params '[\"tz1000042\"]' --rate 100-2000 --duration 20s --format json",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if unit != "" && unit != "request" && unit != "message" {
+				return badInput(fmt.Errorf("--unit %q: want request or message", unit))
+			}
 			if rate != "" && batch > 0 {
 				return badInput(errors.New("--rate and --batch are two load shapes: choose one"))
 			}
@@ -79,6 +82,16 @@ Load shapes:
 			if (rate != "" || batch > 0) && runtime.GOMAXPROCS(0) < 2 {
 				runtime.GOMAXPROCS(2) // the pacer's own P (see load.Open)
 			}
+			ctx := cmd.Context()
+			if err := preflight(ctx, args[0], d, timeout); err != nil {
+				return badInput(err)
+			}
+			if unit == "" {
+				unit = "request"
+				if s, ok := d.(interface{ Streaming() bool }); ok && s.Streaming() {
+					unit = "message" // a server stream's work is its messages
+				}
+			}
 			var exec func(ctx context.Context) (results.Sample, error)
 			var live *load.Live
 			if isTerminal(stderr) {
@@ -91,18 +104,14 @@ Load shapes:
 					return badInput(fmt.Errorf("--rate: %w", err))
 				}
 				exec = bind(load.Open{Schedule: sch, Connections: connections, Requests: requests, Duration: duration,
-					MaxWaiting: maxWaiting, Timeout: timeout, Live: live}.Run, d)
+					MaxWaiting: maxWaiting, Timeout: timeout, Live: live, Unit: unit}.Run, d)
 			case batch > 0:
 				if duration <= 0 {
 					return badInput(errors.New("--batch needs --duration"))
 				}
-				exec = bind(load.Batched{Connections: connections, PerPeriod: batch, Period: period, Duration: duration, Timeout: timeout, Live: live}.Run, d)
+				exec = bind(load.Batched{Connections: connections, PerPeriod: batch, Period: period, Duration: duration, Timeout: timeout, Live: live, Unit: unit}.Run, d)
 			default:
-				exec = bind(load.Closed{Concurrency: concurrency, Requests: requests, Duration: duration, Timeout: timeout, Live: live}.Run, d)
-			}
-			ctx := cmd.Context()
-			if err := preflight(ctx, args[0], d, timeout); err != nil {
-				return badInput(err)
+				exec = bind(load.Closed{Concurrency: concurrency, Requests: requests, Duration: duration, Timeout: timeout, Live: live, Unit: unit}.Run, d)
 			}
 			if warmup > 0 {
 				if _, err := (load.Closed{Concurrency: max(concurrency, connections), Duration: warmup, Timeout: timeout}).Run(ctx, d); err != nil {
@@ -161,6 +170,7 @@ Load shapes:
 	f.StringVar(&format, "format", "text", "text, json or md")
 	f.BoolVar(&http2, "http2", false, "speak HTTP/2 (TLS for https://, h2c for http://)")
 	f.BoolVar(&insecure, "insecure", false, "do not verify the server's TLS certificate")
+	f.StringVar(&unit, "unit", "", "the unit of work: request, or message (each streamed message); default message for server-streaming gRPC")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the generator (pprof) to this file")
 	return c
 }
