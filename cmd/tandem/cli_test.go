@@ -8,6 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,6 +52,9 @@ func TestHelpShowsExamples(t *testing.T) {
 
 func TestExitCodes(t *testing.T) {
 	dir := t.TempDir()
+	srv := httptest.NewServer(http.NotFoundHandler()) // plain HTTP, for a TLS mismatch
+	defer srv.Close()
+	plain := strings.TrimPrefix(srv.URL, "http://")
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("version: 1\nname: x\ncolour: red\n"), 0o644)
 	garbage := filepath.Join(dir, "garbage.json")
@@ -70,6 +76,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"load", "ftp://127.0.0.1/"}, exitBadInput, "want http://, https://, grpc://, ws:// or wss://"},
 		{[]string{"load", "http://127.0.0.1:1/", "--requests", "5"}, exitBadInput, "cannot use http://127.0.0.1:1/: the first request failed: refused"},
 		{[]string{"load", "grpc://127.0.0.1:1/a.B/C", "--requests", "5", "--timeout", "1s"}, exitBadInput, "cannot reach grpc://127.0.0.1:1/a.B/C"},
+		{[]string{"load", "https://" + plain + "/", "--requests", "5"}, exitBadInput, "the first request failed: tls"},
 		{[]string{"load", "http://127.0.0.1:1/", "--rate", "fast"}, exitBadInput, `--rate: rate "fast": want a non-negative number`},
 		{[]string{"load", "http://127.0.0.1:1/", "--rate", "10", "--batch", "5"}, exitBadInput, "two load shapes"},
 		{[]string{"load", "http://127.0.0.1:1/", "--rate", "10", "--concurrency", "5"}, exitBadInput, "use --connections"},
@@ -265,5 +272,49 @@ func TestCtrlC(t *testing.T) {
 				t.Errorf("results after Ctrl-C: interrupted %v, targets %+v; want a measured, b not", r.Interrupted, r.Targets)
 			}
 		})
+	}
+}
+
+// A server that answers garbage or resets: the run completes and counts them.
+func TestLoadAgainstBrokenServers(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		answer func(net.Conn)
+		status []string
+	}{
+		{"garbage", func(c net.Conn) { io.WriteString(c, "NOT HTTP\r\n\r\n") }, []string{"protocol"}},
+		{"reset", func(c net.Conn) { c.(*net.TCPConn).SetLinger(0) }, []string{"reset", "eof"}},
+	} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for {
+				conn, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				buf := make([]byte, 1024)
+				conn.Read(buf)
+				c.answer(conn)
+				conn.Close()
+			}
+		}()
+		code, out, stderr := tandem(t, "load", "http://"+ln.Addr().String()+"/", "--requests", "20", "--format", "json")
+		ln.Close()
+		var got struct {
+			Requests int64
+			OK       int64
+			Errors   map[string]int64
+		}
+		json.Unmarshal([]byte(out), &got)
+		var n int64
+		for _, s := range c.status {
+			n += got.Errors[s]
+		}
+		if code != 0 || got.Requests != 20 || got.OK != 0 || n != 20 {
+			t.Errorf("%s server: exit %d, %+v (%s); want 20 requests counted as %v", c.name, code, got, stderr, c.status)
+		}
 	}
 }

@@ -82,6 +82,11 @@ Load shapes:
 			if (rate != "" || batch > 0) && runtime.GOMAXPROCS(0) < 2 {
 				runtime.GOMAXPROCS(2) // the pacer's own P (see load.Open)
 			}
+			if rate != "" {
+				if _, err := load.ParseRate(rate, duration, step); err != nil {
+					return badInput(fmt.Errorf("--rate: %w", err))
+				}
+			}
 			ctx := cmd.Context()
 			if err := preflight(ctx, args[0], d, timeout); err != nil {
 				return badInput(err)
@@ -175,10 +180,10 @@ Load shapes:
 	return c
 }
 
-// preflight sends one request before the run, so an unreachable target, a
-// TLS mismatch or an answer that is not the protocol is one clear error,
-// not a run of failures. Statuses the target chose (http:503, grpc:…,
-// jsonrpc:…) are answers, and pass.
+// preflight sends one request before the run, so an unreachable target or
+// a TLS mismatch is one clear error, not a run of failures. Everything else
+// (statuses the target chose, garbage, resets, timeouts) is what the run is
+// there to measure, and passes.
 func preflight(ctx context.Context, target string, d load.Dialer, timeout time.Duration) error {
 	cn, err := d.Dial(ctx)
 	if err != nil {
@@ -187,7 +192,7 @@ func preflight(ctx context.Context, target string, d load.Dialer, timeout time.D
 	defer cn.Close()
 	res := cn.Do(ctx, time.Now().Add(timeout))
 	switch res.Status {
-	case "refused", "reset", "eof", "tls", "timeout", "transport", "protocol":
+	case "refused", "tls":
 		return fmt.Errorf("cannot use %s: the first request failed: %s", target, res.Status)
 	}
 	return nil
