@@ -136,7 +136,7 @@ func tables(r *results.Results) []table {
 		if sc.Direction == "higher" {
 			metric = "throughput (" + sc.Unit + "s/s)"
 		}
-		t := table{Title: "Scenario " + sc.Name, Header: []string{"target", "clients", metric + ": best [median … worst]", "rounds", "errors", "verdict"}}
+		t := table{Title: "Scenario " + sc.Name, Header: []string{"target", "load", metric + ": best [median … worst]", "rounds", "errors", "verdict"}}
 		t.Note = fmt.Sprintf("call %s, %s loop, %s is better", sc.Call, sc.Load.Model, sc.Direction)
 		if sc.Requests > 0 {
 			t.Note += fmt.Sprintf(", %d requests per run", sc.Requests)
@@ -152,11 +152,33 @@ func tables(r *results.Results) []table {
 			if s.N > 0 {
 				cell = fmt.Sprintf("%s [%s … %s]", value(sc, s.Best), value(sc, s.Median), value(sc, s.Worst))
 			}
-			t.Rows = append(t.Rows, []string{s.Target, fmt.Sprint(s.Concurrency), cell, fmt.Sprint(s.N), errorCounts(sc, s.Target, s.Concurrency), verdict})
+			t.Rows = append(t.Rows, []string{s.Target, loadCell(sc.Load, s.Concurrency), cell, fmt.Sprint(s.N), errorCounts(sc, s.Target, s.Concurrency), verdict})
 		}
 		ts = append(ts, t)
 	}
 	return ts
+}
+
+// loadCell describes a row's load: clients for a closed loop, the rate
+// and connections otherwise.
+func loadCell(l results.Load, level int) string {
+	conns := fmt.Sprintf(" on %d conn", l.Connections)
+	if l.Connections != 1 {
+		conns += "s"
+	}
+	switch l.Model {
+	case "open":
+		if l.Rate > 0 {
+			return Number(l.Rate) + "/s" + conns
+		}
+		return l.Schedule + conns
+	case "batched":
+		return fmt.Sprintf("%d per %v", l.PerPeriod, time.Duration(l.PeriodNs)) + conns
+	}
+	if level == 1 {
+		return "1 client"
+	}
+	return fmt.Sprintf("%d clients", level)
 }
 
 func errorCounts(sc *results.Scenario, target string, level int) string {
