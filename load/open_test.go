@@ -57,6 +57,7 @@ func TestShardedOpenSumsToWhole(t *testing.T) {
 	whole := load.Constant{Rate: 1000, Duration: time.Second}
 	var wg sync.WaitGroup
 	var total int64
+	var hdrs []string
 	var mu sync.Mutex
 	for i := 0; i < 3; i++ {
 		wg.Add(1)
@@ -69,12 +70,20 @@ func TestShardedOpenSumsToWhole(t *testing.T) {
 			}
 			mu.Lock()
 			total += s.Requests
+			hdrs = append(hdrs, s.HDR)
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
 	if total != 1000 || hits.Load() != 1000 {
 		t.Errorf("three shards of 1000/s for 1 s sent %d (server saw %d); want 1000", total, hits.Load())
+	}
+	merged, err := load.MergeHDR(hdrs...)
+	if err != nil || merged.TotalCount() != 1000 {
+		t.Errorf("merged shard histograms: %v, %d values; want 1000", err, merged.TotalCount())
+	}
+	if _, err := load.MergeHDR("not base64!"); err == nil {
+		t.Error("MergeHDR of garbage = nil error")
 	}
 }
 

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -144,4 +145,21 @@ func (r *recorder) sample(elapsed, sendWindow time.Duration, unit string, droppe
 		s.HDR = string(enc)
 	}
 	return s
+}
+
+// MergeHDR decodes latency histograms as stored in results (V2 compressed,
+// base64) and merges them losslessly: the histograms of shards run on
+// several workers or machines add up to the histogram of the whole.
+func MergeHDR(encoded ...string) (*hdrhistogram.Histogram, error) {
+	total := NewHistogram()
+	for i, e := range encoded {
+		h, err := hdrhistogram.Decode([]byte(e))
+		if err != nil {
+			return nil, fmt.Errorf("histogram %d: %w", i+1, err)
+		}
+		if dropped := total.Merge(h); dropped > 0 {
+			return nil, fmt.Errorf("histogram %d: %d values beyond tandem's bounds", i+1, dropped)
+		}
+	}
+	return total, nil
 }
