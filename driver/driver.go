@@ -24,9 +24,19 @@ type Caller interface {
 	Ask(ctx context.Context) ([][]byte, load.Result, error)
 }
 
+// Options tunes a Caller.
+type Options struct {
+	// Timeout bounds each request.
+	Timeout time.Duration
+	// QuickACK makes the client acknowledge every segment at once, to
+	// confirm a delayed-ACK stall (HTTP, JSON-RPC and gRPC calls).
+	QuickACK bool
+}
+
 // New returns a Caller for call at endpoint (host:port for gRPC, a URL
 // otherwise).
-func New(ctx context.Context, call *study.Call, endpoint string, timeout time.Duration) (Caller, error) {
+func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Caller, error) {
+	timeout := o.Timeout
 	switch call.Protocol() {
 	case study.ProtoGRPC:
 		g := call.GRPC
@@ -36,7 +46,7 @@ func New(ctx context.Context, call *study.Call, endpoint string, timeout time.Du
 		}
 		addr := strings.TrimPrefix(strings.TrimPrefix(endpoint, "grpc://"), "dns:///")
 		c, err := grpcdrv.New(ctx, grpcdrv.Options{Addr: addr, Method: g.Method, Request: req, Proto: g.Proto,
-			ImportPaths: g.ImportPaths, Metadata: g.Metadata})
+			ImportPaths: g.ImportPaths, Metadata: g.Metadata, QuickACK: o.QuickACK})
 		if err != nil {
 			return nil, err
 		}
@@ -48,7 +58,7 @@ func New(ctx context.Context, call *study.Call, endpoint string, timeout time.Du
 			return nil, err
 		}
 		c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, j.Path), RPCMethod: j.Method, RPCParams: params, Timeout: timeout,
-			HTTP2: j.HTTP2, Insecure: j.Insecure})
+			HTTP2: j.HTTP2, Insecure: j.Insecure, QuickACK: o.QuickACK})
 		if err != nil {
 			return nil, err
 		}
@@ -65,7 +75,7 @@ func New(ctx context.Context, call *study.Call, endpoint string, timeout time.Du
 			}
 		}
 		c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, h.Path), Method: h.Method, Headers: h.Headers, Body: body, Timeout: timeout,
-			HTTP2: h.HTTP2, Insecure: h.Insecure})
+			HTTP2: h.HTTP2, Insecure: h.Insecure, QuickACK: o.QuickACK})
 		if err != nil {
 			return nil, err
 		}

@@ -189,7 +189,8 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 			return err
 		}
 	}
-	return nil
+	r.diagnose(ctx)
+	return ctx.Err()
 }
 
 func (r *runner) fail(l *live, err error) {
@@ -414,7 +415,7 @@ func (r *runner) caller(ctx context.Context, l *live, callName string) (driver.C
 	if err != nil {
 		return nil, err
 	}
-	c, err := driver.New(ctx, call, l.endpoints[epName], r.s.Defaults.Timeout)
+	c, err := driver.New(ctx, call, l.endpoints[epName], driver.Options{Timeout: r.s.Defaults.Timeout})
 	if err != nil {
 		return nil, fmt.Errorf("target %s: call %s: %w", l.spec.Name, callName, err)
 	}

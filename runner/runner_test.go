@@ -218,7 +218,24 @@ func TestRunStudy(t *testing.T) {
 			t.Errorf("batched round %d %s: %d sent, %d dropped; want 2 connections × 10 × 5 periods", rd.Round, rd.Target, rd.Requests, rd.Dropped)
 		}
 	}
-	for _, want := range []string{"target a: first answer", "calibrated to", "round 2/2 a", "offered 400/s"} {
+	// The stall is found on b, confirmed by the TCP_QUICKACK probe, and not
+	// on its healthy twin a.
+	// (gRPC answers may stall too, depending on how the client's HTTP/2
+	// frames happen to carry ACKs: that is b's to fix as well.)
+	onBalance := false
+	for _, f := range res.Findings {
+		if f.ID != "delayed-ack-stall" || f.Target != "b" {
+			t.Errorf("finding %s on %s; want delayed-ack-stall findings on b only", f.ID, f.Target)
+		}
+		if ev := f.Evidence; ev["quickack_p50_ns"] == "" || ev["probe_hdr"] == "" || ev["fix"] == "" {
+			t.Errorf("finding evidence %v lacks the probes or the fix", ev)
+		}
+		onBalance = onBalance || f.Scenario == "balance"
+	}
+	if !onBalance {
+		t.Errorf("findings %+v; want the delayed-ack-stall on b's JSON-RPC balance", res.Findings)
+	}
+	for _, want := range []string{"target a: first answer", "calibrated to", "round 2/2 a", "offered 400/s", "finding delayed-ack-stall on b"} {
 		if !strings.Contains(progress.String(), want) {
 			t.Errorf("progress lacks %q", want)
 		}

@@ -34,7 +34,7 @@ func loadCmd(stdout, stderr io.Writer) *cobra.Command {
 		data, rpcMethod, params                     string
 		protos, importPaths                         []string
 		format                                      string
-		http2, insecure                             bool
+		http2, insecure, quickACK                   bool
 		cpuprofile, unit                            string
 	)
 	c := &cobra.Command{
@@ -75,7 +75,7 @@ Load shapes:
 			if err != nil {
 				return badInput(err)
 			}
-			d, err := loadDialer(cmd, args[0], body, rpcMethod, params, headers, protos, importPaths, timeout, http2, insecure)
+			d, err := loadDialer(cmd, args[0], body, rpcMethod, params, headers, protos, importPaths, timeout, http2, insecure, quickACK)
 			if err != nil {
 				return badInput(err)
 			}
@@ -176,6 +176,7 @@ Load shapes:
 	f.BoolVar(&http2, "http2", false, "speak HTTP/2 (TLS for https://, h2c for http://)")
 	f.BoolVar(&insecure, "insecure", false, "do not verify the server's TLS certificate")
 	f.StringVar(&unit, "unit", "", "the unit of work: request, or message (each streamed message); default message for server-streaming gRPC")
+	f.BoolVar(&quickACK, "quickack", false, "acknowledge every segment at once (TCP_QUICKACK): if a ~40 ms stall vanishes, the server waits for delayed ACKs")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the generator (pprof) to this file")
 	return c
 }
@@ -211,7 +212,7 @@ func readData(data string) ([]byte, error) {
 }
 
 func loadDialer(cmd *cobra.Command, target string, body []byte, rpcMethod, params string, headers, protos, importPaths []string,
-	timeout time.Duration, http2, insecure bool) (load.Dialer, error) {
+	timeout time.Duration, http2, insecure, quickACK bool) (load.Dialer, error) {
 	hdr := map[string]string{}
 	for _, h := range headers {
 		k, v, ok := strings.Cut(h, ":")
@@ -230,7 +231,7 @@ func loadDialer(cmd *cobra.Command, target string, body []byte, rpcMethod, param
 			return nil, errors.New("--data: not valid JSON")
 		}
 		c, err := grpcdrv.New(cmd.Context(), grpcdrv.Options{Addr: u.Host, Method: strings.TrimPrefix(u.Path, "/"), Request: body,
-			Proto: protos, ImportPaths: importPaths, Metadata: hdr})
+			Proto: protos, ImportPaths: importPaths, Metadata: hdr, QuickACK: quickACK})
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +240,7 @@ func loadDialer(cmd *cobra.Command, target string, body []byte, rpcMethod, param
 		if rpcMethod != "" && !json.Valid([]byte(params)) {
 			return nil, errors.New("--params: not valid JSON")
 		}
-		o := httpdrv.Options{URL: target, Headers: hdr, Body: body, Timeout: timeout, HTTP2: http2, Insecure: insecure}
+		o := httpdrv.Options{URL: target, Headers: hdr, Body: body, Timeout: timeout, HTTP2: http2, Insecure: insecure, QuickACK: quickACK}
 		if rpcMethod != "" {
 			o.RPCMethod, o.RPCParams = rpcMethod, []byte(params)
 		}

@@ -9,12 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/bufbuild/protocompile"
 	"github.com/jhump/protoreflect/grpcreflect"
+	"github.com/tandem-bench/tandem/driver/quickack"
 	"github.com/tandem-bench/tandem/load"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -42,6 +44,9 @@ type Options struct {
 	Proto, ImportPaths []string
 	// Metadata is sent with every call.
 	Metadata map[string]string
+	// QuickACK makes the client acknowledge every segment at once (see
+	// package quickack); for diagnosis, not for load.
+	QuickACK bool
 }
 
 // Caller calls one method. It resolves the method's descriptor once, on the
@@ -161,8 +166,13 @@ func (c *Caller) Dial(ctx context.Context) (load.Conn, error) {
 func (c *Caller) DialConn(ctx context.Context) (*Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	cc, err := grpc.NewClient("passthrough:///"+c.opts.Addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	dialOpts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if c.opts.QuickACK {
+		dialOpts = append(dialOpts, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return quickack.Dial(ctx, "tcp", addr)
+		}))
+	}
+	cc, err := grpc.NewClient("passthrough:///"+c.opts.Addr, dialOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("grpc %s: %w", c.opts.Addr, err)
 	}

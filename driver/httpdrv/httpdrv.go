@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/driver/jsonrpc"
+	"github.com/tandem-bench/tandem/driver/quickack"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/valyala/fasthttp"
 )
@@ -38,6 +39,9 @@ type Options struct {
 	HTTP2 bool
 	// Insecure skips the verification of the server's certificate.
 	Insecure bool
+	// QuickACK makes the client acknowledge every segment at once (see
+	// package quickack); for diagnosis, not for load.
+	QuickACK bool
 	// Timeout bounds each request; default 10 s.
 	Timeout time.Duration
 }
@@ -95,6 +99,9 @@ func (c *Caller) DialConn(context.Context) (*Conn, error) {
 		} else {
 			tr.Protocols.SetHTTP2(true)
 		}
+		if c.opts.QuickACK {
+			tr.DialContext = quickack.Dial
+		}
 		cn.h2 = &http.Client{Transport: tr}
 		return cn, nil
 	}
@@ -104,6 +111,9 @@ func (c *Caller) DialConn(context.Context) (*Conn, error) {
 	}
 	cn.hc = &fasthttp.HostClient{Addr: addr, IsTLS: c.u.Scheme == "https", TLSConfig: tlsConf, MaxConns: 1,
 		MaxIdemponentCallAttempts: 1, DisableHeaderNamesNormalizing: true, DisablePathNormalizing: true}
+	if c.opts.QuickACK {
+		cn.hc.Dial = func(addr string) (net.Conn, error) { return quickack.Dial(context.Background(), "tcp", addr) }
+	}
 	cn.req, cn.resp = &fasthttp.Request{}, &fasthttp.Response{}
 	cn.req.SetRequestURI(c.opts.URL)
 	cn.req.Header.SetMethod(c.opts.Method)
