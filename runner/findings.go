@@ -114,4 +114,3 @@ func (r *runner) confirmStall(ctx context.Context, l *live, sc results.Scenario,
 		},
 	}, true
 }
-
