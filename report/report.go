@@ -96,6 +96,10 @@ func verdictText(sc *results.Scenario, c results.Comparison) string {
 			f = 1 / f // express as "N× faster/slower" with N ≥ 1
 		}
 		s = fmt.Sprintf("%s is %.3g× %s than %s", c.Candidate, f, c.Verdict, c.Base)
+		if p := c.Paired; p != nil {
+			s += fmt.Sprintf(" (paired ratio in [%.3g, %.3g] with %.1f%% confidence; sign test p = %.2g over %d rounds)",
+				p.Lo, p.Hi, p.Confidence*100, p.SignP, p.N)
+		}
 	case "indistinguishable":
 		s = fmt.Sprintf("%s and %s are indistinguishable", c.Candidate, c.Base)
 	default:

@@ -143,6 +143,10 @@ type Round struct {
 	Sample
 	// Headline is the round's value of the scenario's metric.
 	Headline float64 `json:"headline"`
+	// GeneratorCPUNs is the CPU time tandem used during the round, and
+	// GeneratorCPUUse that time as a share of the generator's cores.
+	GeneratorCPUNs  int64   `json:"generator_cpu_ns"`
+	GeneratorCPUUse float64 `json:"generator_cpu_use"`
 	// Failed is true when the round did not complete; Error says why.
 	Failed bool   `json:"failed,omitempty"`
 	Error  string `json:"error,omitempty"`
@@ -226,6 +230,22 @@ type Comparison struct {
 	Reason      string `json:"reason"`
 	ServerBound bool   `json:"server_bound"`
 	ClientBound bool   `json:"client_bound"`
+	// Paired is the paired-ratio interval and sign test, with ≥ 6 rounds.
+	Paired *Paired `json:"paired,omitempty"`
+}
+
+// Paired holds what paired rounds say: ratio rᵢ = candidate / base of
+// round i's headline values.
+type Paired struct {
+	N int `json:"n"`
+	// Lo and Hi bound the median ratio with confidence 1 − 2^(1−n).
+	Lo         float64 `json:"lo"`
+	Hi         float64 `json:"hi"`
+	Confidence float64 `json:"confidence"`
+	Above      int     `json:"above"`
+	Below      int     `json:"below"`
+	// SignP is the exact two-sided sign test's p-value.
+	SignP float64 `json:"sign_p"`
 }
 
 // Compat holds the differential tests' outcome.

@@ -65,6 +65,8 @@ type runner struct {
 	live    []*live
 	cpuBase int64
 	failed  []error
+	// generatorCores is the cores the generator may use.
+	generatorCores int
 }
 
 // live is a target during a run.
@@ -98,7 +100,7 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 			return nil, fmt.Errorf("--only %s: no such scenario", name)
 		}
 	}
-	r := &runner{s: s, o: o, res: results.New(), cpuBase: selfCPU()}
+	r := &runner{s: s, o: o, res: results.New(), cpuBase: selfCPU(), generatorCores: runtime.NumCPU()}
 	r.res.Tool = Tool(o.Version)
 	r.res.CreatedAt = time.Now().UTC()
 	r.res.Study = results.Study{Name: s.Name, Description: s.Description, File: s.File, ConfigSHA256: s.SHA256, Seed: s.Seed}
@@ -114,6 +116,7 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 			// one P per generator core, plus one for the open loop's pacer
 			runtime.GOMAXPROCS(len(gen) + 1)
 			r.res.Machine.GeneratorCPUs = gen
+			r.generatorCores = len(gen)
 			r.res.Machine.GOMAXPROCS = len(gen) + 1
 			targetCPUs = tgt
 		}
@@ -431,13 +434,27 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
+// clientBoundUse is the share of its cores at which the generator may have
+// set the pace instead of the target.
+const clientBoundUse = 0.90
+
 func (r *runner) summarize(out *results.Scenario, ls []*live, level int, higher bool) {
 	sums := map[string]stats.Summary{}
+	perRound := map[string][]float64{} // headline by round number, NaN if failed
+	busiest := map[string]float64{}    // the generator's highest CPU use in a round
 	for _, l := range ls {
 		var vals []float64
 		for _, rd := range out.Rounds {
-			if rd.Target == l.spec.Name && rd.Concurrency == level && !rd.Failed {
+			if rd.Target != l.spec.Name || rd.Concurrency != level {
+				continue
+			}
+			for len(perRound[l.spec.Name]) < rd.Round {
+				perRound[l.spec.Name] = append(perRound[l.spec.Name], math.NaN())
+			}
+			busiest[l.spec.Name] = max(busiest[l.spec.Name], rd.GeneratorCPUUse)
+			if !rd.Failed {
 				vals = append(vals, rd.Headline)
+				perRound[l.spec.Name][rd.Round-1] = rd.Headline
 			}
 		}
 		s := stats.Summarize(vals, higher)
@@ -450,14 +467,23 @@ func (r *runner) summarize(out *results.Scenario, ls []*live, level int, higher 
 		return
 	}
 	for _, l := range ls {
-		if l.spec.Name == r.s.Baseline {
+		name := l.spec.Name
+		if name == r.s.Baseline {
 			continue
 		}
-		ratio, verdict, reason := stats.Verdict(base, sums[l.spec.Name], higher, stats.DefaultNoiseFloor)
+		ratio, verdict, reason := stats.Verdict(base, sums[name], higher, stats.DefaultNoiseFloor)
 		if math.IsNaN(ratio) {
 			ratio = 0
 		}
-		out.Comparisons = append(out.Comparisons, results.Comparison{Base: r.s.Baseline, Candidate: l.spec.Name,
-			Concurrency: level, Ratio: ratio, Verdict: verdict, Reason: reason})
+		c := results.Comparison{Base: r.s.Baseline, Candidate: name, Concurrency: level, Ratio: ratio, Verdict: verdict, Reason: reason}
+		if p, ok := stats.Pair(perRound[r.s.Baseline], perRound[name]); ok {
+			c.Paired = &results.Paired{N: p.N, Lo: p.Lo, Hi: p.Hi, Confidence: p.Confidence, Above: p.Above, Below: p.Below, SignP: p.SignP}
+		}
+		if use := max(busiest[r.s.Baseline], busiest[name]); use >= clientBoundUse {
+			c.ClientBound = true
+			c.Verdict = stats.Withheld
+			c.Reason = fmt.Sprintf("the generator used %.0f%% of its cores in a round: it, not the targets, may have set the pace", use*100)
+		}
+		out.Comparisons = append(out.Comparisons, c)
 	}
 }

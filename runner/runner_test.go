@@ -382,3 +382,49 @@ func TestSplitCPUs(t *testing.T) {
 		}
 	}
 }
+
+// Six rounds give the paired-ratio interval and the sign test.
+func TestPairedRounds(t *testing.T) {
+	o := options(t, nil)
+	o.Only, o.Rounds = []string{"balance"}, 6
+	s := parse(t, fmt.Sprintf(testStudy, 10))
+	s.Scenarios[1].Requests = 5
+	res, err := Run(context.Background(), s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scenarios) != 1 || len(res.Scenarios[0].Comparisons) != 1 {
+		t.Fatalf("scenarios %+v", res.Scenarios)
+	}
+	c := res.Scenarios[0].Comparisons[0]
+	p := c.Paired
+	if p == nil || p.N != 6 || p.Above != 6 || p.Lo <= 1 || p.SignP > 0.032 || p.Confidence < 0.96 {
+		t.Errorf("paired %+v; want 6 of 6 rounds slower, p = 1/32", p)
+	}
+	for _, rd := range res.Scenarios[0].Rounds {
+		if rd.GeneratorCPUNs <= 0 || rd.GeneratorCPUUse <= 0 || rd.GeneratorCPUUse > 1 {
+			t.Errorf("round %d %s: generator CPU %d ns, use %.2f", rd.Round, rd.Target, rd.GeneratorCPUNs, rd.GeneratorCPUUse)
+		}
+	}
+}
+
+func TestClientBoundWithholdsVerdict(t *testing.T) {
+	r := &runner{s: &study.Study{Baseline: "a"}}
+	ls := []*live{{spec: &study.Target{Name: "a"}}, {spec: &study.Target{Name: "b"}}}
+	out := &results.Scenario{}
+	for round := 1; round <= 3; round++ {
+		out.Rounds = append(out.Rounds,
+			results.Round{Round: round, Target: "a", Concurrency: 8, Headline: 1000, GeneratorCPUUse: 0.5},
+			results.Round{Round: round, Target: "b", Concurrency: 8, Headline: 4000, GeneratorCPUUse: 0.5})
+	}
+	r.summarize(out, ls, 8, false)
+	if c := out.Comparisons[0]; c.Verdict != "slower" || c.ClientBound {
+		t.Errorf("4× slower with an idle generator: %+v", c)
+	}
+	out.Rounds[3].GeneratorCPUUse = 0.97
+	out.Summary, out.Comparisons = nil, nil
+	r.summarize(out, ls, 8, false)
+	if c := out.Comparisons[0]; c.Verdict != "withheld" || !c.ClientBound || !strings.Contains(c.Reason, "97%") {
+		t.Errorf("generator at 97%%: %+v; want the verdict withheld and client-bound", c)
+	}
+}

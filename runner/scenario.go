@@ -191,11 +191,14 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Sce
 			if l.err != nil {
 				continue
 			}
+			cpu0, t0 := selfCPU(), time.Now()
 			s, err := exec(l, requests, bound)
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			rd := results.Round{Round: round, Order: i + 1, Target: l.spec.Name, Concurrency: level, Sample: s, Headline: r.headline(s, higher)}
+			cpu := selfCPU() - cpu0
+			rd := results.Round{Round: round, Order: i + 1, Target: l.spec.Name, Concurrency: level, Sample: s, Headline: r.headline(s, higher),
+				GeneratorCPUNs: cpu, GeneratorCPUUse: float64(cpu) / float64(time.Since(t0)) / float64(r.generatorCores)}
 			if err != nil {
 				rd.Failed, rd.Error, rd.Headline = true, err.Error(), 0
 				var exit *target.ExitError
