@@ -26,6 +26,7 @@ func Study(quick bool) (*study.Study, error) {
 		return nil, err
 	}
 	if quick {
+		s.Startup.Runs = 1
 		s.Defaults.Warmup = 200 * time.Millisecond
 		s.Defaults.MinDuration = 500 * time.Millisecond
 		for i := range s.Scenarios {

@@ -7,6 +7,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -121,12 +122,21 @@ func verdictText(sc *results.Scenario, c results.Comparison) string {
 // tables lays out the results as the tables every format shows.
 func tables(r *results.Results) []table {
 	var ts []table
-	st := table{Title: "Startup from empty", Header: []string{"target", "first answer", "ready", "CPU", "peak RSS", "disk", "status"}}
+	st := table{Title: "Startup from empty", Note: "with several starts: median [best … worst]", Header: []string{"target", "first answer", "ready", "CPU", "peak RSS", "disk", "status"}}
 	for _, t := range r.Targets {
 		row := []string{t.Name, "–", "–", "–", "–", "–", "ok"}
 		if s := t.Startup; s != nil {
 			row = []string{t.Name, Duration(float64(s.FirstAnswerNs)), Duration(float64(s.ReadyNs)), Duration(float64(s.CPUNs)),
 				Bytes(s.PeakRSSBytes), Bytes(s.DiskBytes), "ok"}
+			if runs := t.StartupRuns; len(runs) > 1 {
+				ns := func(get func(results.Startup) int64) string {
+					return spread(runs, get, func(v int64) string { return Duration(float64(v)) })
+				}
+				b := func(get func(results.Startup) int64) string { return spread(runs, get, Bytes) }
+				row = []string{t.Name, ns(func(s results.Startup) int64 { return s.FirstAnswerNs }), ns(func(s results.Startup) int64 { return s.ReadyNs }),
+					ns(func(s results.Startup) int64 { return s.CPUNs }), b(func(s results.Startup) int64 { return s.PeakRSSBytes }),
+					b(func(s results.Startup) int64 { return s.DiskBytes }), fmt.Sprintf("ok, %d starts", len(runs))}
+			}
 		}
 		if t.Error != "" {
 			row[6] = "failed: " + firstLine(t.Error)
@@ -161,6 +171,21 @@ func tables(r *results.Results) []table {
 		ts = append(ts, t)
 	}
 	return ts
+}
+
+// spread shows several starts as median [best … worst], lower being better.
+func spread(runs []results.Startup, get func(results.Startup) int64, format func(int64) string) string {
+	vs := make([]int64, len(runs))
+	for i, r := range runs {
+		vs[i] = get(r)
+	}
+	slices.Sort(vs)
+	n := len(vs)
+	med := vs[n/2]
+	if n%2 == 0 {
+		med = (vs[n/2-1] + vs[n/2]) / 2
+	}
+	return fmt.Sprintf("%s [%s … %s]", format(med), format(vs[0]), format(vs[n-1]))
 }
 
 // loadCell describes a row's load: clients for a closed loop, the rate

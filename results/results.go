@@ -58,6 +58,8 @@ type Study struct {
 	// ConfigSHA256 is the SHA-256 of the study file's bytes, in hex.
 	ConfigSHA256 string `json:"config_sha256"`
 	Seed         uint64 `json:"seed"`
+	// CommandLine is the tandem command that ran the study.
+	CommandLine []string `json:"command_line,omitempty"`
 }
 
 // Machine describes where the run happened.
@@ -80,7 +82,10 @@ type Target struct {
 	Name    string   `json:"name"`
 	Command []string `json:"command,omitempty"`
 	CPUs    []int    `json:"cpus,omitempty"`
-	Startup *Startup `json:"startup"`
+	// Startup is the start from empty: the median of StartupRuns when the
+	// study starts each target several times.
+	Startup     *Startup  `json:"startup"`
+	StartupRuns []Startup `json:"startup_runs,omitempty"`
 	// Error says why the target failed, if it did, with evidence (exit
 	// status, last log lines).
 	Error string `json:"error,omitempty"`

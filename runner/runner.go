@@ -47,6 +47,8 @@ type Options struct {
 	Version string
 	// StopGrace is how long a target has to exit after SIGTERM; default 5 s.
 	StopGrace time.Duration
+	// CommandLine is recorded in the results, to reproduce the run.
+	CommandLine []string
 }
 
 // TargetError is a target that failed to start or died: exit code 3.
@@ -103,7 +105,8 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 	r := &runner{s: s, o: o, res: results.New(), cpuBase: selfCPU(), generatorCores: runtime.NumCPU()}
 	r.res.Tool = Tool(o.Version)
 	r.res.CreatedAt = time.Now().UTC()
-	r.res.Study = results.Study{Name: s.Name, Description: s.Description, File: s.File, ConfigSHA256: s.SHA256, Seed: s.Seed}
+	r.res.Study = results.Study{Name: s.Name, Description: s.Description, File: s.File, ConfigSHA256: s.SHA256, Seed: s.Seed,
+		CommandLine: o.CommandLine}
 	r.res.Machine = Machine()
 	var targetCPUs []int
 	if o.Pin {
@@ -173,14 +176,42 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 	}
 	for i, l := range r.live {
 		l.res = &r.res.Targets[i] // the slice is final now
-		if err := r.startTarget(ctx, l, targetCPUs); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+	}
+	// The startup study: every target starts from empty runs times, one
+	// at a time, interleaved (A B, A B, …); the last start stays up for the
+	// scenarios.
+	runs := 1
+	if r.s.Startup != nil {
+		runs = r.s.Startup.Runs
+	}
+	for run := 1; run <= runs; run++ {
+		for _, l := range r.live {
+			if l.err != nil {
+				continue
 			}
-			r.fail(l, err)
-		}
-		if err := r.save(); err != nil {
-			return err
+			if runs > 1 {
+				r.progress("target %s: start %d of %d from empty", l.spec.Name, run, runs)
+			}
+			if err := r.startTarget(ctx, l, targetCPUs); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				r.fail(l, err)
+			} else if st := l.res.Startup; st != nil && l.spec.Start != nil {
+				l.res.StartupRuns = append(l.res.StartupRuns, *st)
+				if len(l.res.StartupRuns) > 1 {
+					l.res.Startup = medianStartup(l.res.StartupRuns)
+				}
+			}
+			if run < runs && l.proc != nil {
+				if err := l.proc.Stop(r.o.StopGrace); err != nil {
+					r.warn(err.Error())
+				}
+				l.proc = nil
+			}
+			if err := r.save(); err != nil {
+				return err
+			}
 		}
 	}
 	for i := range r.s.Scenarios {
@@ -194,6 +225,24 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 	}
 	r.diagnose(ctx)
 	return ctx.Err()
+}
+
+// medianStartup is the per-figure median of several starts.
+func medianStartup(runs []results.Startup) *results.Startup {
+	med := func(get func(results.Startup) int64) int64 {
+		vs := make([]float64, len(runs))
+		for i, s := range runs {
+			vs[i] = float64(get(s))
+		}
+		return int64(stats.Summarize(vs, false).Median)
+	}
+	return &results.Startup{
+		FirstAnswerNs: med(func(s results.Startup) int64 { return s.FirstAnswerNs }),
+		ReadyNs:       med(func(s results.Startup) int64 { return s.ReadyNs }),
+		CPUNs:         med(func(s results.Startup) int64 { return s.CPUNs }),
+		PeakRSSBytes:  med(func(s results.Startup) int64 { return s.PeakRSSBytes }),
+		DiskBytes:     med(func(s results.Startup) int64 { return s.DiskBytes }),
+	}
 }
 
 func (r *runner) fail(l *live, err error) {

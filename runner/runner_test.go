@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -427,4 +428,32 @@ func TestClientBoundWithholdsVerdict(t *testing.T) {
 	if c := out.Comparisons[0]; c.Verdict != "withheld" || !c.ClientBound || !strings.Contains(c.Reason, "97%") {
 		t.Errorf("generator at 97%%: %+v; want the verdict withheld and client-bound", c)
 	}
+}
+
+func TestStartupRuns(t *testing.T) {
+	o := options(t, nil)
+	o.Only = []string{"startup"}
+	s := parse(t, fmt.Sprintf(testStudy, 3000))
+	s.Startup = &study.Startup{Runs: 3}
+	res, err := Run(context.Background(), s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scenarios) != 0 {
+		t.Errorf("--only startup ran %d scenarios", len(res.Scenarios))
+	}
+	for _, tg := range res.Targets {
+		if len(tg.StartupRuns) != 3 || tg.Startup == nil {
+			t.Fatalf("%s: %d startup runs, startup %v; want 3 and their median", tg.Name, len(tg.StartupRuns), tg.Startup)
+		}
+		var firsts []int64
+		for _, run := range tg.StartupRuns {
+			firsts = append(firsts, run.FirstAnswerNs)
+		}
+		slices.Sort(firsts)
+		if tg.Startup.FirstAnswerNs != firsts[1] {
+			t.Errorf("%s: first answer %d; want the median of %v", tg.Name, tg.Startup.FirstAnswerNs, firsts)
+		}
+	}
+	assertStopped(t, res)
 }

@@ -117,7 +117,7 @@ func studyRun(ctx context.Context, s *study.Study, out string, only []string, ro
 	if err != nil {
 		return fmt.Errorf("find the tandem binary: %w", err)
 	}
-	o := runner.Options{Out: out, Only: only, Rounds: rounds, Self: self, Pin: true, Version: version}
+	o := runner.Options{Out: out, Only: only, Rounds: rounds, Self: self, Pin: true, Version: version, CommandLine: os.Args}
 	if verbose || isTerminal(stderr) {
 		o.Progress = stderr
 	}
