@@ -108,7 +108,7 @@ func verdictText(sc *results.Scenario, c results.Comparison) string {
 	}
 	var marks []string
 	if c.ServerBound {
-		marks = append(marks, "server-bound")
+		marks = append(marks, "server-bound: round trips fill the run")
 	}
 	if c.ClientBound {
 		marks = append(marks, "client-bound")

@@ -86,6 +86,10 @@ type Target struct {
 	// study starts each target several times.
 	Startup     *Startup  `json:"startup"`
 	StartupRuns []Startup `json:"startup_runs,omitempty"`
+	// RTTNs is the median round trip of RTTCall, the cheapest request,
+	// probed outside the rounds.
+	RTTNs   int64  `json:"rtt_ns,omitempty"`
+	RTTCall string `json:"rtt_call,omitempty"`
 	// Error says why the target failed, if it did, with evidence (exit
 	// status, last log lines).
 	Error string `json:"error,omitempty"`

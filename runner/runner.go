@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/driver"
+	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
 	"github.com/tandem-bench/tandem/study"
@@ -214,6 +215,9 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 			}
 		}
 	}
+	if len(r.o.Only) == 0 || !slices.Equal(r.o.Only, []string{"startup"}) {
+		r.probeRTT(ctx)
+	}
 	for i := range r.s.Scenarios {
 		sc := &r.s.Scenarios[i]
 		if len(r.o.Only) > 0 && !slices.Contains(r.o.Only, sc.Name) {
@@ -225,6 +229,41 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 	}
 	r.diagnose(ctx)
 	return ctx.Err()
+}
+
+// RTT probe (DESIGN §4): outside the rounds, the cheapest request a target
+// answers (its ready.first_answer call) is timed in a closed loop of one
+// client after a warm-up; its median is the round trip.
+const (
+	rttWarmup   = 200
+	rttRequests = 2000
+	rttBound    = 2 * time.Second
+)
+
+func (r *runner) probeRTT(ctx context.Context) {
+	for _, l := range r.live {
+		fa := l.spec.Ready.FirstAnswer
+		if l.err != nil || fa == nil {
+			continue
+		}
+		c, err := r.caller(ctx, l, fa.Call)
+		if err != nil {
+			continue
+		}
+		closed := load.Closed{Concurrency: 1, Timeout: r.s.Defaults.Timeout}
+		closed.Requests, closed.Duration = rttWarmup, rttBound
+		if _, err := closed.Run(ctx, c); err != nil {
+			continue
+		}
+		closed.Requests = rttRequests
+		s, err := closed.Run(ctx, c)
+		if err != nil || s.OK == 0 {
+			continue
+		}
+		l.res.RTTNs = s.LatencyNs.P50
+		l.res.RTTCall = fa.Call
+		r.progress("target %s: round trip of %s %v (median of %d)", l.spec.Name, fa.Call, time.Duration(s.LatencyNs.P50), s.OK)
+	}
 }
 
 // medianStartup is the per-figure median of several starts.
@@ -483,6 +522,33 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
+// serverBound reports whether the baseline's run was spent waiting for
+// round trips: (RTT ÷ in-flight window) ≥ ½ × its time per unit, with the
+// time per unit from its median round.
+func (r *runner) serverBound(out *results.Scenario, level int) bool {
+	var rtt int64
+	for _, t := range r.res.Targets {
+		if t.Name == r.s.Baseline {
+			rtt = t.RTTNs
+		}
+	}
+	var rates []float64
+	for _, rd := range out.Rounds {
+		if rd.Target == r.s.Baseline && rd.Concurrency == level && !rd.Failed && rd.UnitsPerS > 0 {
+			rates = append(rates, rd.UnitsPerS)
+		}
+	}
+	if rtt == 0 || len(rates) == 0 {
+		return false
+	}
+	window := float64(level)
+	if out.Load.Model != "closed" {
+		window = float64(max(out.Load.Connections, 1))
+	}
+	perUnit := 1e9 / stats.Summarize(rates, true).Median
+	return float64(rtt)/window >= 0.5*perUnit
+}
+
 // clientBoundUse is the share of its cores at which the generator may have
 // set the pace instead of the target.
 const clientBoundUse = 0.90
@@ -525,6 +591,7 @@ func (r *runner) summarize(out *results.Scenario, ls []*live, level int, higher 
 			ratio = 0
 		}
 		c := results.Comparison{Base: r.s.Baseline, Candidate: name, Concurrency: level, Ratio: ratio, Verdict: verdict, Reason: reason}
+		c.ServerBound = r.serverBound(out, level)
 		if p, ok := stats.Pair(perRound[r.s.Baseline], perRound[name]); ok {
 			c.Paired = &results.Paired{N: p.N, Lo: p.Lo, Hi: p.Hi, Confidence: p.Confidence, Above: p.Above, Below: p.Below, SignP: p.SignP}
 		}

@@ -410,17 +410,33 @@ func TestPairedRounds(t *testing.T) {
 }
 
 func TestClientBoundWithholdsVerdict(t *testing.T) {
-	r := &runner{s: &study.Study{Baseline: "a"}}
+	r := &runner{s: &study.Study{Baseline: "a"}, res: results.New()}
 	ls := []*live{{spec: &study.Target{Name: "a"}}, {spec: &study.Target{Name: "b"}}}
-	out := &results.Scenario{}
+	out := &results.Scenario{Load: results.Load{Model: "closed"}}
 	for round := 1; round <= 3; round++ {
 		out.Rounds = append(out.Rounds,
 			results.Round{Round: round, Target: "a", Concurrency: 8, Headline: 1000, GeneratorCPUUse: 0.5},
 			results.Round{Round: round, Target: "b", Concurrency: 8, Headline: 4000, GeneratorCPUUse: 0.5})
 	}
 	r.summarize(out, ls, 8, false)
-	if c := out.Comparisons[0]; c.Verdict != "slower" || c.ClientBound {
+	if c := out.Comparisons[0]; c.Verdict != "slower" || c.ClientBound || c.ServerBound {
 		t.Errorf("4× slower with an idle generator: %+v", c)
+	}
+	// server-bound: a's rounds run 8 clients at 8,000/s, 125 µs per unit;
+	// RTT ÷ 8 ≥ ½ × 125 µs holds for an RTT of 900 µs, not for 100 µs
+	for i := range out.Rounds {
+		out.Rounds[i].UnitsPerS = 8000
+	}
+	for _, c := range []struct {
+		rtt  int64
+		want bool
+	}{{900_000, true}, {100_000, false}} {
+		r.res.Targets = []results.Target{{Name: "a", RTTNs: c.rtt}}
+		out.Summary, out.Comparisons = nil, nil
+		r.summarize(out, ls, 8, false)
+		if got := out.Comparisons[0].ServerBound; got != c.want {
+			t.Errorf("RTT %v, 8 clients, 125 µs per unit: server-bound %v; want %v", time.Duration(c.rtt), got, c.want)
+		}
 	}
 	out.Rounds[3].GeneratorCPUUse = 0.97
 	out.Summary, out.Comparisons = nil, nil
