@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -29,7 +30,45 @@ func TestMain(m *testing.M) {
 	if os.Getenv("TANDEM_TEST_SAMPLE") == "1" {
 		os.Exit(serveSample(os.Args[1:]))
 	}
+	if os.Getenv("TANDEM_TEST_DELAY") == "1" {
+		os.Exit(serveDelay(os.Args[1:]))
+	}
 	os.Exit(m.Run())
+}
+
+// serveDelay is a target whose GET /ping takes --delay, and which listens
+// only --start-delay after it starts.
+func serveDelay(args []string) int {
+	fs := flag.NewFlagSet("delay", flag.ContinueOnError)
+	addr := fs.String("addr", "", "")
+	delay := fs.Duration("delay", 0, "")
+	startDelay := fs.Duration("start-delay", 0, "")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	time.Sleep(*startDelay)
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		end := time.Now().Add(*delay)
+		if *delay > time.Millisecond {
+			time.Sleep(*delay - time.Millisecond)
+		}
+		for time.Now().Before(end) {
+		}
+		io.WriteString(w, "pong")
+	})}
+	go func() {
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
+		<-sigs
+		srv.Close()
+	}()
+	srv.Serve(ln)
+	return 0
 }
 
 func serveSample(args []string) int {
@@ -472,4 +511,48 @@ func TestStartupRuns(t *testing.T) {
 		}
 	}
 	assertStopped(t, res)
+}
+
+// Identical targets are indistinguishable; a 4× slower one is slower; one
+// that listens only after 1.5 s has its first answer after 1.5 s.
+func TestVerdictsOnRealTargets(t *testing.T) {
+	target := func(name, delay, startDelay string) string {
+		return fmt.Sprintf(`
+  - name: %s
+    start:
+      command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --delay, %s, --start-delay, %s]
+      env: {TANDEM_TEST_DELAY: "1"}
+    endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
+    ready: {first_answer: {call: ping}, timeout: 20s}`, name, delay, startDelay)
+	}
+	src := "version: 1\nname: verdicts\ndefaults: {rounds: 3, warmup: 100ms}\ntargets:" +
+		target("x", "1ms", "0s") + target("y", "1ms", "0s") + target("z", "4ms", "1500ms") + `
+calls:
+  ping: {http: {path: ""}}
+scenarios:
+  - {name: latency, call: ping, load: {concurrency: 1}, requests: 150}
+`
+	res, err := Run(context.Background(), parse(t, src), options(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := res.Scenarios[0].Comparisons
+	if len(cs) != 2 {
+		t.Fatalf("comparisons %+v", cs)
+	}
+	if cs[0].Candidate != "y" || cs[0].Verdict != "indistinguishable" {
+		t.Errorf("two identical 1 ms targets: %+v; want indistinguishable", cs[0])
+	}
+	if cs[1].Candidate != "z" || cs[1].Verdict != "slower" || cs[1].Ratio < 3 {
+		t.Errorf("1 ms vs 4 ms: %+v; want slower, about 4×", cs[1])
+	}
+	if st := res.Targets[2].Startup; st == nil || time.Duration(st.FirstAnswerNs) < 1500*time.Millisecond {
+		t.Errorf("target listening after 1.5 s: startup %+v; want first answer ≥ 1.5 s", st)
+	}
+	if st := res.Targets[0].Startup; st == nil || time.Duration(st.FirstAnswerNs) > time.Second {
+		t.Errorf("target listening at once: startup %+v", st)
+	}
+	if len(res.Findings) != 0 {
+		t.Errorf("findings on healthy targets: %+v", res.Findings)
+	}
 }
