@@ -22,7 +22,7 @@ h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.15rem;margin:1.6rem 0 .4rem}
 .note{color:#555;font-size:.9rem;margin:.2rem 0 .5rem}
 .scroll{overflow-x:auto}table{border-collapse:collapse;min-width:60%}
 th,td{text-align:left;padding:.3rem .7rem;border-bottom:1px solid #ddd;vertical-align:top}
-th{background:#f3f3f3}td{font-variant-numeric:tabular-nums}
+th{background:#f3f3f3}td{font-variant-numeric:tabular-nums}td:nth-child(2){white-space:nowrap}
 .warn{background:#fff4d6;padding:.5rem .8rem;border-left:4px solid #e0a800}
 .bad{background:#fde2e1;padding:.5rem .8rem;border-left:4px solid #c0392b}
 footer{color:#666;font-size:.85rem;margin-top:2rem}
