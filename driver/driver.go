@@ -50,7 +50,7 @@ func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Cal
 		if err != nil {
 			return nil, err
 		}
-		return grpcCaller{c}, nil
+		return asker[*grpcdrv.Conn]{c, c.DialConn}, nil
 	case study.ProtoJSONRPC:
 		j := call.JSONRPC
 		params, err := toJSON(j.Params)
@@ -62,7 +62,7 @@ func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Cal
 		if err != nil {
 			return nil, err
 		}
-		return httpCaller{c}, nil
+		return asker[*httpdrv.Conn]{c, c.DialConn}, nil
 	case study.ProtoHTTP:
 		h := call.HTTP
 		var body []byte
@@ -79,7 +79,7 @@ func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Cal
 		if err != nil {
 			return nil, err
 		}
-		return httpCaller{c}, nil
+		return asker[*httpdrv.Conn]{c, c.DialConn}, nil
 	case study.ProtoWS:
 		w := call.WS
 		params, err := toJSON(w.Params)
@@ -90,21 +90,9 @@ func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Cal
 		if err != nil {
 			return nil, err
 		}
-		return wsCaller{c}, nil
+		return asker[*wsdrv.Conn]{c, c.DialConn}, nil
 	}
 	return nil, fmt.Errorf("%s calls are not supported by this tandem yet", call.Protocol())
-}
-
-type wsCaller struct{ *wsdrv.Caller }
-
-func (w wsCaller) Ask(ctx context.Context) ([][]byte, load.Result, error) {
-	cn, err := w.DialConn(ctx)
-	if err != nil {
-		return nil, load.Result{}, err
-	}
-	defer cn.Close()
-	ans, res := cn.Ask(ctx)
-	return ans, res, nil
 }
 
 func joinURL(base, path string) string {
@@ -125,22 +113,18 @@ func toJSON(v study.Value) ([]byte, error) {
 	return b, nil
 }
 
-type grpcCaller struct{ *grpcdrv.Caller }
-
-func (g grpcCaller) Ask(ctx context.Context) ([][]byte, load.Result, error) {
-	cn, err := g.DialConn(ctx)
-	if err != nil {
-		return nil, load.Result{}, err
-	}
-	defer cn.Close()
-	ans, res := cn.Ask(ctx)
-	return ans, res, nil
+// asker makes a driver's caller a Caller: Ask dials a connection of its
+// own, sends the request once and closes it.
+type asker[C interface {
+	Ask(context.Context) ([][]byte, load.Result)
+	Close() error
+}] struct {
+	load.Dialer
+	dial func(context.Context) (C, error)
 }
 
-type httpCaller struct{ *httpdrv.Caller }
-
-func (h httpCaller) Ask(ctx context.Context) ([][]byte, load.Result, error) {
-	cn, err := h.DialConn(ctx)
+func (a asker[C]) Ask(ctx context.Context) ([][]byte, load.Result, error) {
+	cn, err := a.dial(ctx)
 	if err != nil {
 		return nil, load.Result{}, err
 	}
