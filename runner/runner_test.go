@@ -513,7 +513,8 @@ func TestStartupRuns(t *testing.T) {
 	assertStopped(t, res)
 }
 
-// Identical targets are indistinguishable; a 4× slower one is slower; one
+// Identical targets are indistinguishable (five rounds, so that their spread
+// shows the machine's noise); a 4× slower one is slower; one
 // that listens only after 1.5 s has its first answer after 1.5 s.
 func TestVerdictsOnRealTargets(t *testing.T) {
 	target := func(name, delay, startDelay string) string {
@@ -525,12 +526,12 @@ func TestVerdictsOnRealTargets(t *testing.T) {
     endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
     ready: {first_answer: {call: ping}, timeout: 20s}`, name, delay, startDelay)
 	}
-	src := "version: 1\nname: verdicts\ndefaults: {rounds: 3, warmup: 100ms}\ntargets:" +
+	src := "version: 1\nname: verdicts\ndefaults: {rounds: 5, warmup: 100ms}\ntargets:" +
 		target("x", "1ms", "0s") + target("y", "1ms", "0s") + target("z", "4ms", "1500ms") + `
 calls:
   ping: {http: {path: ""}}
 scenarios:
-  - {name: latency, call: ping, load: {concurrency: 1}, requests: 150}
+  - {name: latency, call: ping, load: {concurrency: 1}, requests: 200}
 `
 	res, err := Run(context.Background(), parse(t, src), options(t, nil))
 	if err != nil {
