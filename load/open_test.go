@@ -24,7 +24,13 @@ func TestOpenPacing(t *testing.T) {
 		if math.Abs(float64(s.Requests)-rate) > rate*0.01+1 || s.Dropped != 0 || hits.Load() != s.Requests {
 			t.Errorf("%v/s for 1s: %d requests (server saw %d), %d dropped; want %v", rate, s.Requests, hits.Load(), s.Dropped, rate)
 		}
-		if math.Abs(s.AchievedRate-rate)/rate > 0.02 || math.Abs(s.OfferedRate-rate)/rate > 0.001 {
+		// the achieved rate's tolerance: 2 %, or 10 % under the race
+		// detector on a shared machine (the bench measures it properly)
+		tol := 0.02
+		if raceEnabled {
+			tol = 0.10
+		}
+		if math.Abs(s.AchievedRate-rate)/rate > tol || math.Abs(s.OfferedRate-rate)/rate > 0.001 {
 			t.Errorf("%v/s: offered %.1f, achieved %.1f", rate, s.OfferedRate, s.AchievedRate)
 		}
 		var issued int64

@@ -557,3 +557,28 @@ scenarios:
 		t.Errorf("findings on healthy targets: %+v", res.Findings)
 	}
 }
+
+func TestRoundOrder(t *testing.T) {
+	ls := []*live{{spec: &study.Target{Name: "a"}}, {spec: &study.Target{Name: "b"}}, {spec: &study.Target{Name: "c"}}}
+	names := func(o []*live) string {
+		var s []string
+		for _, l := range o {
+			s = append(s, l.spec.Name)
+		}
+		return strings.Join(s, "")
+	}
+	if got := names(roundOrder(ls, "alternate", 1, "s", 1, 1)) + " " + names(roundOrder(ls, "alternate", 1, "s", 1, 2)); got != "abc cba" {
+		t.Errorf("alternate: %s; want abc cba", got)
+	}
+	seen := map[string]bool{}
+	for round := 1; round <= 12; round++ {
+		o := names(roundOrder(ls, "shuffle", 7, "s", 1, round))
+		if again := names(roundOrder(ls, "shuffle", 7, "s", 1, round)); again != o {
+			t.Fatalf("shuffle not reproducible: %s then %s", o, again)
+		}
+		seen[o] = true
+	}
+	if len(seen) < 3 {
+		t.Errorf("12 shuffled rounds gave only %d orders", len(seen))
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -183,10 +185,7 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Sce
 	}
 	out.Requests, out.DurationNs = requests, int64(bound)
 	for round := 1; round <= rounds; round++ {
-		order := slices.Clone(ls)
-		if round%2 == 0 {
-			slices.Reverse(order)
-		}
+		order := roundOrder(ls, r.s.Defaults.Order, r.s.Seed, sc.Name, level, round)
 		for i, l := range order {
 			if l.err != nil {
 				continue
@@ -221,6 +220,24 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Sce
 	}
 	r.summarize(out, ls, level, higher)
 	return r.save()
+}
+
+// roundOrder is the order of the targets in a round: alternating (round 1
+// in study order, round 2 reversed, …) or a shuffle seeded by the study's
+// seed, the scenario, the level and the round, so a rerun repeats it.
+func roundOrder(ls []*live, order string, seed uint64, scenario string, level, round int) []*live {
+	out := slices.Clone(ls)
+	if order == "shuffle" {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%s/%d/%d", scenario, level, round)
+		rng := rand.New(rand.NewPCG(seed, h.Sum64()))
+		rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+		return out
+	}
+	if round%2 == 0 {
+		slices.Reverse(out)
+	}
+	return out
 }
 
 func describeRound(rd results.Round) string {

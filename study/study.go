@@ -96,6 +96,9 @@ func (s *Study) setDefaults() {
 	if d.Timeout == 0 {
 		d.Timeout = DefaultTimeout
 	}
+	if d.Order == "" {
+		d.Order = "alternate"
+	}
 	for i := range s.Targets {
 		if s.Targets[i].Ready.Timeout == 0 {
 			s.Targets[i].Ready.Timeout = DefaultReadyTimeout

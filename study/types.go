@@ -34,6 +34,7 @@ type Defaults struct {
 	Warmup      time.Duration `yaml:"warmup" doc:"Length of the discarded warm-up run per target and scenario; default 1s."`
 	MinDuration time.Duration `yaml:"min_duration" doc:"Calibration makes each measured run last at least this; default 5s."`
 	Timeout     time.Duration `yaml:"timeout" doc:"Per-request timeout; default 10s."`
+	Order       string        `yaml:"order" doc:"Order of the targets within a round: alternate (A B, B A, …; default) or shuffle (seeded by seed)."`
 }
 
 // Generator configures the load generator.
