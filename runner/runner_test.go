@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -43,9 +44,13 @@ func serveDelay(args []string) int {
 	addr := fs.String("addr", "", "")
 	delay := fs.Duration("delay", 0, "")
 	startDelay := fs.Duration("start-delay", 0, "")
+	dieAfter := fs.Int64("die-after", 0, "exit after this many requests")
+	garbage := fs.Bool("garbage", false, "answer with bytes that are not HTTP")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	fmt.Println("delay server starting") // a log line for readiness
+	var served atomic.Int64
 	time.Sleep(*startDelay)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -53,6 +58,17 @@ func serveDelay(args []string) int {
 		return 1
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if n := served.Add(1); *dieAfter > 0 && n > *dieAfter {
+			fmt.Fprintln(os.Stderr, "fatal: out of budget after", *dieAfter, "requests")
+			os.Exit(7)
+		}
+		if *garbage {
+			if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				io.WriteString(c, "\x00\x01 NOT HTTP AT ALL\r\n\r\n")
+				c.Close()
+			}
+			return
+		}
 		end := time.Now().Add(*delay)
 		if *delay > time.Millisecond {
 			time.Sleep(*delay - time.Millisecond)
@@ -581,4 +597,54 @@ func TestRoundOrder(t *testing.T) {
 	if len(seen) < 3 {
 		t.Errorf("12 shuffled rounds gave only %d orders", len(seen))
 	}
+}
+
+// A target that dies mid-run and one that answers garbage: rounds record the
+// evidence, the study goes on, results stay valid, and Run reports a
+// TargetError (exit 3) for the one that died.
+func TestTargetDiesOrAnswersGarbage(t *testing.T) {
+	target := func(name, extra string) string {
+		return fmt.Sprintf(`
+  - name: %s
+    start:
+      command: ["${tandem}", --addr, "127.0.0.1:${port.http}", %s]
+      env: {TANDEM_TEST_DELAY: "1"}
+    endpoints: {http: "http://127.0.0.1:${port.http}/ping"}`, name, extra)
+	}
+	// a 1 ms warm-up sends far fewer than 150 requests, so "dies" dies in a round
+	src := "version: 1\nname: failures\ndefaults: {rounds: 2, warmup: 1ms}\ntargets:" +
+		target("ok", `--delay, 0s`) + target("dies", `--die-after, "150"`) + target("garbage", `--garbage`) + `
+calls:
+  ping: {http: {path: ""}}
+scenarios:
+  - {name: first, call: ping, load: {concurrency: 1}, requests: 100}
+  - {name: second, call: ping, load: {concurrency: 1}, requests: 100}
+`
+	o := options(t, nil)
+	res, err := Run(context.Background(), parse(t, src), o)
+	var te *TargetError
+	if !errors.As(err, &te) || !strings.Contains(err.Error(), "target dies exited: exit status 7") || !strings.Contains(err.Error(), "out of budget") {
+		t.Fatalf("Run error %v; want a TargetError with the exit status and the last output", err)
+	}
+	onDisk := readResults(t, o.Out)
+	if !strings.Contains(onDisk.Targets[1].Error, "exit status 7") {
+		t.Errorf("dead target's error %q", onDisk.Targets[1].Error)
+	}
+	var died, garbage, okRounds int
+	for _, sc := range res.Scenarios {
+		for _, rd := range sc.Rounds {
+			switch {
+			case rd.Target == "dies" && rd.Failed && strings.Contains(rd.Error, "exit status 7"):
+				died++
+			case rd.Target == "garbage" && rd.Failed && rd.Errors["protocol"] > 0:
+				garbage++
+			case rd.Target == "ok" && !rd.Failed && rd.OK == 100:
+				okRounds++
+			}
+		}
+	}
+	if died != 1 || garbage < 3 || okRounds != 4 {
+		t.Errorf("rounds: %d failed with the exit of 'dies' (want 1), %d failed with protocol errors (want ≥ 3), %d ok (want 4)", died, garbage, okRounds)
+	}
+	assertStopped(t, res)
 }

@@ -143,11 +143,7 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Sce
 	exec := func(l *live, requests int64, d time.Duration) (results.Sample, error) {
 		s, err := run(ctx, callers[l.spec.Name], requests, d)
 		if err == nil && l.proc != nil {
-			select {
-			case <-l.proc.Done():
-				err = l.proc.ExitErr()
-			default:
-			}
+			err = exitedDuring(l, s)
 		}
 		return s, err
 	}
@@ -238,6 +234,29 @@ func roundOrder(ls []*live, order string, seed uint64, scenario string, level, r
 		slices.Reverse(out)
 	}
 	return out
+}
+
+// exitedDuring reports a target that exited during a run. A run that met
+// transport errors (refused, reset, eof) gives the exit a moment to be
+// reaped, so the round carries the exit status and the last output rather
+// than a list of connection errors.
+func exitedDuring(l *live, s results.Sample) error {
+	select {
+	case <-l.proc.Done():
+		return l.proc.ExitErr()
+	default:
+	}
+	if s.Errors["refused"]+s.Errors["reset"]+s.Errors["eof"]+s.Errors["transport"] == 0 {
+		return nil
+	}
+	t := time.NewTimer(500 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-l.proc.Done():
+		return l.proc.ExitErr()
+	case <-t.C:
+		return nil
+	}
 }
 
 func describeRound(rd results.Round) string {
