@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -385,6 +386,9 @@ func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 	if t.Start.CPUs != "" {
 		spec.CPUs, _ = study.ParseCPUList(t.Start.CPUs) // validated
 	}
+	if t.Ready.Log != "" {
+		spec.ReadyLine = regexp.MustCompile(t.Ready.Log) // validated
+	}
 	l.res.Command, l.res.CPUs = spec.Command, spec.CPUs
 	r.progress("target %s: starting %s", t.Name, strings.Join(spec.Command, " "))
 	proc, err := target.Start(spec)
@@ -478,6 +482,18 @@ func (r *runner) awaitReady(ctx context.Context, l *live) (*results.Startup, err
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%w (condition %s == %v; last value %s)", err, c.Path, c.Equals.V, last)
+		}
+	}
+	if t.Ready.Log != "" {
+		select {
+		case <-l.proc.LineSeen():
+		case <-l.proc.Done():
+			return nil, l.proc.ExitErr()
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("target %s: no output line matched %q after %v; last output:\n    %s", t.Name, t.Ready.Log, t.Ready.Timeout, strings.Join(l.proc.Tail(), "\n    "))
+			}
+			return nil, ctx.Err()
 		}
 	}
 	st.ReadyNs = int64(time.Since(start))

@@ -49,7 +49,6 @@ func serveDelay(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	fmt.Println("delay server starting") // a log line for readiness
 	var served atomic.Int64
 	time.Sleep(*startDelay)
 	ln, err := net.Listen("tcp", *addr)
@@ -57,6 +56,7 @@ func serveDelay(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	fmt.Println("listening on", ln.Addr()) // a log line for readiness
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		if n := served.Add(1); *dieAfter > 0 && n > *dieAfter {
 			fmt.Fprintln(os.Stderr, "fatal: out of budget after", *dieAfter, "requests")
@@ -647,4 +647,37 @@ scenarios:
 		t.Errorf("rounds: %d failed with the exit of 'dies' (want 1), %d failed with protocol errors (want ≥ 3), %d ok (want 4)", died, garbage, okRounds)
 	}
 	assertStopped(t, res)
+}
+
+func TestReadyLogLine(t *testing.T) {
+	src := `
+version: 1
+name: log
+targets:
+  - name: logs
+    start:
+      command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --start-delay, 300ms]
+      env: {TANDEM_TEST_DELAY: "1"}
+    endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
+    ready: {log: "^listening on 127\\.0\\.0\\.1:", timeout: 20s}
+  - name: silent
+    start:
+      command: ["${tandem}", --addr, "127.0.0.1:${port.http}"]
+      env: {TANDEM_TEST_DELAY: "1"}
+    endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
+    ready: {log: "never printed", timeout: 1s}
+calls:
+  ping: {http: {path: ""}}
+`
+	o := options(t, nil)
+	res, err := Run(context.Background(), parse(t, src), o)
+	var te *TargetError
+	if !errors.As(err, &te) || !strings.Contains(err.Error(), `target silent: no output line matched "never printed" after 1s`) ||
+		!strings.Contains(err.Error(), "listening on") {
+		t.Errorf("Run error %v; want silent not ready, with its output", err)
+	}
+	st := res.Targets[0].Startup
+	if st == nil || time.Duration(st.ReadyNs) < 300*time.Millisecond || st.ReadyNs < st.FirstAnswerNs {
+		t.Errorf("logs: startup %+v; want ready at the log line, after the 300 ms start delay", st)
+	}
 }

@@ -452,6 +452,13 @@ func (v *validator) target(path string, t *Target) {
 	for _, p := range sortedKeys(strs) {
 		v.placeholders(p, strs[p], true)
 	}
+	if t.Ready.Log != "" {
+		if _, err := regexp.Compile(t.Ready.Log); err != nil {
+			v.errorf(path+".ready.log", "a regular expression (Go syntax)", "%v", err)
+		} else if t.Start == nil {
+			v.errorf(path+".ready.log", "a target that tandem starts", "a log line needs start: tandem reads the output of what it starts")
+		}
+	}
 	if r := t.Ready.FirstAnswer; r != nil {
 		if c := v.callRef(path+".ready.first_answer.call", r.Call); c != nil {
 			v.endpoint(path+".ready.first_answer.call", t, r.Call, c)

@@ -65,6 +65,7 @@ type Start struct {
 type Ready struct {
 	FirstAnswer *CallRef      `yaml:"first_answer" doc:"The call whose first successful answer marks the first answer."`
 	Condition   *Condition    `yaml:"condition" doc:"A condition on a call's answer that marks the target ready."`
+	Log         string        `yaml:"log" doc:"A regular expression: the target is ready once a line of its output matches it."`
 	Timeout     time.Duration `yaml:"timeout" doc:"How long to wait for readiness; default 120s."`
 }
 

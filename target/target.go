@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -32,6 +33,9 @@ type Spec struct {
 	Env  []string
 	Wipe []string
 	CPUs []int
+	// ReadyLine, if set, is watched for in the output: LineSeen is closed
+	// at the first line that matches.
+	ReadyLine *regexp.Regexp
 }
 
 // Process is a running target.
@@ -78,6 +82,7 @@ func Start(spec Spec) (*Process, error) {
 	cmd.Dir = spec.Dir
 	cmd.Env = append(os.Environ(), spec.Env...)
 	lt := newTail(40)
+	lt.watch, lt.seen = spec.ReadyLine, make(chan struct{})
 	cmd.Stdout, cmd.Stderr = lt, lt
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	done := make(chan struct{})
@@ -146,6 +151,9 @@ func (p *Process) ExitErr() *ExitError {
 	}
 	return &ExitError{Name: p.Name, State: state, Tail: p.log.lines()}
 }
+
+// LineSeen is closed once an output line matched Spec.ReadyLine.
+func (p *Process) LineSeen() <-chan struct{} { return p.log.seen }
 
 // Tail returns the last lines the process wrote.
 func (p *Process) Tail() []string { return p.log.lines() }
@@ -222,6 +230,9 @@ type tail struct {
 	n       int
 	buf     []string
 	partial []byte
+	watch   *regexp.Regexp
+	seen    chan struct{}
+	matched bool
 }
 
 func newTail(n int) *tail { return &tail{n: n} }
@@ -235,7 +246,12 @@ func (t *tail) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		t.buf = append(t.buf, string(data[:i]))
+		line := string(data[:i])
+		if t.watch != nil && !t.matched && t.watch.MatchString(line) {
+			t.matched = true
+			close(t.seen)
+		}
+		t.buf = append(t.buf, line)
 		if len(t.buf) > t.n {
 			t.buf = t.buf[len(t.buf)-t.n:]
 		}
