@@ -597,12 +597,26 @@ func (r *runner) summarize(out *results.Scenario, ls []*live, level int, higher 
 	if !ok {
 		return
 	}
+	// The noise floor: the study's, raised to how far an A/A pair (two
+	// targets running one build) landed apart at this level.
+	floor := r.s.Defaults.NoiseFloor / 100
+	aaNote := ""
+	if aa := r.s.AA; len(aa) == 2 {
+		a, b := sums[aa[0]], sums[aa[1]]
+		if a.N > 0 && b.N > 0 && a.Best != 0 {
+			if d := math.Abs(b.Best-a.Best) / math.Abs(a.Best); d > floor {
+				floor = d
+				aaNote = fmt.Sprintf(" (noise floor %.1f%% from the A/A pair %s, %s)", d*100, aa[0], aa[1])
+			}
+		}
+	}
 	for _, l := range ls {
 		name := l.spec.Name
 		if name == r.s.Baseline {
 			continue
 		}
-		ratio, verdict, reason := stats.Verdict(base, sums[name], higher, stats.DefaultNoiseFloor)
+		ratio, verdict, reason := stats.Verdict(base, sums[name], higher, floor)
+		reason += aaNote
 		if math.IsNaN(ratio) {
 			ratio = 0
 		}

@@ -681,3 +681,29 @@ calls:
 		t.Errorf("logs: startup %+v; want ready at the log line, after the 300 ms start delay", st)
 	}
 }
+
+func TestAANoiseFloor(t *testing.T) {
+	ls := []*live{{spec: &study.Target{Name: "a"}}, {spec: &study.Target{Name: "a2"}}, {spec: &study.Target{Name: "b"}}}
+	rounds := func() *results.Scenario {
+		out := &results.Scenario{Load: results.Load{Model: "closed"}}
+		for round := 1; round <= 3; round++ {
+			out.Rounds = append(out.Rounds,
+				results.Round{Round: round, Target: "a", Concurrency: 1, Headline: 100},
+				results.Round{Round: round, Target: "a2", Concurrency: 1, Headline: 110},
+				results.Round{Round: round, Target: "b", Concurrency: 1, Headline: 106})
+		}
+		return out
+	}
+	plain := &runner{s: &study.Study{Baseline: "a", Defaults: study.Defaults{NoiseFloor: 2}}, res: results.New()}
+	out := rounds()
+	plain.summarize(out, ls, 1, false)
+	if c := out.Comparisons[1]; c.Candidate != "b" || c.Verdict != "slower" {
+		t.Errorf("6%% apart with a 2%% floor: %+v; want slower", c)
+	}
+	aa := &runner{s: &study.Study{Baseline: "a", AA: []string{"a", "a2"}, Defaults: study.Defaults{NoiseFloor: 2}}, res: results.New()}
+	out = rounds()
+	aa.summarize(out, ls, 1, false)
+	if c := out.Comparisons[1]; c.Candidate != "b" || c.Verdict != "indistinguishable" || !strings.Contains(c.Reason, "A/A pair a, a2") {
+		t.Errorf("6%% apart when the A/A pair is 10%% apart: %+v; want indistinguishable, citing the pair", c)
+	}
+}

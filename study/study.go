@@ -33,6 +33,8 @@ const (
 	DefaultMinDuration  = 5 * time.Second
 	DefaultTimeout      = 10 * time.Second
 	DefaultReadyTimeout = 120 * time.Second
+	// DefaultNoiseFloor is δ, as a fraction (methods.md).
+	DefaultNoiseFloor = 0.02
 )
 
 // Read reads and validates the study file at path.
@@ -98,6 +100,9 @@ func (s *Study) setDefaults() {
 	}
 	if d.Order == "" {
 		d.Order = "alternate"
+	}
+	if d.NoiseFloor == 0 {
+		d.NoiseFloor = 100 * DefaultNoiseFloor
 	}
 	for i := range s.Targets {
 		if s.Targets[i].Ready.Timeout == 0 {
@@ -250,6 +255,20 @@ func (v *validator) check() {
 	v.names("scenarios", len(s.Scenarios), func(i int) string { return s.Scenarios[i].Name })
 	if s.Baseline != "" {
 		v.targetRef("baseline", s.Baseline)
+	}
+	if len(s.AA) > 0 {
+		switch {
+		case len(s.AA) != 2:
+			v.errorf("aa", "two different targets that run the same build", "aa names %d targets", len(s.AA))
+		case s.AA[0] == s.AA[1]:
+			v.errorf("aa", "two different targets that run the same build", "aa names %s twice", s.AA[0])
+		}
+		for i, name := range s.AA {
+			v.targetRef(fmt.Sprintf("aa[%d]", i), name)
+		}
+	}
+	if f := s.Defaults.NoiseFloor; f < 0 || f >= 100 {
+		v.errorf("defaults.noise_floor", "a percentage from 0 to 100", "noise floor %v", f)
 	}
 	for _, name := range sortedKeys(s.Calls) {
 		v.call(name, s.Calls[name])

@@ -11,6 +11,7 @@ type Study struct {
 	Description string     `yaml:"description" doc:"What the study asks, in a sentence or two."`
 	Seed        uint64     `yaml:"seed" doc:"Seed for every random choice (round order, generated cases); default 1."`
 	Baseline    string     `yaml:"baseline" doc:"The target others are compared against; default the first target."`
+	AA          []string   `yaml:"aa" doc:"Two targets that run the same build: how far apart they land raises the noise floor of every other comparison (an A/A test)."`
 	Defaults    Defaults   `yaml:"defaults" doc:"Defaults for every scenario."`
 	Generator   Generator  `yaml:"generator" doc:"The load generator's own settings."`
 	Targets     []Target   `yaml:"targets,required" doc:"The builds under test, in order; the first is the baseline unless baseline: says otherwise."`
@@ -35,6 +36,7 @@ type Defaults struct {
 	MinDuration time.Duration `yaml:"min_duration" doc:"Calibration makes each measured run last at least this; default 5s."`
 	Timeout     time.Duration `yaml:"timeout" doc:"Per-request timeout; default 10s."`
 	Order       string        `yaml:"order" doc:"Order of the targets within a round: alternate (A B, B A, …; default) or shuffle (seeded by seed)."`
+	NoiseFloor  float64       `yaml:"noise_floor" doc:"Relative differences below this percentage are indistinguishable; default 2."`
 }
 
 // Generator configures the load generator.
