@@ -359,6 +359,25 @@ func errorList(s results.Sample) string {
 	return strings.Join(parts, " ")
 }
 
+type namedDist struct {
+	name string
+	d    results.Distribution
+}
+
+// distributions are the rows a load report shows: latency, then in open
+// and batched loops service time and schedule lag, then for streams the
+// time to the first message.
+func distributions(s results.Sample) []namedDist {
+	rows := []namedDist{{"latency", s.LatencyNs}}
+	if s.ScheduleLagNs != nil {
+		rows = append(rows, namedDist{"service time", s.ServiceTimeNs}, namedDist{"schedule lag", *s.ScheduleLagNs})
+	}
+	if s.FirstMessageNs != nil {
+		rows = append(rows, namedDist{"first message", *s.FirstMessageNs})
+	}
+	return rows
+}
+
 // loadText is a compact report in the manner of vegeta's.
 func loadText(w io.Writer, s results.Sample, warnings []string) error {
 	var b strings.Builder
@@ -368,22 +387,12 @@ func loadText(w io.Writer, s results.Sample, warnings []string) error {
 	}
 	fmt.Fprintf(&b, "throughput    %s/s ok, %s %s/s\n", report.Number(s.Throughput), report.Number(s.UnitsPerS), s.Unit)
 	fmt.Fprintf(&b, "              %-8s %-8s %-8s %-8s %-8s %-8s %-8s\n", "min", "mean", "p50", "p90", "p99", "p99.9", "max")
-	row := func(name string, d results.Distribution) {
-		fmt.Fprintf(&b, "%-14s", name)
-		for _, c := range dist(d) {
+	for _, r := range distributions(s) {
+		fmt.Fprintf(&b, "%-14s", r.name)
+		for _, c := range dist(r.d) {
 			fmt.Fprintf(&b, "%-9s", c)
 		}
 		b.WriteString("\n")
-	}
-	if s.ScheduleLagNs != nil {
-		row("latency", s.LatencyNs)
-		row("service time", s.ServiceTimeNs)
-		row("schedule lag", *s.ScheduleLagNs)
-	} else {
-		row("latency", s.LatencyNs)
-	}
-	if s.FirstMessageNs != nil {
-		row("first message", *s.FirstMessageNs)
 	}
 	fmt.Fprintf(&b, "errors        %s\n", errorList(s))
 	for _, wn := range warnings {
@@ -399,16 +408,8 @@ func loadMarkdown(w io.Writer, s results.Sample, warnings []string) error {
 	fmt.Fprintf(&b, "| %d | %d | %d | %v | %s | %s | %s | %d |\n\n", s.Requests, s.OK, s.Requests-s.OK, time.Duration(s.DurationNs).Round(time.Millisecond),
 		report.Number(s.OfferedRate), report.Number(s.AchievedRate), report.Number(s.Throughput), s.Dropped)
 	b.WriteString("| | min | mean | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|---|\n")
-	row := func(name string, d results.Distribution) {
-		fmt.Fprintf(&b, "| %s | %s |\n", name, strings.Join(dist(d), " | "))
-	}
-	row("latency", s.LatencyNs)
-	if s.ScheduleLagNs != nil {
-		row("service time", s.ServiceTimeNs)
-		row("schedule lag", *s.ScheduleLagNs)
-	}
-	if s.FirstMessageNs != nil {
-		row("first message", *s.FirstMessageNs)
+	for _, r := range distributions(s) {
+		fmt.Fprintf(&b, "| %s | %s |\n", r.name, strings.Join(dist(r.d), " | "))
 	}
 	fmt.Fprintf(&b, "\nerrors: %s\n", errorList(s))
 	for _, wn := range warnings {
