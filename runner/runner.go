@@ -499,6 +499,9 @@ func (r *runner) awaitReady(ctx context.Context, l *live) (*results.Startup, err
 	st.ReadyNs = int64(time.Since(start))
 	cpu, rss := l.proc.Usage()
 	st.CPUNs, st.PeakRSSBytes = int64(cpu), rss
+	// The startup figures are taken: stop sampling /proc, which would
+	// otherwise cost the generator CPU during the rounds.
+	l.proc.StopSampling()
 	return st, nil
 }
 

@@ -18,10 +18,12 @@ type sampler struct {
 	mu      sync.Mutex
 	cpu     time.Duration
 	peakRSS int64
+	stop    chan struct{}
+	once    sync.Once
 }
 
 func startSampler(root int, done <-chan struct{}) *sampler {
-	s := &sampler{}
+	s := &sampler{stop: make(chan struct{})}
 	s.sample(root)
 	go func() {
 		t := time.NewTicker(50 * time.Millisecond)
@@ -30,6 +32,8 @@ func startSampler(root int, done <-chan struct{}) *sampler {
 			select {
 			case <-done:
 				return
+			case <-s.stop:
+				return
 			case <-t.C:
 				s.sample(root)
 			}
@@ -37,6 +41,9 @@ func startSampler(root int, done <-chan struct{}) *sampler {
 	}()
 	return s
 }
+
+// halt ends the sampling; later usage reads take one sample on demand.
+func (s *sampler) halt() { s.once.Do(func() { close(s.stop) }) }
 
 func (s *sampler) usage() (time.Duration, int64) {
 	s.mu.Lock()

@@ -160,7 +160,14 @@ func (p *Process) Tail() []string { return p.log.lines() }
 
 // Usage returns the CPU time and the peak resident memory of the process
 // tree so far.
-func (p *Process) Usage() (cpu time.Duration, peakRSS int64) { return p.sampler.usage() }
+func (p *Process) Usage() (cpu time.Duration, peakRSS int64) {
+	p.sampler.sample(p.Pid())
+	return p.sampler.usage()
+}
+
+// StopSampling ends the background sampling of /proc (every 50 ms), so
+// that it does not take the generator's CPU during measured rounds.
+func (p *Process) StopSampling() { p.sampler.halt() }
 
 // Stop sends SIGTERM to the process group and SIGKILL after grace.
 func (p *Process) Stop(grace time.Duration) error {
