@@ -2,16 +2,13 @@ package report
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/tandem-bench/tandem/internal/golden"
 	"github.com/tandem-bench/tandem/results"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func fixture(t *testing.T) *results.Results {
 	t.Helper()
@@ -36,26 +33,7 @@ func TestGolden(t *testing.T) {
 		if err := c.render(&b, r); err != nil {
 			t.Fatalf("%s: %v", c.file, err)
 		}
-		if *update {
-			os.WriteFile(c.file, b.Bytes(), 0o644)
-			continue
-		}
-		want, err := os.ReadFile(c.file)
-		if err != nil {
-			t.Fatalf("%v (go test -update creates it)", err)
-		}
-		if b.String() != string(want) {
-			got, exp := strings.Split(b.String(), "\n"), strings.Split(string(want), "\n")
-			for i := 0; i < len(got) && i < len(exp); i++ {
-				if got[i] != exp[i] {
-					t.Errorf("%s differs from the golden file at line %d:\n got %.300s\nwant %.300s", c.file, i+1, got[i], exp[i])
-					break
-				}
-			}
-			if len(got) != len(exp) {
-				t.Errorf("%s: %d lines; golden has %d", c.file, len(got), len(exp))
-			}
-		}
+		golden.Check(t, c.file, b.Bytes())
 	}
 }
 

@@ -2,40 +2,13 @@ package study
 
 import (
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tandem-bench/tandem/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with the golden file, or rewrites it with -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < len(g) && i < len(w); i++ {
-			if g[i] != w[i] {
-				t.Errorf("%s differs at line %d (go test -update rewrites it):\n got %s\nwant %s", path, i+1, g[i], w[i])
-				return
-			}
-		}
-		t.Errorf("%s: %d lines; want %d (go test -update rewrites it)", path, len(g), len(w))
-	}
-}
 
 func TestErrorsGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/errors/*.yaml")
@@ -57,7 +30,7 @@ func TestErrorsGolden(t *testing.T) {
 					t.Errorf("error without a position: %q", e.Error())
 				}
 			}
-			golden(t, strings.TrimSuffix(f, ".yaml")+".golden", []byte(err.Error()+"\n"))
+			golden.Check(t, strings.TrimSuffix(f, ".yaml")+".golden", []byte(err.Error()+"\n"))
 		})
 	}
 }
@@ -137,5 +110,5 @@ func TestEndpointName(t *testing.T) {
 }
 
 func TestSchemaGolden(t *testing.T) {
-	golden(t, "../docs/study.schema.json", Schema())
+	golden.Check(t, "../docs/study.schema.json", Schema())
 }

@@ -2,14 +2,11 @@ package main
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"testing"
 
+	"github.com/tandem-bench/tandem/internal/golden"
 	"github.com/tandem-bench/tandem/results"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // A fixed open-loop sample that missed its rate: the reports and the
 // reasons given are compared with golden files.
@@ -34,17 +31,7 @@ func TestLoadReportsGolden(t *testing.T) {
 		if err := c.render(&b); err != nil {
 			t.Fatal(err)
 		}
-		if *update {
-			os.WriteFile(c.file, b.Bytes(), 0o644)
-			continue
-		}
-		want, err := os.ReadFile(c.file)
-		if err != nil {
-			t.Fatalf("%v (go test -update creates it)", err)
-		}
-		if b.String() != string(want) {
-			t.Errorf("%s differs from its golden file:\n%s", c.file, b.String())
-		}
+		golden.Check(t, c.file, b.Bytes())
 	}
 	if len(warnings) != 1 {
 		t.Fatalf("warnings %q; want one about the missed rate", warnings)
