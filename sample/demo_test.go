@@ -1,0 +1,53 @@
+package sample
+
+import (
+	"encoding/base64"
+	"testing"
+
+	"github.com/tandem-bench/tandem/demo"
+)
+
+// The demo asks for fixed heights, addresses and transaction ids; each must
+// exist in the chain the sample serves by default, or the demo would measure
+// NOT_FOUND answers.
+func TestDemoInputsExistInDefaultChain(t *testing.T) {
+	s, err := demo.Study(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o Options
+	o.Build, o.DataDir = BuildA, "unused"
+	if err := o.setDefaults(); err != nil {
+		t.Fatal(err)
+	}
+	g := newChainGen(o.Seed, o.Addresses)
+	txids := map[string]bool{}
+	for range o.Blocks {
+		for _, tx := range g.block().Txs {
+			txids[string(tx.Txid)] = true
+		}
+	}
+	checked := 0
+	for name, c := range s.Calls {
+		if c.GRPC == nil {
+			continue
+		}
+		req, _ := c.GRPC.Request.V.(map[string]any)
+		if h, ok := req["height"].(int64); ok {
+			checked++
+			if h >= int64(o.Blocks) {
+				t.Errorf("call %s: height %d beyond the default chain of %d blocks", name, h, o.Blocks)
+			}
+		}
+		if id, ok := req["txid"].(string); ok {
+			checked++
+			raw, err := base64.StdEncoding.DecodeString(id)
+			if err != nil || !txids[string(raw)] {
+				t.Errorf("call %s: txid %s is not a transaction of the default chain (%v)", name, id, err)
+			}
+		}
+	}
+	if checked < 2 {
+		t.Errorf("%d heights and txids checked; want the demo's GetBlock and GetTransaction calls", checked)
+	}
+}
