@@ -31,6 +31,8 @@ type Options struct {
 	// QuickACK makes the client acknowledge every segment at once, to
 	// confirm a delayed-ACK stall (HTTP, JSON-RPC and gRPC calls).
 	QuickACK bool
+	// MaxAnswer bounds an HTTP or JSON-RPC answer's body; zero: no bound.
+	MaxAnswer int
 }
 
 // New returns a Caller for call at endpoint (host:port for gRPC, a URL
@@ -58,7 +60,7 @@ func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Cal
 			return nil, err
 		}
 		c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, j.Path), RPCMethod: j.Method, RPCParams: params, Timeout: timeout,
-			HTTP2: j.HTTP2, Insecure: j.Insecure, QuickACK: o.QuickACK})
+			HTTP2: j.HTTP2, Insecure: j.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer})
 		if err != nil {
 			return nil, err
 		}
@@ -75,7 +77,7 @@ func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Cal
 			}
 		}
 		c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, h.Path), Method: h.Method, Headers: h.Headers, Body: body, Timeout: timeout,
-			HTTP2: h.HTTP2, Insecure: h.Insecure, QuickACK: o.QuickACK})
+			HTTP2: h.HTTP2, Insecure: h.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer})
 		if err != nil {
 			return nil, err
 		}

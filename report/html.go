@@ -63,7 +63,7 @@ func HTML(w io.Writer, r *results.Results) error {
 		return fmt.Errorf("encode results: %w", err)
 	}
 	return page.Execute(w, map[string]any{
-		"R": r, "Tables": tables(r), "Machine": machineLine(r),
+		"R": r, "Tables": tables(r, htmlDiffRows), "Machine": machineLine(r),
 		"Data": template.HTML(`<script type="application/json" id="tandem-results">` + string(data) + `</script>`),
 	})
 }

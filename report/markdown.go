@@ -25,7 +25,7 @@ func Markdown(w io.Writer, r *results.Results) error {
 	if r.Interrupted {
 		b.WriteString("> **Interrupted**: the run was cancelled; these are the measurements made before.\n\n")
 	}
-	for _, t := range tables(r) {
+	for _, t := range tables(r, shortDiffRows) {
 		fmt.Fprintf(&b, "## %s\n\n", mdEscape(t.Title))
 		if t.Note != "" {
 			fmt.Fprintf(&b, "%s\n\n", mdEscape(t.Note))

@@ -120,7 +120,7 @@ func verdictText(sc *results.Scenario, c results.Comparison) string {
 }
 
 // tables lays out the results as the tables every format shows.
-func tables(r *results.Results) []table {
+func tables(r *results.Results, diffRows int) []table {
 	var ts []table
 	st := table{Title: "Startup from empty", Note: "with several starts: median [best … worst]", Header: []string{"target", "first answer", "ready", "CPU", "peak RSS", "disk", "status"}}
 	for _, t := range r.Targets {
@@ -144,6 +144,9 @@ func tables(r *results.Results) []table {
 		st.Rows = append(st.Rows, row)
 	}
 	ts = append(ts, st)
+	if c := r.Compat; c != nil {
+		ts = append(ts, compatTables(c, diffRows)...)
+	}
 	for i := range r.Scenarios {
 		sc := &r.Scenarios[i]
 		metric := "p50 latency"

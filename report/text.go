@@ -16,11 +16,19 @@ func Text(w io.Writer, r *results.Results) error {
 	if r.Interrupted {
 		b.WriteString("INTERRUPTED: the run was cancelled; what follows is what was measured before.\n")
 	}
-	for _, t := range tables(r) {
+	for _, t := range tables(r, shortDiffRows) {
 		fmt.Fprintf(&b, "\n%s\n", t.Title)
 		if t.Note != "" {
 			fmt.Fprintf(&b, "(%s)\n", t.Note)
 		}
+		rows := make([][]string, len(t.Rows))
+		for i, row := range t.Rows {
+			rows[i] = make([]string, len(row))
+			for j, c := range row {
+				rows[i][j] = cut(c, maxCell)
+			}
+		}
+		t.Rows = rows
 		widths := make([]int, len(t.Header))
 		for _, row := range append([][]string{t.Header}, t.Rows...) {
 			for i, c := range row {
@@ -56,4 +64,16 @@ func Text(w io.Writer, r *results.Results) error {
 	fmt.Fprintf(&b, "\nmachine: %s\n", machineLine(r))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// maxCell bounds a terminal table cell, in runes; the other formats show
+// whole values.
+const maxCell = 72
+
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
 }

@@ -259,8 +259,101 @@ type Paired struct {
 
 // Compat holds the differential tests' outcome.
 type Compat struct {
-	Reference string            `json:"reference"`
-	Cases     []json.RawMessage `json:"cases"`
+	// Reference is the target the others are held against; Targets are
+	// the targets under test, the reference first.
+	Reference string   `json:"reference"`
+	Targets   []string `json:"targets"`
+	// Noise is how noisy fields were found: "again" (the reference asked
+	// twice), a target name (a second instance), or empty.
+	Noise string `json:"noise,omitempty"`
+	// Seed drove the generated case values.
+	Seed  uint64 `json:"seed"`
+	Cases []Case `json:"cases"`
+	// Matrix counts each agreement per call and target.
+	Matrix []MatrixRow `json:"matrix"`
+	// Failed counts the equal-mode cases in which some target disagrees
+	// with the reference (or an oracle check fails).
+	Failed int `json:"failed"`
+}
+
+// Case is one request sent to every target.
+type Case struct {
+	Call string         `json:"call"`
+	Vars map[string]any `json:"vars"`
+	// Mode is equal (held to agreement) or report (shown only).
+	Mode string `json:"mode"`
+	// Agreement is the case's worst agreement over the targets:
+	// identical, content differs, status differs, or both STATUS.
+	Agreement string   `json:"agreement"`
+	Answers   []Answer `json:"answers"`
+	// Differences are the candidates' departures from the reference
+	// (at most 100 per target; MoreDifferences counts the rest).
+	Differences     []Difference `json:"differences"`
+	MoreDifferences int          `json:"more_differences,omitempty"`
+	// Noise lists the differences in fields that also differ between
+	// identical builds: reported, not held against the candidate.
+	Noise  []Difference  `json:"noise,omitempty"`
+	Oracle *OracleResult `json:"oracle,omitempty"`
+	// Error says why the case could not be sent (e.g. a value the
+	// request's type cannot hold).
+	Error string `json:"error,omitempty"`
+}
+
+// Answer is one target's answer to a case.
+type Answer struct {
+	Target string `json:"target"`
+	// Status is "ok" or tandem's status for the failure (grpc:NOT_FOUND,
+	// jsonrpc:-8, http:500, refused, timeout, …).
+	Status string `json:"status"`
+	// Digest is the SHA-256 of the answer's canonical form (protobuf:
+	// each message's deterministic encoding behind its 8-byte length;
+	// JSON: canonical JSON); empty for a failure.
+	Digest string `json:"digest,omitempty"`
+	// Messages counts the answer's messages (more than 1 for a stream).
+	Messages int `json:"messages"`
+	// Agreement is this answer's agreement with the reference's.
+	Agreement string `json:"agreement"`
+	// Error says more about a failure without a protocol status, such as
+	// a target that could not be reached.
+	Error string `json:"error,omitempty"`
+}
+
+// Difference is one field where a candidate's answer departs from the
+// reference's; Reference and Value are both sides as JSON, shortened for
+// display.
+type Difference struct {
+	Target string `json:"target,omitempty"`
+	Path   string `json:"path"`
+	// Kind is value, missing, extra, type, ordering, size, byte-order or
+	// status.
+	Kind      string `json:"kind"`
+	Reference string `json:"reference"`
+	Value     string `json:"value"`
+}
+
+// OracleResult is a case's checks against an oracle's answer.
+type OracleResult struct {
+	Name   string        `json:"name"`
+	Status string        `json:"status"`
+	Checks []OracleCheck `json:"checks"`
+}
+
+// OracleCheck is one field assertion for one target.
+type OracleCheck struct {
+	Target      string `json:"target"`
+	Path        string `json:"path"`
+	OraclePath  string `json:"oracle_path"`
+	Rule        string `json:"rule"`
+	OK          bool   `json:"ok"`
+	Value       string `json:"value"`
+	OracleValue string `json:"oracle_value"`
+}
+
+// MatrixRow counts the agreements of one target on one call.
+type MatrixRow struct {
+	Call   string         `json:"call"`
+	Target string         `json:"target"`
+	Counts map[string]int `json:"counts"`
 }
 
 // Sweep is a saturation grid.

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tandem-bench/tandem/compat"
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
@@ -34,8 +35,9 @@ import (
 type Options struct {
 	// Out is the directory results.json and the targets' work dirs go in.
 	Out string
-	// Only limits the run to these scenarios (by name); "startup" alone
-	// runs just the startup measurement.
+	// Only limits the run to these scenarios (by name), "compat" (the
+	// differential tests) and "startup"; "startup" alone runs just the
+	// startup measurement.
 	Only []string
 	// Rounds, if positive, overrides every scenario's rounds.
 	Rounds int
@@ -100,8 +102,11 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 	}
 	o.Out = out
 	for _, name := range o.Only {
-		if name != "startup" && !slices.ContainsFunc(s.Scenarios, func(sc study.Scenario) bool { return sc.Name == name }) {
-			return nil, fmt.Errorf("--only %s: no such scenario", name)
+		if name == "compat" && s.Compat == nil {
+			return nil, errors.New("--only compat: the study has no compat section")
+		}
+		if name != "startup" && name != "compat" && !slices.ContainsFunc(s.Scenarios, func(sc study.Scenario) bool { return sc.Name == name }) {
+			return nil, fmt.Errorf("--only %s: no such scenario (startup, compat or a scenario name)", name)
 		}
 	}
 	r := &runner{s: s, o: o, res: results.New(), cpuBase: selfCPU(), generatorCores: runtime.NumCPU()}
@@ -216,7 +221,12 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 			}
 		}
 	}
-	if len(r.o.Only) == 0 || !slices.Equal(r.o.Only, []string{"startup"}) {
+	if r.s.Compat != nil && (len(r.o.Only) == 0 || slices.Contains(r.o.Only, "compat")) {
+		if err := r.compat(ctx); err != nil {
+			return err
+		}
+	}
+	if !r.onlyNonScenarios() {
 		r.probeRTT(ctx)
 	}
 	for i := range r.s.Scenarios {
@@ -231,6 +241,41 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 	r.diagnose(ctx)
 	return ctx.Err()
 }
+
+// onlyNonScenarios reports whether --only names startup or compat and no
+// scenario, so no round trip needs probing.
+func (r *runner) onlyNonScenarios() bool {
+	return len(r.o.Only) > 0 && !slices.ContainsFunc(r.o.Only, func(n string) bool { return n != "startup" && n != "compat" })
+}
+
+// compat runs the differential tests against the running targets and
+// saves their outcome.
+func (r *runner) compat(ctx context.Context) error {
+	eps := map[string]map[string]string{}
+	for _, l := range r.live {
+		if l.err == nil && l.endpoints != nil {
+			eps[l.spec.Name] = l.endpoints
+		}
+	}
+	q := driver.NewQuerier(driver.Options{Timeout: r.s.Defaults.Timeout, MaxAnswer: maxAnswer})
+	defer q.Close()
+	r.progress("compat: %d case entries", len(r.s.Compat.Cases))
+	c, err := compat.Run(ctx, r.s, compat.Options{Endpoints: eps, Query: q, Progress: r.progress})
+	if c != nil {
+		r.res.Compat = c
+		if err := r.save(); err != nil {
+			return err
+		}
+		r.progress("compat: %d cases, %d failed", len(c.Cases), c.Failed)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// maxAnswer bounds one compat answer's body.
+const maxAnswer = 64 << 20
 
 // RTT probe (DESIGN §4): outside the rounds, the cheapest request a target
 // answers (its ready.first_answer call) is timed in a closed loop of one

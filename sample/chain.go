@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/tandem-bench/tandem/internal/splitmix"
 	"github.com/tandem-bench/tandem/sample/ledgerpb"
 	"google.golang.org/protobuf/proto"
 )
@@ -12,32 +13,20 @@ import (
 // genesisTime is the Unix time of block 0; each later block is 75 s younger.
 const genesisTime = 1_700_000_000
 
-// splitMix64 is the SplitMix64 generator: small, fast and the same on every
-// machine, so a seed always yields the same chain.
-type splitMix64 uint64
-
-func (s *splitMix64) next() uint64 {
-	*s += 0x9e3779b97f4a7c15
-	z := uint64(*s)
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
 // Address returns the i-th address of the sample chain's address space.
 func Address(i int) string { return fmt.Sprintf("tz1%06d", i) }
 
 // chainGen produces a chain's blocks one after another. The same seed gives
 // the same blocks, hashes and transactions on every machine and in both builds.
 type chainGen struct {
-	rng       splitMix64
+	rng       splitmix.Rand
 	addresses int
 	next      uint64
 	prevHash  []byte
 }
 
 func newChainGen(seed uint64, addresses int) *chainGen {
-	return &chainGen{rng: splitMix64(seed), addresses: addresses, prevHash: make([]byte, 32)}
+	return &chainGen{rng: splitmix.Rand(seed), addresses: addresses, prevHash: make([]byte, 32)}
 }
 
 // block returns the next block. Some transactions pay one address twice: real
@@ -46,17 +35,17 @@ func (g *chainGen) block() *ledgerpb.Block {
 	h := g.next
 	g.next++
 	b := &ledgerpb.Block{Height: h, PrevHash: g.prevHash, Time: genesisTime + int64(h)*75}
-	ntx := int(g.rng.next() % 5)
+	ntx := int(g.rng.Next() % 5)
 	for i := 0; i < ntx; i++ {
-		tx := &ledgerpb.Transaction{Height: h, From: Address(int(g.rng.next() % uint64(g.addresses)))}
-		nout := 1 + int(g.rng.next()%3)
+		tx := &ledgerpb.Transaction{Height: h, From: Address(int(g.rng.Next() % uint64(g.addresses)))}
+		nout := 1 + int(g.rng.Next()%3)
 		for j := 0; j < nout; j++ {
 			tx.Outputs = append(tx.Outputs, &ledgerpb.Output{
-				Address: Address(int(g.rng.next() % uint64(g.addresses))),
-				Amount:  1 + g.rng.next()%1_000_000,
+				Address: Address(int(g.rng.Next() % uint64(g.addresses))),
+				Amount:  1 + g.rng.Next()%1_000_000,
 			})
 		}
-		if nout > 1 && g.rng.next()%4 == 0 {
+		if nout > 1 && g.rng.Next()%4 == 0 {
 			tx.Outputs[nout-1].Address = tx.Outputs[0].Address
 		}
 		tx.Txid = txid(tx, i)

@@ -358,7 +358,7 @@ func (d *decoder) free(n *yaml.Node, path string) any {
 
 // parseYAML decodes data into s, collecting every structural error;
 // decoded is false when the file is not YAML or is empty.
-func parseYAML(file string, data []byte, s *Study) (pos map[string]Pos, errs ErrorList, decoded bool) {
+func parseYAML(file string, data []byte, s any) (pos map[string]Pos, errs ErrorList, decoded bool) {
 	d := &decoder{file: file, pos: map[string]Pos{}, budget: maxNodes}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {

@@ -62,6 +62,9 @@ func Parse(file string, data []byte) (*Study, error) {
 		}
 		v.check()
 		errs = append(errs, v.errs...)
+		if c := s.Compat; c != nil && c.File != "" && len(errs) == 0 {
+			errs = append(errs, includeCases(s, file)...)
+		}
 	}
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool {
@@ -283,21 +286,7 @@ func (v *validator) check() {
 		v.scenario(fmt.Sprintf("scenarios[%d]", i), &s.Scenarios[i])
 	}
 	if c := s.Compat; c != nil {
-		if c.Reference != "" {
-			v.targetRef("compat.reference", c.Reference)
-		}
-		for i, cs := range c.Cases {
-			path := fmt.Sprintf("compat.cases[%d]", i)
-			v.callRef(path+".call", cs.Call)
-			if cs.Mode != "" && cs.Mode != "equal" && cs.Mode != "report" {
-				v.errorf(path+".mode", "equal or report", "unknown mode %q", cs.Mode)
-			}
-			for _, name := range sortedKeys(cs.Vary) {
-				if _, ok := cs.Vary[name].V.([]any); !ok {
-					v.errorf(path+".vary."+name, "a list of values", "vary %s is not a list", name)
-				}
-			}
-		}
+		v.compat(c)
 	}
 }
 

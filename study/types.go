@@ -199,15 +199,41 @@ func (l Load) Model() string {
 
 // Compat configures the differential tests.
 type Compat struct {
-	Reference string `yaml:"reference" doc:"The target the others are held against; default the baseline."`
-	File      string `yaml:"file" doc:"A YAML file of further cases."`
-	Cases     []Case `yaml:"cases" doc:"The cases."`
+	Reference string             `yaml:"reference" doc:"The target the others are held against; default the baseline."`
+	Targets   []string           `yaml:"targets" doc:"The targets under test; default every target that is not an oracle or the noise instance."`
+	Noise     string             `yaml:"noise" doc:"Marks fields that differ between identical builds as noise: again (ask the reference twice) or the name of a second instance of the reference."`
+	File      string             `yaml:"file" doc:"A YAML file of further cases (a cases: list), relative to the study file."`
+	Oracles   map[string]*Oracle `yaml:"oracles" doc:"Answer sources that are not under test, by name."`
+	Cases     []Case             `yaml:"cases" doc:"The cases."`
 }
 
 // Case is one compat request pattern.
 type Case struct {
 	Call   string           `yaml:"call,required" doc:"The call to send."`
-	Vary   map[string]Value `yaml:"vary" doc:"Case variable → list of values; several variables give their cartesian product."`
-	Mode   string           `yaml:"mode" doc:"equal (default): answers must agree; report: shown but not held to equality."`
-	Ignore []string         `yaml:"ignore" doc:"Field paths left out of the comparison."`
+	Vary   map[string]Value `yaml:"vary" doc:"Case variable → list of values or a generator (sample, boundaries, invalid, duplicates); several variables give their cartesian product."`
+	Mode   string           `yaml:"mode" doc:"equal (default): answers must agree; report: shown but not held to equality (tip- or time-dependent answers)."`
+	Ignore []string         `yaml:"ignore" doc:"Field paths left out of the comparison; * matches any key, [*] any index."`
+	Oracle *CaseOracle      `yaml:"oracle" doc:"Checks of every target's answer against an oracle's."`
+}
+
+// Oracle is a reference answer source that is not under test: a target
+// of the study, or a JSON-RPC (or HTTP) endpoint.
+type Oracle struct {
+	Target string `yaml:"target" doc:"A target of the study (it is then not under test)."`
+	URL    string `yaml:"url" doc:"The endpoint URL of a server that tandem does not start."`
+}
+
+// CaseOracle asks an oracle the same question in its own terms.
+type CaseOracle struct {
+	Name   string  `yaml:"name,required" doc:"The oracle, from compat.oracles."`
+	Call   string  `yaml:"call,required" doc:"The call to send to the oracle; its request may use the case's variables."`
+	Checks []Check `yaml:"checks,required" doc:"Field assertions between each target's answer and the oracle's."`
+}
+
+// Check is one field assertion against an oracle.
+type Check struct {
+	Path   string `yaml:"path,required" doc:"Field path in the target's answer; [*] collects every element."`
+	Oracle string `yaml:"oracle,required" doc:"Field path in the oracle's answer."`
+	Rule   string `yaml:"rule" doc:"equal (default), reversed (equal after reversing the bytes of a hex or base64 value) or set (the same elements in any order, duplicates ignored)."`
+	Same   Value  `yaml:"same" doc:"Groups of values treated as equal, e.g. [[0, null]]."`
 }

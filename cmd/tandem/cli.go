@@ -112,7 +112,7 @@ func isTerminal(w io.Writer) bool {
 
 // studyRun runs a parsed study and writes its reports; it prints the text
 // report to stdout.
-func studyRun(ctx context.Context, s *study.Study, out string, only []string, rounds int, verbose bool, stdout, stderr io.Writer) error {
+func studyRun(ctx context.Context, s *study.Study, out string, only []string, rounds int, verbose, strict bool, stdout, stderr io.Writer) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find the tandem binary: %w", err)
@@ -131,6 +131,9 @@ func studyRun(ctx context.Context, s *study.Study, out string, only []string, ro
 	report.Text(stdout, res)
 	fmt.Fprintf(stdout, "\nresults: %s\nreports: %s, %s\n", filepath.Join(out, runner.ResultsFile),
 		filepath.Join(out, "report.html"), filepath.Join(out, "report.md"))
+	if runErr == nil && strict && res.Compat != nil && res.Compat.Failed > 0 {
+		return &exitError{exitCheckFailed, fmt.Errorf("compat: %d of %d cases disagree (--strict)", res.Compat.Failed, len(res.Compat.Cases))}
+	}
 	return runErr
 }
 
@@ -165,7 +168,7 @@ report.md. --quick finishes in well under 90 seconds on two cores.`,
 			if err != nil {
 				return err
 			}
-			return studyRun(cmd.Context(), s, out, nil, 0, verbose, stdout, stderr)
+			return studyRun(cmd.Context(), s, out, nil, 0, verbose, false, stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&out, "out", "tandem-demo", "directory for results.json and the reports")
@@ -178,22 +181,23 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out string
 	var only []string
 	var rounds int
-	var verbose bool
+	var verbose, strict bool
 	c := &cobra.Command{
 		Use:     "run STUDY.yaml",
 		Short:   "Run a study: start the targets, measure them side by side, write results.json",
-		Example: "  tandem run study.yaml --out out/\n  tandem run study.yaml --only getblock-latency --rounds 5",
+		Example: "  tandem run study.yaml --out out/\n  tandem run study.yaml --only getblock-latency --rounds 5\n  tandem run study.yaml --only compat --strict",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := study.Read(args[0])
 			if err != nil {
 				return badInput(err)
 			}
-			return studyRun(cmd.Context(), s, out, only, rounds, verbose, stdout, stderr)
+			return studyRun(cmd.Context(), s, out, only, rounds, verbose, strict, stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&out, "out", "tandem-out", "directory for results.json and the reports")
-	c.Flags().StringSliceVar(&only, "only", nil, "run only these scenarios (comma-separated names)")
+	c.Flags().StringSliceVar(&only, "only", nil, "run only these parts: scenario names, compat, startup (comma-separated)")
+	c.Flags().BoolVar(&strict, "strict", false, "exit 1 when a compat case in equal mode disagrees")
 	c.Flags().IntVar(&rounds, "rounds", 0, "override every scenario's rounds")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "show progress on stderr even when it is not a terminal")
 	return c

@@ -382,3 +382,57 @@ func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 }
 
 func (rawCodec) Name() string { return "proto" }
+
+// EncodeRequest encodes a request for the Caller's method from protobuf's
+// JSON form (empty means {}); the method must be resolved (see Streaming).
+func (c *Caller) EncodeRequest(js []byte) ([]byte, error) {
+	c.mu.Lock()
+	md := c.desc
+	c.mu.Unlock()
+	if md == nil {
+		return nil, errors.New("method not resolved yet")
+	}
+	if len(js) == 0 {
+		js = []byte("{}")
+	}
+	req := dynamicpb.NewMessage(md.Input())
+	if err := protojson.Unmarshal(js, req); err != nil {
+		return nil, fmt.Errorf("request for %s: %w", md.FullName(), err)
+	}
+	return proto.MarshalOptions{Deterministic: true}.Marshal(req)
+}
+
+// Messages sends an encoded request (see EncodeRequest) once and returns
+// the answer messages decoded, at most limit of them; more make the status
+// "too-large". A message that does not decode makes the status "protocol".
+func (cn *Conn) Messages(ctx context.Context, request []byte, limit int) ([]*dynamicpb.Message, load.Result) {
+	out := cn.c.desc.Output()
+	var msgs []*dynamicpb.Message
+	bad := ""
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	saved := cn.frame
+	cn.frame = &frame{data: request}
+	defer func() { cn.frame = saved }()
+	res := cn.do(ctx, func(b []byte) {
+		if bad != "" {
+			return
+		}
+		if len(msgs) >= limit {
+			bad = "too-large"
+			cancel()
+			return
+		}
+		m := dynamicpb.NewMessage(out)
+		if err := proto.Unmarshal(b, m); err != nil {
+			bad = "protocol"
+			cancel()
+			return
+		}
+		msgs = append(msgs, m)
+	})
+	if bad != "" {
+		res.Status = bad
+	}
+	return msgs, res
+}

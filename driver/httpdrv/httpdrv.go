@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -44,6 +45,9 @@ type Options struct {
 	QuickACK bool
 	// Timeout bounds each request; default 10 s.
 	Timeout time.Duration
+	// MaxBody bounds a response body; a longer one has status "too-large".
+	// Zero means no bound.
+	MaxBody int
 }
 
 // Caller sends one request shape.
@@ -110,7 +114,8 @@ func (c *Caller) DialConn(context.Context) (*Conn, error) {
 		addr = net.JoinHostPort(c.u.Hostname(), map[string]string{"http": "80", "https": "443"}[c.u.Scheme])
 	}
 	cn.hc = &fasthttp.HostClient{Addr: addr, IsTLS: c.u.Scheme == "https", TLSConfig: tlsConf, MaxConns: 1,
-		MaxIdemponentCallAttempts: 1, DisableHeaderNamesNormalizing: true, DisablePathNormalizing: true}
+		MaxIdemponentCallAttempts: 1, DisableHeaderNamesNormalizing: true, DisablePathNormalizing: true,
+		MaxResponseBodySize: c.opts.MaxBody}
 	if c.opts.QuickACK {
 		cn.hc.Dial = func(addr string) (net.Conn, error) { return quickack.Dial(context.Background(), "tcp", addr) }
 	}
@@ -184,10 +189,17 @@ func (cn *Conn) ask(ctx context.Context, deadline time.Time, keep bool) ([]byte,
 			return nil, load.Result{Status: load.TransportStatus(err)}
 		}
 		cn.buf.Reset()
-		_, err = cn.buf.ReadFrom(resp.Body)
+		var body io.Reader = resp.Body
+		if cn.c.opts.MaxBody > 0 {
+			body = io.LimitReader(resp.Body, int64(cn.c.opts.MaxBody)+1)
+		}
+		_, err = cn.buf.ReadFrom(body)
 		resp.Body.Close()
 		if err != nil {
 			return nil, load.Result{Status: load.TransportStatus(err)}
+		}
+		if cn.c.opts.MaxBody > 0 && cn.buf.Len() > cn.c.opts.MaxBody {
+			return nil, load.Result{Status: "too-large"}
 		}
 		status, payload = resp.StatusCode, cn.buf.Bytes()
 	} else {
@@ -233,6 +245,8 @@ func fastStatus(err error) string {
 		return "timeout"
 	case errors.Is(err, fasthttp.ErrConnectionClosed):
 		return "reset"
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		return "too-large"
 	}
 	if st := load.TransportStatus(err); st != "transport" {
 		return st

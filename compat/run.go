@@ -1,0 +1,337 @@
+package compat
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tandem-bench/tandem/driver"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/study"
+)
+
+// Agreements of an answer with the reference's; "both STATUS" when both
+// failed alike.
+const (
+	Identical      = "identical"
+	ContentDiffers = "content differs"
+	StatusDiffers  = "status differs"
+	NotSent        = "not sent"
+)
+
+// Querier sends one call to one endpoint (driver.Querier is the real one).
+type Querier interface {
+	Query(ctx context.Context, call *study.Call, endpoint string) (driver.Reply, error)
+}
+
+// Options configures a Run.
+type Options struct {
+	// Endpoints gives each running target's endpoints by name, resolved.
+	Endpoints map[string]map[string]string
+	// Query sends the calls.
+	Query Querier
+	// Progress, if set, hears about long runs.
+	Progress func(format string, args ...any)
+}
+
+// Run sends every case of the study's compat section to every target under
+// test (the reference first), and to the oracles and the noise source it
+// names, and returns the outcome. Targets missing from Endpoints answer
+// with status "unreachable".
+func Run(ctx context.Context, s *study.Study, o Options) (*results.Compat, error) {
+	c := s.Compat
+	if c == nil {
+		return nil, errors.New("the study has no compat section")
+	}
+	under := c.Under(s)
+	under = append([]string{c.Reference}, slices.DeleteFunc(slices.Clone(under), func(n string) bool { return n == c.Reference })...)
+	r := &runner{s: s, o: o, under: under, out: &results.Compat{Reference: c.Reference, Targets: under,
+		Noise: c.Noise, Seed: s.Seed, Cases: []results.Case{}, Matrix: []results.MatrixRow{}}}
+	total := 0
+	expanded := make([][]map[string]any, len(c.Cases))
+	for i := range c.Cases {
+		vars, err := c.Cases[i].Expand(s.Seed, i)
+		if err != nil {
+			return nil, fmt.Errorf("compat.cases[%d]: %w", i, err)
+		}
+		expanded[i] = vars
+		total += len(vars)
+	}
+	last := time.Now()
+	done := 0
+	for i := range c.Cases {
+		for _, vars := range expanded[i] {
+			if err := ctx.Err(); err != nil {
+				return r.finish(), err
+			}
+			r.out.Cases = append(r.out.Cases, r.one(ctx, &c.Cases[i], vars))
+			done++
+			if o.Progress != nil && time.Since(last) > time.Second {
+				o.Progress("compat: %d of %d cases", done, total)
+				last = time.Now()
+			}
+		}
+	}
+	return r.finish(), nil
+}
+
+type runner struct {
+	s     *study.Study
+	o     Options
+	under []string
+	out   *results.Compat
+}
+
+// answer is one reply made comparable.
+type answer struct {
+	results.Answer
+	tree any
+}
+
+func (r *runner) endpoint(target string, call *study.Call) (string, error) {
+	t := r.s.Target(target)
+	if t == nil {
+		return "", fmt.Errorf("no target %q", target)
+	}
+	name, err := call.EndpointName(t)
+	if err != nil {
+		return "", err
+	}
+	ep, ok := r.o.Endpoints[target][name]
+	if !ok {
+		return "", fmt.Errorf("target %s is not running", target)
+	}
+	return ep, nil
+}
+
+// ask sends a bound call to a target (or to a URL when target is empty).
+func (r *runner) ask(ctx context.Context, target, url string, call *study.Call) (answer, error) {
+	a := answer{Answer: results.Answer{Target: target}}
+	ep := url
+	if ep == "" {
+		var err error
+		if ep, err = r.endpoint(target, call); err != nil {
+			a.Status, a.Error = "unreachable", err.Error()
+			return a, nil
+		}
+	}
+	rep, err := r.o.Query.Query(ctx, call, ep)
+	if err != nil {
+		return a, err
+	}
+	a.Status, a.Error = rep.Status, rep.Detail
+	if rep.Status != driver.StatusOK {
+		return a, nil
+	}
+	switch {
+	case rep.Messages != nil || rep.Stream:
+		a.Messages = len(rep.Messages)
+		if a.Digest, err = ProtoDigest(rep.Messages); err != nil {
+			a.Status, a.Error = "protocol", err.Error()
+			return a, nil
+		}
+		trees := make([]any, len(rep.Messages))
+		for i, m := range rep.Messages {
+			trees[i] = ProtoTree(m.ProtoReflect())
+		}
+		if rep.Stream {
+			a.tree = trees
+		} else if len(trees) == 1 {
+			a.tree = trees[0]
+		}
+	default:
+		a.Messages = len(rep.JSON)
+		var raw []byte
+		if len(rep.JSON) > 0 {
+			raw = rep.JSON[0]
+		}
+		if t, err := JSONTree(raw); err == nil {
+			a.tree, a.Digest = t, JSONDigest(t)
+		} else { // not JSON: compared as text
+			sum := sha256.Sum256(raw)
+			a.tree, a.Digest = string(raw), hex.EncodeToString(sum[:])
+		}
+	}
+	return a, nil
+}
+
+func (r *runner) one(ctx context.Context, cs *study.Case, vars map[string]any) results.Case {
+	mode := cs.Mode
+	if mode == "" {
+		mode = study.ModeEqual
+	}
+	out := results.Case{Call: cs.Call, Vars: vars, Mode: mode, Answers: []results.Answer{}, Differences: []results.Difference{}}
+	if vars == nil {
+		out.Vars = map[string]any{}
+	}
+	call, err := r.s.Calls[cs.Call].Bind(vars)
+	if err != nil {
+		out.Agreement, out.Error = NotSent, err.Error()
+		return out
+	}
+	answers := make([]answer, len(r.under))
+	for i, t := range r.under {
+		if answers[i], err = r.ask(ctx, t, "", call); err != nil {
+			out.Agreement, out.Error = NotSent, err.Error()
+			return out
+		}
+	}
+	var ignore []Pattern
+	for _, p := range cs.Ignore {
+		if pat, err := ParsePattern(p); err == nil {
+			ignore = append(ignore, pat)
+		}
+	}
+	noise := r.noise(ctx, call, answers[0], ignore)
+	ref := answers[0]
+	ref.Agreement = Identical
+	out.Answers = append(out.Answers, ref.Answer)
+	worst := ""
+	for _, a := range answers[1:] {
+		diffs, more := r.compare(ref, &a, ignore)
+		for _, d := range diffs {
+			d.Target = a.Target
+			if noisy(noise, d.Path) {
+				out.Noise = append(out.Noise, d)
+			} else {
+				out.Differences = append(out.Differences, d)
+			}
+		}
+		out.MoreDifferences += more
+		if a.Agreement == ContentDiffers && !slices.ContainsFunc(out.Differences, func(d results.Difference) bool { return d.Target == a.Target }) {
+			a.Agreement = Identical // every difference was noise
+		}
+		out.Answers = append(out.Answers, a.Answer)
+		if rank(a.Agreement) > rank(worst) {
+			worst = a.Agreement
+		}
+	}
+	if worst == "" {
+		worst = ref.Agreement
+		if ref.Status != driver.StatusOK {
+			worst = "both " + ref.Status
+		}
+	}
+	out.Agreement = worst
+	if cs.Oracle != nil {
+		out.Oracle = r.oracle(ctx, cs.Oracle, vars, answers)
+	}
+	return out
+}
+
+func rank(agreement string) int {
+	switch {
+	case agreement == "":
+		return -1
+	case agreement == StatusDiffers:
+		return 3
+	case agreement == ContentDiffers:
+		return 2
+	case strings.HasPrefix(agreement, "both "):
+		return 1
+	}
+	return 0
+}
+
+// compare sets a's agreement with ref and returns its differences.
+func (r *runner) compare(ref answer, a *answer, ignore []Pattern) ([]results.Difference, int) {
+	switch {
+	case ref.Status != a.Status:
+		a.Agreement = StatusDiffers
+		return []results.Difference{{Kind: KindStatus, Reference: ref.Status, Value: a.Status}}, 0
+	case ref.Status != driver.StatusOK:
+		a.Agreement = "both " + ref.Status
+		return nil, 0
+	case ref.Digest == a.Digest:
+		a.Agreement = Identical
+		return nil, 0
+	}
+	diffs, total := Diff(ref.tree, a.tree, ignore)
+	if total == 0 {
+		a.Agreement = Identical // equal but for ignored fields, or for encoding
+		return nil, 0
+	}
+	a.Agreement = ContentDiffers
+	return diffs, total - len(diffs)
+}
+
+// noise asks the noise source the same question and returns the paths
+// where its answer differs from the reference's.
+func (r *runner) noise(ctx context.Context, call *study.Call, ref answer, ignore []Pattern) []Pattern {
+	src := r.s.Compat.Noise
+	if src == "" || ref.Status != driver.StatusOK {
+		return nil
+	}
+	if src == study.NoiseAgain {
+		src = r.s.Compat.Reference
+	}
+	again, err := r.ask(ctx, src, "", call)
+	if err != nil || again.Status != driver.StatusOK || again.Digest == ref.Digest {
+		return nil
+	}
+	diffs, _ := Diff(ref.tree, again.tree, ignore)
+	var out []Pattern
+	for _, d := range diffs {
+		if p, err := ParsePattern(d.Path); err == nil {
+			out = append(out, p)
+		}
+	}
+	if len(diffs) == maxDifferences {
+		out = append(out, Pattern{}) // too noisy to list: all of it
+	}
+	return out
+}
+
+func noisy(noise []Pattern, path string) bool {
+	segs, err := ParsePattern(path)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(noise, func(p Pattern) bool { return p.matches(segs) })
+}
+
+// finish fills the matrix and the failure count.
+func (r *runner) finish() *results.Compat {
+	type key struct{ call, target string }
+	counts := map[key]map[string]int{}
+	var order []key
+	for _, cs := range r.out.Cases {
+		failed := false
+		for _, a := range cs.Answers[min(1, len(cs.Answers)):] {
+			k := key{cs.Call, a.Target}
+			if counts[k] == nil {
+				counts[k] = map[string]int{}
+				order = append(order, k)
+			}
+			counts[k][a.Agreement]++
+			failed = failed || a.Agreement == StatusDiffers || a.Agreement == ContentDiffers
+		}
+		if cs.Oracle != nil {
+			for _, ch := range cs.Oracle.Checks {
+				k := key{cs.Call, ch.Target}
+				if counts[k] == nil {
+					counts[k] = map[string]int{}
+					order = append(order, k)
+				}
+				if ch.OK {
+					counts[k]["oracle ok"]++
+				} else {
+					counts[k]["oracle failed"]++
+					failed = true
+				}
+			}
+		}
+		if cs.Mode == study.ModeEqual && failed {
+			r.out.Failed++
+		}
+	}
+	for _, k := range order {
+		r.out.Matrix = append(r.out.Matrix, results.MatrixRow{Call: k.call, Target: k.target, Counts: counts[k]})
+	}
+	return r.out
+}

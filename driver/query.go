@@ -1,0 +1,145 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/tandem-bench/tandem/driver/grpcdrv"
+	"github.com/tandem-bench/tandem/study"
+	"google.golang.org/protobuf/proto"
+)
+
+// StatusOK is a Reply's status when the call succeeded.
+const StatusOK = "ok"
+
+// MaxMessages bounds the messages of one streamed Reply.
+const MaxMessages = 100_000
+
+// Reply is one complete answer, kept for differential testing.
+type Reply struct {
+	// Status is StatusOK or tandem's status for the failure
+	// (grpc:NOT_FOUND, jsonrpc:-8, http:500, refused, timeout,
+	// unreachable, too-large, …).
+	Status string
+	// Detail says more about a failure that has no protocol status,
+	// such as a target that cannot be reached.
+	Detail string
+	// Messages holds a gRPC call's answer messages; Stream tells a
+	// server-streaming method's (possibly empty) answer from a unary one.
+	Messages []proto.Message
+	Stream   bool
+	// JSON holds a JSON-RPC call's result or an HTTP response's body.
+	JSON [][]byte
+}
+
+// Querier sends calls whose requests change from one call to the next (the
+// cases of a compat study) and keeps whole answers. gRPC connections and
+// method descriptors are kept per endpoint and method; HTTP and WebSocket
+// calls open a connection each.
+type Querier struct {
+	o    Options
+	mu   sync.Mutex
+	grpc map[string]*grpcEntry
+}
+
+type grpcEntry struct {
+	caller *grpcdrv.Caller
+	conn   *grpcdrv.Conn
+	err    error
+}
+
+// NewQuerier returns a Querier; Close releases its connections.
+func NewQuerier(o Options) *Querier {
+	return &Querier{o: o, grpc: map[string]*grpcEntry{}}
+}
+
+// ErrRequest marks a request that could not be built from a case's values;
+// it is the case's fault, not the target's.
+var ErrRequest = errors.New("request")
+
+// Query sends call to endpoint once. A target that cannot be reached or
+// that fails is a Reply status, not an error; the error is for a request
+// that cannot be built (wrapping ErrRequest).
+func (q *Querier) Query(ctx context.Context, call *study.Call, endpoint string) (Reply, error) {
+	if call.Protocol() == study.ProtoGRPC {
+		return q.grpcQuery(ctx, call, endpoint)
+	}
+	c, err := New(ctx, call, endpoint, q.o)
+	if err != nil {
+		return Reply{}, fmt.Errorf("%w: %v", ErrRequest, err)
+	}
+	ans, res, err := c.Ask(ctx)
+	if err != nil {
+		return Reply{Status: "unreachable", Detail: err.Error()}, nil
+	}
+	if res.Status != "" {
+		return Reply{Status: res.Status}, nil
+	}
+	return Reply{Status: StatusOK, JSON: ans}, nil
+}
+
+func (q *Querier) grpcQuery(ctx context.Context, call *study.Call, endpoint string) (Reply, error) {
+	g := call.GRPC
+	addr := strings.TrimPrefix(strings.TrimPrefix(endpoint, "grpc://"), "dns:///")
+	e, err := q.grpcConn(ctx, addr, g)
+	if err != nil {
+		return Reply{Status: "unreachable", Detail: err.Error()}, nil
+	}
+	js, err := toJSON(g.Request)
+	if err != nil {
+		return Reply{}, fmt.Errorf("%w: %v", ErrRequest, err)
+	}
+	frame, err := e.caller.EncodeRequest(js)
+	if err != nil {
+		return Reply{}, fmt.Errorf("%w: %v", ErrRequest, err)
+	}
+	if q.o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, q.o.Timeout)
+		defer cancel()
+	}
+	msgs, res := e.conn.Messages(ctx, frame, MaxMessages)
+	r := Reply{Status: StatusOK, Stream: e.caller.Streaming()}
+	if res.Status != "" {
+		r.Status = res.Status
+		return r, nil
+	}
+	for _, m := range msgs {
+		r.Messages = append(r.Messages, m)
+	}
+	return r, nil
+}
+
+// grpcConn returns the connection for addr and the call's method, dialled
+// (and the method resolved) on first use; a failure is remembered.
+func (q *Querier) grpcConn(ctx context.Context, addr string, g *study.GRPCCall) (*grpcEntry, error) {
+	key := addr + "\x00" + g.Method
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if e, ok := q.grpc[key]; ok {
+		return e, e.err
+	}
+	e := &grpcEntry{}
+	q.grpc[key] = e
+	e.caller, e.err = grpcdrv.New(ctx, grpcdrv.Options{Addr: addr, Method: g.Method, Proto: g.Proto,
+		ImportPaths: g.ImportPaths, Metadata: g.Metadata})
+	if e.err == nil {
+		e.conn, e.err = e.caller.DialConn(ctx)
+	}
+	return e, e.err
+}
+
+// Close closes every connection the Querier opened.
+func (q *Querier) Close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, e := range q.grpc {
+		if e.conn != nil {
+			e.conn.Close()
+		}
+	}
+	q.grpc = map[string]*grpcEntry{}
+}

@@ -1,0 +1,163 @@
+package report
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/tandem-bench/tandem/results"
+)
+
+// Difference rows shown: terminal and Markdown keep it short, the page
+// shows (nearly) all; results.json has everything.
+const (
+	shortDiffRows = 40
+	htmlDiffRows  = 2000
+)
+
+// compatTables shows the differential tests: agreement per call and
+// target, then every difference with both values.
+func compatTables(c *results.Compat, diffRows int) []table {
+	sent := 0
+	for _, cs := range c.Cases {
+		if len(cs.Answers) > 0 {
+			sent++
+		}
+	}
+	note := fmt.Sprintf("%d cases, reference %s; %d in equal mode disagree", len(c.Cases), c.Reference, c.Failed)
+	if n := len(c.Cases) - sent; n > 0 {
+		note += fmt.Sprintf("; %d not sent (a value the request cannot carry)", n)
+	}
+	if c.Noise != "" {
+		note += "; noise from " + map[bool]string{true: "asking the reference twice", false: "instance " + c.Noise}[c.Noise == "again"]
+	}
+	m := table{Title: "Compatibility", Note: note,
+		Header: []string{"call", "target", "identical", "content differs", "status differs", "both failed", "oracle"}}
+	for _, row := range c.Matrix {
+		both := 0
+		var bothKinds []string
+		for k, n := range row.Counts {
+			if code, ok := strings.CutPrefix(k, "both "); ok {
+				both += n
+				bothKinds = append(bothKinds, fmt.Sprintf("%d %s", n, code))
+			}
+		}
+		sort.Strings(bothKinds)
+		bothCell := count(both)
+		if len(bothKinds) > 0 {
+			bothCell += " (" + strings.Join(bothKinds, ", ") + ")"
+		}
+		oracle := "–"
+		if ok, bad := row.Counts["oracle ok"], row.Counts["oracle failed"]; ok+bad > 0 {
+			oracle = fmt.Sprintf("%d of %d checks hold", ok, ok+bad)
+		}
+		m.Rows = append(m.Rows, []string{row.Call, row.Target, count(row.Counts["identical"]), count(row.Counts["content differs"]),
+			count(row.Counts["status differs"]), bothCell, oracle})
+	}
+	ts := []table{m}
+	d := differenceTable("Compatibility: differences", c.Cases, func(cs results.Case) []results.Difference {
+		out := cs.Differences
+		if o := cs.Oracle; o != nil {
+			for _, ch := range o.Checks {
+				if !ch.OK {
+					out = append(out[:len(out):len(out)], results.Difference{Target: ch.Target, Path: ch.Path,
+						Kind: "oracle " + o.Name + ": " + ch.Rule + " " + ch.OraclePath, Reference: ch.OracleValue, Value: ch.Value})
+				}
+			}
+		}
+		return out
+	}, diffRows)
+	if len(d.Rows) > 0 {
+		ts = append(ts, d)
+	}
+	noise := differenceTable("Compatibility: noise", c.Cases, func(cs results.Case) []results.Difference { return cs.Noise }, diffRows)
+	if len(noise.Rows) > 0 {
+		noise.Note = "fields that differ between identical builds, not held against the candidates; " + noise.Note
+		ts = append(ts, noise)
+	}
+	return ts
+}
+
+// differenceTable groups differences by call, target, field (indexes
+// made [*]) and kind, with how many cases show each and a first example.
+func differenceTable(title string, cases []results.Case, diffs func(results.Case) []results.Difference, rows int) table {
+	type key struct{ call, target, field, kind string }
+	type group struct {
+		cases   int
+		example []string
+	}
+	groups := map[key]*group{}
+	var order []key
+	for _, cs := range cases {
+		seen := map[key]bool{}
+		for _, df := range diffs(cs) {
+			field := indexes.ReplaceAllString(df.Path, "[*]")
+			switch {
+			case df.Kind == "status":
+				field = "(status)"
+			case field == "":
+				field = "(whole answer)"
+			}
+			call := cs.Call
+			if cs.Mode == "report" {
+				call += " (report only)"
+			}
+			k := key{call, df.Target, field, df.Kind}
+			g := groups[k]
+			if g == nil {
+				g = &group{example: []string{vars(cs.Vars), df.Path, df.Reference, df.Value}}
+				groups[k] = g
+				order = append(order, k)
+			}
+			if !seen[k] {
+				seen[k] = true
+				g.cases++
+			}
+		}
+	}
+	t := table{Title: title, Header: []string{"call", "target", "field", "kind", "cases", "first case", "reference", "value"}}
+	for _, k := range order {
+		if len(t.Rows) == rows {
+			t.Note = fmt.Sprintf("the first %d of %d kinds of difference; results.json has every one", rows, len(order))
+			break
+		}
+		g := groups[k]
+		ex := g.example[0]
+		if g.example[1] != "" && g.example[1] != k.field {
+			ex += " at " + g.example[1]
+		}
+		t.Rows = append(t.Rows, []string{k.call, k.target, k.field, k.kind, fmt.Sprint(g.cases), ex, g.example[2], g.example[3]})
+	}
+	if t.Note == "" && len(order) > 0 {
+		t.Note = "grouped by field; each row's values are from its first case"
+	}
+	return t
+}
+
+var indexes = regexp.MustCompile(`\[\d+\]`)
+
+func count(n int) string {
+	if n == 0 {
+		return "–"
+	}
+	return fmt.Sprint(n)
+}
+
+// vars shows a case's variables as name=value, names in order.
+func vars(v map[string]any) string {
+	names := make([]string, 0, len(v))
+	for k := range v {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, k := range names {
+		s := fmt.Sprint(v[k])
+		if len(s) > 40 {
+			s = s[:37] + "…"
+		}
+		parts = append(parts, k+"="+s)
+	}
+	return strings.Join(parts, " ")
+}
