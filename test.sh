@@ -31,7 +31,8 @@ step "go test -race"
 go test -race -count=1 -timeout 10m ./...
 
 step "fuzz smoke (each target briefly)"
-for target in "./study FuzzParse" "./results FuzzParse" "./driver/jsonrpc FuzzCheckReply" "./driver/grpcdrv FuzzDecodeJSON"; do
+for target in "./study FuzzParse" "./results FuzzParse" "./driver/jsonrpc FuzzCheckReply" "./driver/grpcdrv FuzzDecodeJSON" \
+  "./compat FuzzCanonical" "./compat FuzzDiff"; do
   set -- $target
   go test -run '^$' -fuzz "^$2\$" -fuzztime 10s "$1"
 done

@@ -188,8 +188,8 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 	// at a time, interleaved (A B, A B, …); the last start stays up for the
 	// scenarios.
 	runs := 1
-	if r.s.Startup != nil {
-		runs = r.s.Startup.Runs
+	if r.s.Startup != nil && (len(r.o.Only) == 0 || slices.Contains(r.o.Only, "startup")) {
+		runs = r.s.Startup.Runs // --only without startup: one start each
 	}
 	for run := 1; run <= runs; run++ {
 		for _, l := range r.live {

@@ -223,7 +223,16 @@ func validateCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return badInput(err)
 			}
-			fmt.Fprintf(stdout, "%s: ok: %d targets, %d calls, %d scenarios\n", args[0], len(s.Targets), len(s.Calls), len(s.Scenarios))
+			msg := fmt.Sprintf("%s: ok: %d targets, %d calls, %d scenarios", args[0], len(s.Targets), len(s.Calls), len(s.Scenarios))
+			if c := s.Compat; c != nil {
+				n := 0
+				for i := range c.Cases {
+					vars, _ := c.Cases[i].Expand(s.Seed, i) // validated already
+					n += len(vars)
+				}
+				msg += fmt.Sprintf(", %d compat cases", n)
+			}
+			fmt.Fprintln(stdout, msg)
 			return nil
 		},
 	}
