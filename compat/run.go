@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tandem-bench/tandem/driver"
@@ -37,6 +39,9 @@ type Options struct {
 	Query Querier
 	// Progress, if set, hears about long runs.
 	Progress func(format string, args ...any)
+	// Parallel is how many cases are in flight at once (each asks its
+	// targets in turn); default DefaultParallel.
+	Parallel int
 }
 
 // Run sends every case of the study's compat section to every target under
@@ -52,33 +57,69 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Compat, error
 	under = append([]string{c.Reference}, slices.DeleteFunc(slices.Clone(under), func(n string) bool { return n == c.Reference })...)
 	r := &runner{s: s, o: o, under: under, out: &results.Compat{Reference: c.Reference, Targets: under,
 		Noise: c.Noise, Seed: s.Seed, Cases: []results.Case{}, Matrix: []results.MatrixRow{}}}
-	total := 0
-	expanded := make([][]map[string]any, len(c.Cases))
+	type job struct {
+		cs   *study.Case
+		vars map[string]any
+	}
+	var jobs []job
 	for i := range c.Cases {
 		vars, err := c.Cases[i].Expand(s.Seed, i)
 		if err != nil {
 			return nil, fmt.Errorf("compat.cases[%d]: %w", i, err)
 		}
-		expanded[i] = vars
-		total += len(vars)
-	}
-	last := time.Now()
-	done := 0
-	for i := range c.Cases {
-		for _, vars := range expanded[i] {
-			if err := ctx.Err(); err != nil {
-				return r.finish(), err
-			}
-			r.out.Cases = append(r.out.Cases, r.one(ctx, &c.Cases[i], vars))
-			done++
-			if o.Progress != nil && time.Since(last) > time.Second {
-				o.Progress("compat: %d of %d cases", done, total)
-				last = time.Now()
-			}
+		for _, v := range vars {
+			jobs = append(jobs, job{&c.Cases[i], v})
 		}
 	}
-	return r.finish(), nil
+	// A fixed pool of workers takes the cases in order; each case asks its
+	// targets one after another. Answers land by case index, so the
+	// outcome does not depend on timing.
+	workers := o.Parallel
+	if workers <= 0 {
+		workers = DefaultParallel
+	}
+	cases := make([]results.Case, len(jobs))
+	var next, done atomic.Int64
+	var mu sync.Mutex
+	last := time.Now()
+	var wg sync.WaitGroup
+	for range min(workers, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := next.Add(1) - 1
+				if i >= int64(len(jobs)) {
+					return
+				}
+				cs := r.one(ctx, jobs[i].cs, jobs[i].vars)
+				if ctx.Err() != nil {
+					return // answers cut by the cancellation are not answers
+				}
+				cases[i] = cs
+				n := done.Add(1)
+				if o.Progress != nil {
+					mu.Lock()
+					if time.Since(last) > time.Second {
+						o.Progress("compat: %d of %d cases", n, len(jobs))
+						last = time.Now()
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, cs := range cases {
+		if cs.Call != "" { // cut short: keep the cases that finished
+			r.out.Cases = append(r.out.Cases, cs)
+		}
+	}
+	return r.finish(), ctx.Err()
 }
+
+// DefaultParallel is how many cases are in flight at once.
+const DefaultParallel = 8
 
 type runner struct {
 	s     *study.Study

@@ -329,3 +329,5 @@ compat:
 		t.Errorf("cases:\n%s\nwant:\n%s", strings.Join(summary, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func studyParse(yaml string) (*study.Study, error) { return study.Parse("bench.yaml", []byte(yaml)) }

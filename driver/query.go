@@ -38,17 +38,21 @@ type Reply struct {
 // Querier sends calls whose requests change from one call to the next (the
 // cases of a compat study) and keeps whole answers. gRPC connections and
 // method descriptors are kept per endpoint and method; HTTP and WebSocket
-// calls open a connection each.
+// calls open a connection each. It is safe for concurrent use.
 type Querier struct {
 	o    Options
 	mu   sync.Mutex
 	grpc map[string]*grpcEntry
 }
 
+// grpcEntry is one gRPC method on one endpoint: its caller (the method
+// resolved once) and its idle connections. A connection serves one call at
+// a time; concurrent queries each take one, dialling more when none is idle.
 type grpcEntry struct {
 	caller *grpcdrv.Caller
-	conn   *grpcdrv.Conn
 	err    error
+	idle   []*grpcdrv.Conn
+	all    []*grpcdrv.Conn
 }
 
 // NewQuerier returns a Querier; Close releases its connections.
@@ -84,10 +88,11 @@ func (q *Querier) Query(ctx context.Context, call *study.Call, endpoint string) 
 func (q *Querier) grpcQuery(ctx context.Context, call *study.Call, endpoint string) (Reply, error) {
 	g := call.GRPC
 	addr := strings.TrimPrefix(strings.TrimPrefix(endpoint, "grpc://"), "dns:///")
-	e, err := q.grpcConn(ctx, addr, g)
+	e, cn, err := q.grpcConn(ctx, addr, g)
 	if err != nil {
 		return Reply{Status: "unreachable", Detail: err.Error()}, nil
 	}
+	defer q.release(e, cn)
 	js, err := toJSON(g.Request)
 	if err != nil {
 		return Reply{}, fmt.Errorf("%w: %v", ErrRequest, err)
@@ -101,7 +106,7 @@ func (q *Querier) grpcQuery(ctx context.Context, call *study.Call, endpoint stri
 		ctx, cancel = context.WithTimeout(ctx, q.o.Timeout)
 		defer cancel()
 	}
-	msgs, res := e.conn.Messages(ctx, frame, MaxMessages)
+	msgs, res := cn.Messages(ctx, frame, MaxMessages)
 	r := Reply{Status: StatusOK, Stream: e.caller.Streaming()}
 	if res.Status != "" {
 		r.Status = res.Status
@@ -113,23 +118,48 @@ func (q *Querier) grpcQuery(ctx context.Context, call *study.Call, endpoint stri
 	return r, nil
 }
 
-// grpcConn returns the connection for addr and the call's method, dialled
-// (and the method resolved) on first use; a failure is remembered.
-func (q *Querier) grpcConn(ctx context.Context, addr string, g *study.GRPCCall) (*grpcEntry, error) {
+// grpcConn takes an idle connection for addr and the call's method, or
+// dials one (resolving the method on first use); a failure to resolve is
+// remembered.
+func (q *Querier) grpcConn(ctx context.Context, addr string, g *study.GRPCCall) (*grpcEntry, *grpcdrv.Conn, error) {
 	key := addr + "\x00" + g.Method
 	q.mu.Lock()
+	e, ok := q.grpc[key]
+	if !ok {
+		e = &grpcEntry{}
+		q.grpc[key] = e
+		e.caller, e.err = grpcdrv.New(ctx, grpcdrv.Options{Addr: addr, Method: g.Method, Proto: g.Proto,
+			ImportPaths: g.ImportPaths, Metadata: g.Metadata})
+	}
+	if e.err != nil {
+		q.mu.Unlock()
+		return nil, nil, e.err
+	}
+	if n := len(e.idle); n > 0 {
+		cn := e.idle[n-1]
+		e.idle = e.idle[:n-1]
+		q.mu.Unlock()
+		return e, cn, nil
+	}
+	first := len(e.all) == 0
+	q.mu.Unlock()
+	cn, err := e.caller.DialConn(ctx)
+	q.mu.Lock()
 	defer q.mu.Unlock()
-	if e, ok := q.grpc[key]; ok {
-		return e, e.err
+	if err != nil {
+		if first && len(e.all) == 0 {
+			e.err = err
+		}
+		return nil, nil, err
 	}
-	e := &grpcEntry{}
-	q.grpc[key] = e
-	e.caller, e.err = grpcdrv.New(ctx, grpcdrv.Options{Addr: addr, Method: g.Method, Proto: g.Proto,
-		ImportPaths: g.ImportPaths, Metadata: g.Metadata})
-	if e.err == nil {
-		e.conn, e.err = e.caller.DialConn(ctx)
-	}
-	return e, e.err
+	e.all = append(e.all, cn)
+	return e, cn, nil
+}
+
+func (q *Querier) release(e *grpcEntry, cn *grpcdrv.Conn) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	e.idle = append(e.idle, cn)
 }
 
 // Close closes every connection the Querier opened.
@@ -137,8 +167,8 @@ func (q *Querier) Close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, e := range q.grpc {
-		if e.conn != nil {
-			e.conn.Close()
+		for _, cn := range e.all {
+			cn.Close()
 		}
 	}
 	q.grpc = map[string]*grpcEntry{}
