@@ -59,7 +59,11 @@ func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Cal
 		if err != nil {
 			return nil, err
 		}
-		c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, j.Path), RPCMethod: j.Method, RPCParams: params, Timeout: timeout,
+		headers, err := expandEnv(j.Headers)
+		if err != nil {
+			return nil, err
+		}
+		c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, j.Path), RPCMethod: j.Method, RPCParams: params, Headers: headers, Timeout: timeout,
 			HTTP2: j.HTTP2, Insecure: j.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer})
 		if err != nil {
 			return nil, err
@@ -76,7 +80,11 @@ func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Cal
 				return nil, err
 			}
 		}
-		c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, h.Path), Method: h.Method, Headers: h.Headers, Body: body, Timeout: timeout,
+		headers, err := expandEnv(h.Headers)
+		if err != nil {
+			return nil, err
+		}
+		c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, h.Path), Method: h.Method, Headers: headers, Body: body, Timeout: timeout,
 			HTTP2: h.HTTP2, Insecure: h.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer})
 		if err != nil {
 			return nil, err
@@ -95,6 +103,20 @@ func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Cal
 		return asker[*wsdrv.Conn]{c, c.DialConn}, nil
 	}
 	return nil, fmt.Errorf("%s calls are not supported by this tandem yet", call.Protocol())
+}
+
+// expandEnv resolves ${env.NAME} in header values, so that secrets stay
+// out of study files.
+func expandEnv(h map[string]string) (map[string]string, error) {
+	out := make(map[string]string, len(h))
+	for k, v := range h {
+		e, err := study.ExpandEnv(v)
+		if err != nil {
+			return nil, fmt.Errorf("header %s: %w", k, err)
+		}
+		out[k] = e
+	}
+	return out, nil
 }
 
 func joinURL(base, path string) string {

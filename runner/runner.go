@@ -257,10 +257,23 @@ func (r *runner) compat(ctx context.Context) error {
 			eps[l.spec.Name] = l.endpoints
 		}
 	}
+	// Oracle URLs may name environment variables; resolve them on a copy.
+	s := *r.s
+	cs := *s.Compat
+	cs.Oracles = map[string]*study.Oracle{}
+	for name, o := range r.s.Compat.Oracles {
+		oc := *o
+		var err error
+		if oc.URL, err = study.ExpandEnv(o.URL); err != nil {
+			return fmt.Errorf("compat.oracles.%s.url: %w", name, err)
+		}
+		cs.Oracles[name] = &oc
+	}
+	s.Compat = &cs
 	q := driver.NewQuerier(driver.Options{Timeout: r.s.Defaults.Timeout, MaxAnswer: maxAnswer})
 	defer q.Close()
 	r.progress("compat: %d case entries", len(r.s.Compat.Cases))
-	c, err := compat.Run(ctx, r.s, compat.Options{Endpoints: eps, Query: q, Progress: r.progress})
+	c, err := compat.Run(ctx, &s, compat.Options{Endpoints: eps, Query: q, Progress: r.progress})
 	if c != nil {
 		r.res.Compat = c
 		if err := r.save(); err != nil {

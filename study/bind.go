@@ -3,6 +3,7 @@ package study
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -126,4 +127,43 @@ func valueText(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// CaseVars lists the case variables the call's request uses, in order of
+// first use.
+func (c *Call) CaseVars() []string {
+	var names []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			for _, n := range Placeholders(x) {
+				if !targetName(n) && !slices.Contains(names, n) {
+					names = append(names, n)
+				}
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for _, k := range sortedKeys(x) {
+				walk(x[k])
+			}
+		}
+	}
+	if c.GRPC != nil {
+		walk(c.GRPC.Request.V)
+	}
+	if c.JSONRPC != nil {
+		walk(c.JSONRPC.Params.V)
+	}
+	if c.WS != nil {
+		walk(c.WS.Params.V)
+	}
+	if c.HTTP != nil {
+		walk(c.HTTP.Path)
+		walk(c.HTTP.Body.V)
+	}
+	return names
 }

@@ -148,3 +148,36 @@ compat:
 		t.Errorf("a missing case file: %v", err)
 	}
 }
+
+// Every example study in the repository parses and validates.
+func TestExamplesValidate(t *testing.T) {
+	files, err := filepath.Glob("../examples/*/study.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example studies found: %v", err)
+	}
+	for _, f := range files {
+		s, err := Read(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if s.Compat != nil {
+			for i := range s.Compat.Cases {
+				if _, err := s.Compat.Cases[i].Expand(s.Seed, i); err != nil {
+					t.Errorf("%s: compat case %d: %v", f, i, err)
+				}
+			}
+		}
+	}
+}
+
+func TestExpandEnv(t *testing.T) {
+	t.Setenv("TANDEM_TEST_TOKEN", "s3cret")
+	got, err := ExpandEnv("Bearer ${env.TANDEM_TEST_TOKEN} ${port.x}")
+	if err != nil || got != "Bearer s3cret ${port.x}" {
+		t.Errorf("ExpandEnv = %q, %v", got, err)
+	}
+	if _, err := ExpandEnv("${env.TANDEM_TEST_UNSET_VARIABLE}"); err == nil {
+		t.Error("an unset variable expanded")
+	}
+}

@@ -69,8 +69,11 @@ func (v *validator) compat(c *Compat) {
 		if o.Target != "" {
 			v.targetRef(path+".target", o.Target)
 		}
-		if o.URL != "" && !strings.HasPrefix(o.URL, "http://") && !strings.HasPrefix(o.URL, "https://") {
-			v.errorf(path+".url", "an http:// or https:// URL", "url %q", o.URL)
+		if o.URL != "" {
+			if !strings.HasPrefix(o.URL, "http://") && !strings.HasPrefix(o.URL, "https://") && !strings.HasPrefix(o.URL, "${env.") {
+				v.errorf(path+".url", "an http:// or https:// URL", "url %q", o.URL)
+			}
+			v.placeholders(path+".url", o.URL, true)
 		}
 	}
 	for i := range c.Cases {

@@ -3,6 +3,7 @@ package study
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -42,6 +43,30 @@ func Expand(s string, lookup func(name string) (value string, unknown bool)) (st
 		b.WriteString(val)
 		s = s[i+end+1:]
 	}
+}
+
+// ExpandEnv replaces every ${env.NAME} in s with the environment
+// variable's value and leaves other placeholders as they are; an unset
+// variable is an error.
+func ExpandEnv(s string) (string, error) {
+	var missing string
+	out, err := Expand(s, func(name string) (string, bool) {
+		if env, ok := strings.CutPrefix(name, "env."); ok {
+			v, set := os.LookupEnv(env)
+			if !set && missing == "" {
+				missing = env
+			}
+			return v, false
+		}
+		return "${" + name + "}", false
+	})
+	if err != nil {
+		return "", err
+	}
+	if missing != "" {
+		return "", fmt.Errorf("environment variable %s is not set", missing)
+	}
+	return out, nil
 }
 
 // Placeholders lists the names of the placeholders in s, in order.

@@ -490,6 +490,12 @@ func (v *validator) endpoint(path string, t *Target, name string, c *Call) {
 
 func (v *validator) scenario(path string, sc *Scenario) {
 	c := v.callRef(path+".call", sc.Call)
+	if c != nil {
+		if vars := c.CaseVars(); len(vars) > 0 {
+			v.errorf(path+".call", "a call with a fixed request (case variables are bound by compat cases only)",
+				"call %s uses case variable ${%s}", sc.Call, vars[0])
+		}
+	}
 	for i, name := range sc.Targets {
 		v.targetRef(fmt.Sprintf("%s.targets[%d]", path, i), name)
 	}

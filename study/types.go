@@ -98,7 +98,7 @@ type Call struct {
 type HTTPCall struct {
 	Method  string            `yaml:"method" doc:"HTTP method; default GET, or POST with a body."`
 	Path    string            `yaml:"path" doc:"Path and query appended to the endpoint URL."`
-	Headers map[string]string `yaml:"headers" doc:"Request headers."`
+	Headers map[string]string `yaml:"headers" doc:"Request headers; values may use ${env.NAME}."`
 	Body    Value             `yaml:"body" doc:"Request body: a string as is, anything else as JSON."`
 	HTTP2   bool              `yaml:"http2" doc:"Speak HTTP/2: over TLS for https, h2c for http."`
 	// Insecure skips the verification of the server's certificate.
@@ -107,9 +107,10 @@ type HTTPCall struct {
 
 // JSONRPCCall is a JSON-RPC 2.0 request over HTTP.
 type JSONRPCCall struct {
-	Method string `yaml:"method,required" doc:"JSON-RPC method."`
-	Params Value  `yaml:"params" doc:"Params: a list or an object."`
-	Path   string `yaml:"path" doc:"Path appended to the endpoint URL."`
+	Method  string            `yaml:"method,required" doc:"JSON-RPC method."`
+	Params  Value             `yaml:"params" doc:"Params: a list or an object."`
+	Path    string            `yaml:"path" doc:"Path appended to the endpoint URL."`
+	Headers map[string]string `yaml:"headers" doc:"Request headers, e.g. Authorization; values may use ${env.NAME}."`
 	HTTP2  bool   `yaml:"http2" doc:"Speak HTTP/2: over TLS for https, h2c for http."`
 	// Insecure skips the verification of the server's certificate.
 	Insecure bool `yaml:"insecure" doc:"Do not verify the server's TLS certificate."`
@@ -220,7 +221,7 @@ type Case struct {
 // of the study, or a JSON-RPC (or HTTP) endpoint.
 type Oracle struct {
 	Target string `yaml:"target" doc:"A target of the study (it is then not under test)."`
-	URL    string `yaml:"url" doc:"The endpoint URL of a server that tandem does not start."`
+	URL    string `yaml:"url" doc:"The endpoint URL of a server that tandem does not start; may use ${env.NAME}."`
 }
 
 // CaseOracle asks an oracle the same question in its own terms.
