@@ -111,7 +111,7 @@ type JSONRPCCall struct {
 	Params  Value             `yaml:"params" doc:"Params: a list or an object."`
 	Path    string            `yaml:"path" doc:"Path appended to the endpoint URL."`
 	Headers map[string]string `yaml:"headers" doc:"Request headers, e.g. Authorization; values may use ${env.NAME}."`
-	HTTP2  bool   `yaml:"http2" doc:"Speak HTTP/2: over TLS for https, h2c for http."`
+	HTTP2   bool              `yaml:"http2" doc:"Speak HTTP/2: over TLS for https, h2c for http."`
 	// Insecure skips the verification of the server's certificate.
 	Insecure bool `yaml:"insecure" doc:"Do not verify the server's TLS certificate."`
 }
