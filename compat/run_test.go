@@ -331,3 +331,61 @@ compat:
 }
 
 func studyParse(yaml string) (*study.Study, error) { return study.Parse("bench.yaml", []byte(yaml)) }
+
+// A second instance of the reference supplies the noise, and an oracle can
+// be a target of the study; neither is then under test.
+func TestNoiseInstanceAndOracleTarget(t *testing.T) {
+	var seq atomic.Int64
+	ref := func(_ string, n int) (any, int, string) {
+		return map[string]any{"n": n, "at": seq.Add(1), "hash": "aabbccdd"}, 0, ""
+	}
+	a, a2 := rpcServer(t, ref), rpcServer(t, ref)
+	b := rpcServer(t, func(_ string, n int) (any, int, string) {
+		return map[string]any{"n": n + 1, "at": seq.Add(1), "hash": "aabbccdd"}, 0, ""
+	})
+	node := rpcServer(t, func(_ string, n int) (any, int, string) {
+		return map[string]any{"height": n, "h": "ddccbbaa"}, 0, ""
+	})
+	s := parseStudy(t, fmt.Sprintf(`
+version: 1
+name: noise
+targets:
+  - {name: a, endpoints: {http: %q}}
+  - {name: a2, endpoints: {http: %q}}
+  - {name: b, endpoints: {http: %q}}
+  - {name: node, endpoints: {http: %q}}
+calls:
+  get: {jsonrpc: {method: get, params: ["${n}"]}}
+compat:
+  noise: a2
+  oracles: {node: {target: node}}
+  cases:
+    - call: get
+      vary: {n: [5]}
+      oracle: {name: node, call: get, checks: [{path: n, oracle: height}, {path: hash, oracle: h, rule: reversed}]}
+`, a, a2, b, node))
+	eps := map[string]map[string]string{}
+	for _, tg := range s.Targets {
+		eps[tg.Name] = tg.Endpoints
+	}
+	q := driver.NewQuerier(driver.Options{})
+	defer q.Close()
+	got, err := Run(context.Background(), s, Options{Endpoints: eps, Query: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got.Targets, ",") != "a,b" {
+		t.Errorf("under test: %v; want a and b only", got.Targets)
+	}
+	cs := got.Cases[0]
+	if len(cs.Noise) != 1 || cs.Noise[0].Path != "at" || len(cs.Differences) != 1 || cs.Differences[0].Path != "n" {
+		t.Errorf("noise %+v, differences %+v; want at as noise and n held", cs.Noise, cs.Differences)
+	}
+	ok := map[string]bool{}
+	for _, ch := range cs.Oracle.Checks {
+		ok[ch.Target+" "+ch.Path] = ch.OK
+	}
+	if !ok["a n"] || ok["b n"] || !ok["a hash"] || !ok["b hash"] {
+		t.Errorf("oracle checks %v", ok)
+	}
+}
