@@ -131,7 +131,9 @@ func (c *Caller) setDesc(md protoreflect.MethodDescriptor) error {
 		return fmt.Errorf("encode request: %w", err)
 	}
 	c.mu.Lock()
-	c.desc, c.frame, c.stream = md, frame, md.IsStreamingServer()
+	if c.desc == nil { // a concurrent Dial may have resolved it first
+		c.desc, c.frame, c.stream = md, frame, md.IsStreamingServer()
+	}
 	c.mu.Unlock()
 	return nil
 }
@@ -197,7 +199,7 @@ func (c *Caller) DialConn(ctx context.Context) (*Conn, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return &Conn{c: c, cc: cc, frame: &frame{data: c.frame}, stream: c.stream}, nil
+	return &Conn{c: c, cc: cc, frame: &frame{data: c.frame}, stream: c.stream, out: c.desc.Output()}, nil
 }
 
 // Conn is one connection to the server.
@@ -207,6 +209,7 @@ type Conn struct {
 	frame  *frame
 	reply  frame
 	stream bool
+	out    protoreflect.MessageDescriptor // the answer's type
 }
 
 // dialTimeout bounds the wait for a connection to become ready.
@@ -279,7 +282,7 @@ func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
 	var answers [][]byte
 	var decodeErr error
 	res := cn.do(ctx, func(b []byte) {
-		js, err := DecodeJSON(cn.c.desc.Output(), b)
+		js, err := DecodeJSON(cn.out, b)
 		if err != nil {
 			decodeErr = err
 			return
@@ -406,7 +409,6 @@ func (c *Caller) EncodeRequest(js []byte) ([]byte, error) {
 // the answer messages decoded, at most limit of them; more make the status
 // "too-large". A message that does not decode makes the status "protocol".
 func (cn *Conn) Messages(ctx context.Context, request []byte, limit int) ([]*dynamicpb.Message, load.Result) {
-	out := cn.c.desc.Output()
 	var msgs []*dynamicpb.Message
 	bad := ""
 	ctx, cancel := context.WithCancel(ctx)
@@ -423,7 +425,7 @@ func (cn *Conn) Messages(ctx context.Context, request []byte, limit int) ([]*dyn
 			cancel()
 			return
 		}
-		m := dynamicpb.NewMessage(out)
+		m := dynamicpb.NewMessage(cn.out)
 		if err := proto.Unmarshal(b, m); err != nil {
 			bad = "protocol"
 			cancel()
