@@ -19,11 +19,12 @@ import (
 
 // Protocol keys of a call.
 const (
-	ProtoHTTP    = "http"
-	ProtoJSONRPC = "jsonrpc"
-	ProtoGRPC    = "grpc"
-	ProtoWS      = "ws"
-	ProtoAMQP    = "amqp"
+	ProtoHTTP     = "http"
+	ProtoJSONRPC  = "jsonrpc"
+	ProtoGRPC     = "grpc"
+	ProtoWS       = "ws"
+	ProtoAMQP     = "amqp"
+	ProtoCometBFT = "cometbft"
 )
 
 // Defaults applied where a study is silent.
@@ -131,6 +132,9 @@ func (s *Study) setDefaults() {
 				sc.Targets = append(sc.Targets, t.Name)
 			}
 		}
+		if sc.Sweep != nil {
+			sc.Sweep.setDefaults()
+		}
 	}
 	if s.Compat != nil && s.Compat.Reference == "" {
 		s.Compat.Reference = s.Baseline
@@ -173,6 +177,9 @@ func (c *Call) protocols() []string {
 	if c.AMQP != nil {
 		ps = append(ps, ProtoAMQP)
 	}
+	if c.CometBFT != nil {
+		ps = append(ps, ProtoCometBFT)
+	}
 	return ps
 }
 
@@ -187,7 +194,7 @@ func (c *Call) EndpointName(t *Target) (string, error) {
 		return c.Endpoint, nil
 	}
 	p := c.Protocol()
-	for _, name := range []string{p, map[string]string{ProtoJSONRPC: ProtoHTTP}[p]} {
+	for _, name := range []string{p, map[string]string{ProtoJSONRPC: ProtoHTTP, ProtoCometBFT: ProtoWS}[p]} {
 		if _, ok := t.Endpoints[name]; ok && name != "" {
 			return name, nil
 		}
@@ -354,12 +361,12 @@ func (v *validator) call(name string, c *Call) {
 		v.errorf(path, "letters, digits, '.', '_' and '-', starting with a letter or digit", "bad call name %q", name)
 	}
 	if c == nil {
-		v.errorf(path, "a mapping with one of http, jsonrpc, grpc, ws, amqp", "empty call")
+		v.errorf(path, "a mapping with one of http, jsonrpc, grpc, ws, amqp, cometbft", "empty call")
 		return
 	}
 	switch ps := c.protocols(); len(ps) {
 	case 0:
-		v.errorf(path, "one of: http, jsonrpc, grpc, ws, amqp", "no protocol key")
+		v.errorf(path, "one of: http, jsonrpc, grpc, ws, amqp, cometbft", "no protocol key")
 	case 1:
 	default:
 		v.errorf(path, "exactly one protocol key", "several protocols: %s", strings.Join(ps, ", "))
@@ -371,6 +378,9 @@ func (v *validator) call(name string, c *Call) {
 		if svc, m, ok := strings.Cut(strings.TrimPrefix(g.Method, "/"), "/"); g.Method != "" && (!ok || svc == "" || m == "" || strings.Contains(m, "/")) {
 			v.errorf(path+".grpc.method", "package.Service/Method", "bad method %q", g.Method)
 		}
+	}
+	if c.CometBFT != nil {
+		v.cometbftCall(path+".cometbft", c.CometBFT)
 	}
 	if c.AMQP != nil && c.AMQP.QueueType != "" && c.AMQP.QueueType != "classic" && c.AMQP.QueueType != "quorum" {
 		v.errorf(path+".amqp.queue_type", "classic or quorum", "unknown queue type %q", c.AMQP.QueueType)
@@ -509,6 +519,10 @@ func (v *validator) scenario(path string, sc *Scenario) {
 				v.endpoint(path+".call", t, sc.Call, c)
 			}
 		}
+	}
+	if sc.Sweep != nil {
+		v.sweep(path, sc)
+		return
 	}
 	l := sc.Load
 	var shapes []string

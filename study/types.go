@@ -85,13 +85,14 @@ type Condition struct {
 
 // Call is one request shape. Exactly one protocol key is set.
 type Call struct {
-	HTTP     *HTTPCall    `yaml:"http" doc:"An HTTP request."`
-	JSONRPC  *JSONRPCCall `yaml:"jsonrpc" doc:"A JSON-RPC 2.0 request over HTTP."`
-	GRPC     *GRPCCall    `yaml:"grpc" doc:"A gRPC call."`
-	WS       *WSCall      `yaml:"ws" doc:"A JSON-RPC 2.0 request over WebSocket."`
-	AMQP     *AMQPCall    `yaml:"amqp" doc:"Publish and consume through an AMQP 0-9-1 broker."`
-	Endpoint string       `yaml:"endpoint" doc:"Which of the target's endpoints to call; default the one named after the protocol, or the only one."`
-	Unit     string       `yaml:"unit" doc:"What one unit of work is: request (default) or message (each streamed or consumed message)."`
+	HTTP     *HTTPCall     `yaml:"http" doc:"An HTTP request."`
+	JSONRPC  *JSONRPCCall  `yaml:"jsonrpc" doc:"A JSON-RPC 2.0 request over HTTP."`
+	GRPC     *GRPCCall     `yaml:"grpc" doc:"A gRPC call."`
+	WS       *WSCall       `yaml:"ws" doc:"A JSON-RPC 2.0 request over WebSocket."`
+	AMQP     *AMQPCall     `yaml:"amqp" doc:"Publish and consume through an AMQP 0-9-1 broker."`
+	CometBFT *CometBFTCall `yaml:"cometbft" doc:"Transactions to a CometBFT node over WebSocket, each carrying CometBFT's loadtime payload (send time, run id, connections, rate, size)."`
+	Endpoint string        `yaml:"endpoint" doc:"Which of the target's endpoints to call; default the one named after the protocol, or the only one."`
+	Unit     string        `yaml:"unit" doc:"What one unit of work is: request (default) or message (each streamed or consumed message)."`
 }
 
 // HTTPCall is an HTTP request.
@@ -150,7 +151,8 @@ type Startup struct {
 type Scenario struct {
 	Name     string        `yaml:"name,required" doc:"Unique name of the scenario."`
 	Call     string        `yaml:"call,required" doc:"The call every request makes."`
-	Load     Load          `yaml:"load,required" doc:"The load shape: concurrency (closed loop) or rate and connections (open loop)."`
+	Load     Load          `yaml:"load" doc:"The load shape: concurrency (closed loop), rate and connections (open loop) or batch (batched loop); required unless sweep is given."`
+	Sweep    *Sweep        `yaml:"sweep" doc:"A saturation sweep: one cell per (connections, rate), or a search for the highest sustainable rate, instead of rounds."`
 	Metric   string        `yaml:"metric" doc:"The headline value: latency (median, lower is better; default) or throughput (units/s, higher is better)."`
 	Duration time.Duration `yaml:"duration" doc:"Length of each measured run; with neither duration nor requests, calibration picks the count."`
 	Requests int64         `yaml:"requests" doc:"Requests in each measured run."`
@@ -167,6 +169,35 @@ type Load struct {
 	Batch       *Batch  `yaml:"batch" doc:"Batched loop: requests per period on every connection (CometBFT's load-runner shape)."`
 	Connections int     `yaml:"connections" doc:"Open and batched loops: connections the load is spread over; default 1."`
 	MaxWaiting  int     `yaml:"max_waiting" doc:"Open loop: arrivals that may wait for a free connection before arrivals are dropped; default 10000."`
+}
+
+// Sweep is a saturation sweep: each cell runs one (connections, rate)
+// pair for a duration and counts what the target confirmed.
+type Sweep struct {
+	Connections IntList       `yaml:"connections,required" doc:"Connection counts, one row of cells each."`
+	Rate        []float64     `yaml:"rate" doc:"Rates, one cell each: requests per second on each connection."`
+	Duration    time.Duration `yaml:"duration,required" doc:"Length of each cell, T. A batched cell sends T/period − 1 batches (the last never goes), so expected = c·r·(T−1) at one batch per second."`
+	Load        string        `yaml:"load" doc:"batched (default: r requests per second on each connection, CometBFT's load-runner shape) or open (an open loop of c·r arrivals per second in all, spread over c connections)."`
+	Confirm     string        `yaml:"confirm" doc:"What counts as processed: answer (default: a successful answer) or cometbft (the transaction is in a committed block)."`
+	Endpoint    string        `yaml:"endpoint" doc:"For confirm: cometbft, the target endpoint of the node's RPC (http://…); default rpc."`
+	Drain       time.Duration `yaml:"drain" doc:"For confirm: cometbft, how long to wait after a cell for the mempool to empty; default 60s."`
+	Shortfall   float64       `yaml:"shortfall" doc:"A cell is saturated when confirmed < expected × (1 − shortfall); default 0: any shortfall."`
+	Search      *Search       `yaml:"search" doc:"Instead of a rate list: find the highest sustainable rate by bisection."`
+}
+
+// Search finds the highest rate a target sustains.
+type Search struct {
+	From      float64 `yaml:"from,required" doc:"A rate the target sustains (checked first)."`
+	To        float64 `yaml:"to,required" doc:"A rate it does not (checked second)."`
+	Precision float64 `yaml:"precision" doc:"Stop when the bracket's ratio hi/lo ≤ 1 + precision; default 0.1."`
+	Repeats   int     `yaml:"repeats" doc:"Runs of each probed rate; saturated if any run is; default 1."`
+}
+
+// CometBFTCall broadcasts transactions to a CometBFT node over its
+// WebSocket, each a fresh loadtime payload.
+type CometBFTCall struct {
+	Method string `yaml:"method" doc:"broadcast_tx_sync (default), broadcast_tx_async or broadcast_tx_commit."`
+	Size   int    `yaml:"size" doc:"Transaction size in bytes; default 1024."`
 }
 
 // Ramp is a linear rate ramp.
