@@ -46,6 +46,10 @@ func Study(quick bool) (*study.Study, error) {
 			if sc.Duration > time.Second {
 				sc.Duration = time.Second
 			}
+			if sw := sc.Sweep; sw != nil {
+				sw.Connections = sw.Connections[len(sw.Connections)-1:]
+				sw.Duration = 2 * time.Second
+			}
 		}
 	}
 	return s, nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tandem-bench/tandem/comet"
 	"github.com/tandem-bench/tandem/driver/grpcdrv"
 	"github.com/tandem-bench/tandem/driver/httpdrv"
 	"github.com/tandem-bench/tandem/driver/wsdrv"
@@ -33,6 +34,9 @@ type Options struct {
 	QuickACK bool
 	// MaxAnswer bounds an HTTP or JSON-RPC answer's body; zero: no bound.
 	MaxAnswer int
+	// Run is what a cometbft call's transactions carry (connections, rate
+	// and the run id of a sweep cell).
+	Run comet.Run
 }
 
 // New returns a Caller for call at endpoint (host:port for gRPC, a URL
@@ -97,6 +101,21 @@ func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Cal
 			return nil, err
 		}
 		c, err := wsdrv.New(wsdrv.Options{URL: joinURL(endpoint, w.Path), Method: w.Method, Params: params, Timeout: timeout})
+		if err != nil {
+			return nil, err
+		}
+		return asker[*wsdrv.Conn]{c, c.DialConn}, nil
+	case study.ProtoCometBFT:
+		cb := call.CometBFT
+		run := o.Run
+		if run.Size = cb.Size; run.Size == 0 {
+			run.Size = study.DefaultTxSize
+		}
+		method := cb.Method
+		if method == "" {
+			method = study.DefaultBroadcast
+		}
+		c, err := wsdrv.New(wsdrv.Options{URL: endpoint, Method: method, Timeout: timeout, NewParams: run.Params(), Check: comet.CheckResult})
 		if err != nil {
 			return nil, err
 		}

@@ -173,6 +173,7 @@ func tables(r *results.Results, diffRows int) []table {
 		}
 		ts = append(ts, t)
 	}
+	ts = append(ts, sweepTables(r.Sweeps)...)
 	return ts
 }
 

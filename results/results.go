@@ -356,10 +356,89 @@ type MatrixRow struct {
 	Counts map[string]int `json:"counts"`
 }
 
-// Sweep is a saturation grid.
+// Sweep is one target's saturation sweep: a grid of (connections, rate)
+// cells, or a search for the highest sustainable rate.
 type Sweep struct {
-	Scenario string            `json:"scenario"`
-	Cells    []json.RawMessage `json:"cells"`
+	Scenario string `json:"scenario"`
+	Target   string `json:"target"`
+	Call     string `json:"call"`
+	// Load is batched (r per second on each connection) or open (c·r per
+	// second in all); Confirm is answer or cometbft.
+	Load    string `json:"load"`
+	Confirm string `json:"confirm"`
+	// Rule says when a cell is saturated, e.g. "confirmed < expected".
+	Rule  string `json:"rule"`
+	Cells []Cell `json:"cells"`
+	// Saturation has one entry per connection count.
+	Saturation []SaturationPoint `json:"saturation"`
+	// Search has the bisection's outcome per connection count, when the
+	// sweep searched.
+	Search []SearchResult `json:"search,omitempty"`
+}
+
+// Cell is one (connections, rate) run of a sweep.
+type Cell struct {
+	Connections int `json:"connections"`
+	// Rate is per connection per second.
+	Rate       float64 `json:"rate"`
+	DurationNs int64   `json:"duration_ns"`
+	// Expected is what the target processes if it keeps up: c·r·(T−1)
+	// (load runs for T − 1 s; a batched cell's last batch never goes).
+	// Sent is what tandem sent; Confirmed what the confirmer counted as
+	// processed (duplicates removed).
+	Expected  int64 `json:"expected"`
+	Sent      int64 `json:"sent"`
+	OK        int64 `json:"ok"`
+	Confirmed int64 `json:"confirmed"`
+	Saturated bool  `json:"saturated"`
+	// LatencyNs is from send to confirmation: for cometbft, the time of
+	// block H+1 minus the send time carried in a transaction of block H.
+	LatencyNs         Distribution     `json:"latency_ns"`
+	Duplicates        int64            `json:"duplicates"`
+	NegativeLatencies int64            `json:"negative_latencies"`
+	Errors            map[string]int64 `json:"errors"`
+	// RunID tags the cell's transactions (the loadtime payload's id, as
+	// a UUID), so CometBFT's own report tool tells the cells apart.
+	RunID string `json:"run_id,omitempty"`
+	// StartUnixNs and EndUnixNs bound the cell; ProcessedFirstUnixNs and
+	// ProcessedLastUnixNs bound the blocks that held its transactions.
+	StartUnixNs          int64 `json:"start_unix_ns"`
+	EndUnixNs            int64 `json:"end_unix_ns"`
+	ProcessedFirstUnixNs int64 `json:"processed_first_unix_ns,omitempty"`
+	ProcessedLastUnixNs  int64 `json:"processed_last_unix_ns,omitempty"`
+	// Blocks lists, for cometbft, each block that held the cell's
+	// transactions: latency over time.
+	Blocks []BlockPoint `json:"blocks,omitempty"`
+	// Search marks a cell run by the search; Repeat numbers its runs.
+	Search bool   `json:"search,omitempty"`
+	Repeat int    `json:"repeat,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// BlockPoint is one block's share of a cell.
+type BlockPoint struct {
+	Height        int64 `json:"height"`
+	TimeUnixNs    int64 `json:"time_unix_ns"`
+	Txs           int64 `json:"txs"`
+	MeanLatencyNs int64 `json:"mean_latency_ns"`
+}
+
+// SaturationPoint is where one connection count saturates: the highest
+// rate whose cell kept up and the lowest that did not (0 when none).
+type SaturationPoint struct {
+	Connections      int     `json:"connections"`
+	HighestOK        float64 `json:"highest_ok_rate"`
+	LowestSaturated  float64 `json:"lowest_saturated_rate"`
+	ThroughputAtBest float64 `json:"confirmed_per_s_at_highest_ok"`
+}
+
+// SearchResult is a bisection for the highest sustainable rate.
+type SearchResult struct {
+	Connections int     `json:"connections"`
+	Sustained   float64 `json:"sustained_rate"`
+	Saturated   float64 `json:"saturated_rate"`
+	Probes      int     `json:"probes"`
+	StopRule    string  `json:"stop_rule"`
 }
 
 // Finding is a diagnosis tandem made on its own, with its evidence.

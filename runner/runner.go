@@ -234,7 +234,11 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 		if len(r.o.Only) > 0 && !slices.Contains(r.o.Only, sc.Name) {
 			continue
 		}
-		if err := r.scenario(ctx, sc); err != nil {
+		run := r.scenario
+		if sc.Sweep != nil {
+			run = r.sweep
+		}
+		if err := run(ctx, sc); err != nil {
 			return err
 		}
 	}

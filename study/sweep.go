@@ -72,11 +72,10 @@ func (v *validator) sweep(path string, sc *Scenario) {
 			v.errorf(p+".search", "a positive precision and repeats", "precision %v, repeats %d", se.Precision, se.Repeats)
 		}
 	}
-	if sw.Load == SweepBatched || sw.Load == "" {
-		if sw.Duration < 2*time.Second {
-			v.errorf(p+".duration", "at least 2s for a batched sweep (T−1 batches of one second)", "duration %s", sw.Duration)
-		}
-	} else if sw.Load != SweepOpen {
+	if sw.Duration < 2*time.Second {
+		v.errorf(p+".duration", "at least 2s (a cell sends for T − 1 s and leaves the last second for the answers)", "duration %s", sw.Duration)
+	}
+	if sw.Load != "" && sw.Load != SweepBatched && sw.Load != SweepOpen {
 		v.errorf(p+".load", "batched or open", "unknown load %q", sw.Load)
 	}
 	if sw.Confirm != "" && sw.Confirm != ConfirmAnswer && sw.Confirm != ConfirmCometBFT {

@@ -176,12 +176,13 @@ type Load struct {
 type Sweep struct {
 	Connections IntList       `yaml:"connections,required" doc:"Connection counts, one row of cells each."`
 	Rate        []float64     `yaml:"rate" doc:"Rates, one cell each: requests per second on each connection."`
-	Duration    time.Duration `yaml:"duration,required" doc:"Length of each cell, T. A batched cell sends T/period − 1 batches (the last never goes), so expected = c·r·(T−1) at one batch per second."`
-	Load        string        `yaml:"load" doc:"batched (default: r requests per second on each connection, CometBFT's load-runner shape) or open (an open loop of c·r arrivals per second in all, spread over c connections)."`
+	Duration    time.Duration `yaml:"duration,required" doc:"Length of each cell, T: load for T − 1 s, the last second for the answers (a batched cell's last batch never goes), so expected = c·r·(T−1)."`
+	Load        string        `yaml:"load" doc:"batched (default: r requests at the start of every second on each connection, CometBFT's load-runner shape) or open (an open loop of c·r arrivals per second in all, spread over c connections)."`
 	Confirm     string        `yaml:"confirm" doc:"What counts as processed: answer (default: a successful answer) or cometbft (the transaction is in a committed block)."`
 	Endpoint    string        `yaml:"endpoint" doc:"For confirm: cometbft, the target endpoint of the node's RPC (http://…); default rpc."`
 	Drain       time.Duration `yaml:"drain" doc:"For confirm: cometbft, how long to wait after a cell for the mempool to empty; default 60s."`
 	Shortfall   float64       `yaml:"shortfall" doc:"A cell is saturated when confirmed < expected × (1 − shortfall); default 0: any shortfall."`
+	MaxP99      time.Duration `yaml:"max_p99" doc:"A cell is also saturated when its p99 latency exceeds this; default: no bound."`
 	Search      *Search       `yaml:"search" doc:"Instead of a rate list: find the highest sustainable rate by bisection."`
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/coder/websocket"
@@ -29,6 +30,12 @@ type Options struct {
 	Timeout time.Duration
 	// ReadLimit bounds one message; default 16 MiB.
 	ReadLimit int64
+	// NewParams, if set, makes each request's params (appended to dst as
+	// JSON) instead of Params: a fresh transaction per request, say.
+	NewParams func(dst []byte) ([]byte, error)
+	// Check, if set, judges a successful answer's result: "" when it is a
+	// success, else the failure's status.
+	Check func(result []byte) string
 }
 
 // Caller sends one call shape.
@@ -118,7 +125,20 @@ func (cn *Conn) ask(ctx context.Context, deadline time.Time) ([]byte, load.Resul
 		}
 	}
 	cn.id++
-	cn.out = cn.c.req.Append(cn.out[:0], cn.id)
+	if np := cn.c.opts.NewParams; np != nil {
+		cn.out = append(cn.out[:0], `{"jsonrpc":"2.0","id":`...)
+		cn.out = strconv.AppendInt(cn.out, cn.id, 10)
+		cn.out = append(cn.out, `,"method":`...)
+		cn.out = strconv.AppendQuote(cn.out, cn.c.opts.Method)
+		cn.out = append(cn.out, `,"params":`...)
+		var err error
+		if cn.out, err = np(cn.out); err != nil {
+			return nil, load.Result{Status: "request"}
+		}
+		cn.out = append(cn.out, '}')
+	} else {
+		cn.out = cn.c.req.Append(cn.out[:0], cn.id)
+	}
 	if err := cn.ws.Write(ctx, websocket.MessageText, cn.out); err != nil {
 		return nil, cn.broken(err)
 	}
@@ -135,7 +155,13 @@ func (cn *Conn) ask(ctx context.Context, deadline time.Time) ([]byte, load.Resul
 		if id, ok := jsonrpc.ID(msg); !ok || id != cn.id {
 			continue // an event or an answer to an earlier call
 		}
-		return jsonrpc.CheckReply(msg, cn.id)
+		result, res := jsonrpc.CheckReply(msg, cn.id)
+		if res.Status == "" && cn.c.opts.Check != nil {
+			if st := cn.c.opts.Check(result); st != "" {
+				return nil, load.Result{Status: st}
+			}
+		}
+		return result, res
 	}
 }
 

@@ -1,0 +1,284 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/tandem-bench/tandem/comet"
+	"github.com/tandem-bench/tandem/driver"
+	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/study"
+	"github.com/tandem-bench/tandem/target"
+)
+
+// maxProbes bounds a saturation search.
+const maxProbes = 12
+
+// sweep runs a sweep scenario: every cell on every running target, the
+// targets interleaved cell by cell, or a bisection per target and
+// connection count. Results are saved after every cell.
+func (r *runner) sweep(ctx context.Context, sc *study.Scenario) error {
+	sw := sc.Sweep
+	var ls []*live
+	for _, name := range sc.Targets {
+		for _, l := range r.live {
+			if l.spec.Name == name && l.err == nil {
+				ls = append(ls, l)
+			}
+		}
+	}
+	if len(ls) == 0 {
+		r.warn(fmt.Sprintf("sweep %s: skipped: none of its targets is running", sc.Name))
+		return nil
+	}
+	rule := "confirmed < expected"
+	if sw.Shortfall > 0 {
+		rule = fmt.Sprintf("confirmed < expected × %.4g", 1-sw.Shortfall)
+	}
+	if sw.MaxP99 > 0 {
+		rule += fmt.Sprintf(", or p99 latency > %s", sw.MaxP99)
+	}
+	idx := map[string]int{}
+	for _, l := range ls {
+		idx[l.spec.Name] = len(r.res.Sweeps)
+		r.res.Sweeps = append(r.res.Sweeps, results.Sweep{Scenario: sc.Name, Target: l.spec.Name, Call: sc.Call, Load: sw.Load,
+			Confirm: sw.Confirm, Rule: rule, Cells: []results.Cell{}, Saturation: []results.SaturationPoint{}})
+	}
+	out := func(l *live) *results.Sweep { return &r.res.Sweeps[idx[l.spec.Name]] }
+	run := func(l *live, conns int, rate float64, search bool, repeat int) (results.Cell, error) {
+		r.progress("sweep %s: %s, %d connections at %s/s each", sc.Name, l.spec.Name, conns, fmtRate(rate))
+		c := r.cell(ctx, sc, l, conns, rate)
+		c.Search, c.Repeat = search, repeat
+		s := out(l)
+		s.Cells = append(s.Cells, c)
+		s.Saturation = saturation(s.Cells)
+		r.progress("sweep %s: %s, c=%d r=%s: %d of %d confirmed%s", sc.Name, l.spec.Name, conns, fmtRate(rate), c.Confirmed, c.Expected,
+			map[bool]string{true: ", saturated", false: ""}[c.Saturated])
+		if err := r.save(); err != nil {
+			return c, err
+		}
+		return c, ctx.Err()
+	}
+	if sw.Search == nil {
+		for _, conns := range sw.Connections {
+			for _, rate := range sw.Rate {
+				for _, l := range ls {
+					if l.err != nil {
+						continue
+					}
+					if _, err := run(l, conns, rate, false, 0); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	}
+	for _, l := range ls {
+		for _, conns := range sw.Connections {
+			res, err := r.search(sw, func(rate float64, repeat int) (bool, error) {
+				if l.err != nil {
+					return true, l.err
+				}
+				c, err := run(l, conns, rate, true, repeat)
+				return c.Saturated, err
+			})
+			res.Connections = conns
+			out(l).Search = append(out(l).Search, res)
+			if serr := r.save(); serr != nil {
+				return serr
+			}
+			if err != nil && l.err == nil {
+				return err // cancelled, or the results could not be written
+			}
+		}
+	}
+	return nil
+}
+
+func fmtRate(r float64) string { return fmt.Sprintf("%.4g", r) }
+
+// search brackets the highest sustainable rate by bisection on a log
+// scale: from must keep up and to must not; each probe runs repeats times
+// and counts as saturated if any run is. It stops when hi/lo ≤ 1 +
+// precision (batched rates are whole numbers, so also when no whole rate
+// lies between) or after maxProbes probes.
+func (r *runner) search(sw *study.Sweep, probe func(rate float64, repeat int) (bool, error)) (results.SearchResult, error) {
+	se := sw.Search
+	res := results.SearchResult{StopRule: fmt.Sprintf("hi/lo ≤ %.4g, or %d probes", 1+se.Precision, maxProbes)}
+	saturated := func(rate float64) (bool, error) {
+		res.Probes++
+		for rep := 1; rep <= se.Repeats; rep++ {
+			sat, err := probe(rate, rep)
+			if err != nil || sat {
+				return true, err
+			}
+		}
+		return false, nil
+	}
+	lo, hi := se.From, se.To
+	if sat, err := saturated(lo); err != nil || sat {
+		res.Saturated = lo
+		return res, err
+	}
+	res.Sustained = lo
+	if sat, err := saturated(hi); err != nil || !sat {
+		res.Sustained = hi
+		return res, err
+	}
+	res.Saturated = hi
+	for res.Probes < maxProbes && hi/lo > 1+se.Precision {
+		mid := math.Sqrt(lo * hi)
+		if sw.Load == study.SweepBatched {
+			mid = math.Round(mid)
+			if mid <= lo || mid >= hi {
+				break
+			}
+		}
+		sat, err := saturated(mid)
+		if err != nil {
+			return res, err
+		}
+		if sat {
+			hi = mid
+		} else {
+			lo = mid
+		}
+		res.Sustained, res.Saturated = lo, hi
+	}
+	return res, nil
+}
+
+// saturation finds, per connection count, the highest rate that kept up
+// and the lowest that did not.
+func saturation(cells []results.Cell) []results.SaturationPoint {
+	var out []results.SaturationPoint
+	for _, c := range cells {
+		i := slices.IndexFunc(out, func(p results.SaturationPoint) bool { return p.Connections == c.Connections })
+		if i < 0 {
+			out = append(out, results.SaturationPoint{Connections: c.Connections})
+			i = len(out) - 1
+		}
+		p := &out[i]
+		if c.Saturated {
+			if p.LowestSaturated == 0 || c.Rate < p.LowestSaturated {
+				p.LowestSaturated = c.Rate
+			}
+		} else if c.Rate > p.HighestOK {
+			p.HighestOK = c.Rate
+			p.ThroughputAtBest = float64(c.Confirmed) / (float64(c.DurationNs) / 1e9)
+		}
+	}
+	return out
+}
+
+// cell runs one (connections, rate) cell on one target and confirms it.
+func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns int, rate float64) results.Cell {
+	sw := sc.Sweep
+	c := results.Cell{Connections: conns, Rate: rate, DurationNs: int64(sw.Duration), Errors: map[string]int64{},
+		StartUnixNs: time.Now().UnixNano()}
+	call := r.s.Calls[sc.Call]
+	id := comet.NewRunID()
+	if call.CometBFT != nil {
+		c.RunID = comet.UUID(id)
+	}
+	// Both loads send for T − 1 s and leave the last second for the
+	// answers (a batched cell's last batch never goes).
+	sending := sw.Duration - time.Second
+	switch sw.Load {
+	case study.SweepOpen:
+		c.Expected = int64(math.Round(rate * float64(conns) * sending.Seconds()))
+	default:
+		c.Expected = load.Batched{Connections: conns, PerPeriod: int(math.Round(rate)), Period: time.Second, Duration: sw.Duration - time.Second}.Expected()
+	}
+	fail := func(err error) results.Cell {
+		c.Error, c.Saturated = err.Error(), true
+		c.EndUnixNs = time.Now().UnixNano()
+		return c
+	}
+	epName, err := call.EndpointName(l.spec)
+	if err != nil {
+		return fail(err)
+	}
+	caller, err := driver.New(ctx, call, l.endpoints[epName], driver.Options{Timeout: r.s.Defaults.Timeout,
+		Run: comet.Run{Connections: conns, Rate: int(math.Round(rate)), ID: id}})
+	if err != nil {
+		return fail(err)
+	}
+	var node *comet.Node
+	var from int64
+	if sw.Confirm == study.ConfirmCometBFT {
+		node = &comet.Node{URL: l.endpoints[sw.Endpoint]}
+		if from, err = node.Height(ctx); err != nil {
+			return fail(err)
+		}
+	}
+	start := time.Now()
+	var s results.Sample
+	switch sw.Load {
+	case study.SweepOpen:
+		total := rate * float64(conns)
+		s, err = load.Open{Schedule: load.Constant{Rate: total, Duration: sending}, Connections: conns, Duration: sending,
+			Timeout: r.s.Defaults.Timeout}.Run(ctx, caller)
+	default:
+		s, err = load.Batched{Connections: conns, PerPeriod: int(math.Round(rate)), Period: time.Second,
+			Duration: sending, Timeout: r.s.Defaults.Timeout}.Run(ctx, caller)
+	}
+	if err == nil && l.proc != nil {
+		err = exitedDuring(l, s)
+	}
+	c.Sent, c.OK = s.Requests, s.OK
+	for k, v := range s.Errors {
+		c.Errors[k] = v
+	}
+	if err != nil {
+		var exit *target.ExitError
+		if errors.As(err, &exit) {
+			r.fail(l, fmt.Errorf("sweep %s: %w", sc.Name, err))
+		}
+		return fail(err)
+	}
+	if rest := time.Until(start.Add(sw.Duration)); rest > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(rest):
+		}
+	}
+	c.EndUnixNs = time.Now().UnixNano()
+	switch sw.Confirm {
+	case study.ConfirmCometBFT:
+		conf, err := node.Confirm(ctx, id, from, sw.Drain, load.NewHistogram)
+		if err != nil {
+			return fail(fmt.Errorf("confirm: %w", err))
+		}
+		if !conf.Drained {
+			c.Error = fmt.Sprintf("the mempool did not empty within %s", sw.Drain)
+		}
+		c.Confirmed, c.Duplicates, c.NegativeLatencies = conf.Confirmed, conf.Duplicates, conf.Negative
+		c.LatencyNs = load.Distribution(conf.Latency)
+		c.LatencyNs.Mean = max(0, float64(conf.Mean))
+		if !conf.First.IsZero() {
+			c.ProcessedFirstUnixNs, c.ProcessedLastUnixNs = conf.First.UnixNano(), conf.Last.UnixNano()
+		}
+		for _, b := range conf.Blocks {
+			c.Blocks = append(c.Blocks, results.BlockPoint{Height: b.Height, TimeUnixNs: b.Time.UnixNano(), Txs: b.Txs, MeanLatencyNs: int64(b.Mean)})
+		}
+	default:
+		// Processed = answered successfully within the cell's duration.
+		secs := int64(sw.Duration / time.Second)
+		for _, sec := range s.Series {
+			if sec.T < secs {
+				c.Confirmed += sec.OK
+			}
+		}
+		c.LatencyNs = s.LatencyNs
+	}
+	c.Saturated = float64(c.Confirmed) < float64(c.Expected)*(1-sw.Shortfall) ||
+		sw.MaxP99 > 0 && c.LatencyNs.P99 > int64(sw.MaxP99)
+	return c
+}

@@ -1,0 +1,120 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tandem-bench/tandem/results"
+)
+
+// capacityServer answers at most perSec requests a second (a token bucket
+// holding one second's worth) and 503 beyond: a target that saturates.
+func capacityServer(t *testing.T, perSec float64) string {
+	var mu sync.Mutex
+	tokens, last := perSec, time.Now()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		now := time.Now()
+		tokens = min(perSec, tokens+now.Sub(last).Seconds()*perSec)
+		last = now
+		ok := tokens >= 1
+		if ok {
+			tokens--
+		}
+		mu.Unlock()
+		if !ok {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/"
+}
+
+func TestSweepGrid(t *testing.T) {
+	url := capacityServer(t, 100)
+	s := parse(t, fmt.Sprintf(`
+version: 1
+name: sweep
+defaults: {timeout: 2s}
+targets: [{name: cap, endpoints: {http: %q}}]
+calls: {get: {http: {path: /}}}
+scenarios:
+  - name: grid
+    call: get
+    sweep: {connections: [1, 2], rate: [20, 60], duration: 3s}
+`, url))
+	o := options(t, nil)
+	if _, err := Run(context.Background(), s, o); err != nil {
+		t.Fatal(err)
+	}
+	res := readResults(t, o.Out)
+	if len(res.Sweeps) != 1 || len(res.Sweeps[0].Cells) != 4 {
+		t.Fatalf("sweeps: %+v", res.Sweeps)
+	}
+	sw := res.Sweeps[0]
+	if sw.Rule != "confirmed < expected" || sw.Load != "batched" || sw.Confirm != "answer" {
+		t.Errorf("sweep header: %+v", sw)
+	}
+	for _, c := range sw.Cells {
+		want := int64(c.Connections) * int64(c.Rate) * 2 // c·r·(T−1)
+		if c.Expected != want || c.Sent != want {
+			t.Errorf("c=%d r=%v: expected %d, sent %d; want %d", c.Connections, c.Rate, c.Expected, c.Sent, want)
+		}
+		over := float64(c.Connections)*c.Rate > 100
+		switch {
+		case over && (!c.Saturated || c.Confirmed >= c.Expected || c.Errors["http:503"] == 0):
+			t.Errorf("c=%d r=%v over capacity: %+v; want saturated with 503s", c.Connections, c.Rate, c)
+		case !over && (c.Saturated || c.Confirmed != c.Expected):
+			t.Errorf("c=%d r=%v within capacity: confirmed %d of %d, saturated %v; want all", c.Connections, c.Rate, c.Confirmed, c.Expected, c.Saturated)
+		}
+	}
+	want := []results.SaturationPoint{{Connections: 1, HighestOK: 60}, {Connections: 2, HighestOK: 20, LowestSaturated: 60}}
+	for i, p := range sw.Saturation {
+		if p.Connections != want[i].Connections || p.HighestOK != want[i].HighestOK || p.LowestSaturated != want[i].LowestSaturated {
+			t.Errorf("saturation %d: %+v; want %+v", i, p, want[i])
+		}
+	}
+}
+
+func TestSweepSearch(t *testing.T) {
+	url := capacityServer(t, 100)
+	s := parse(t, fmt.Sprintf(`
+version: 1
+name: search
+defaults: {timeout: 2s}
+targets: [{name: cap, endpoints: {http: %q}}]
+calls: {get: {http: {path: /}}}
+scenarios:
+  - name: find
+    call: get
+    sweep: {connections: [1], duration: 2s, search: {from: 20, to: 400, precision: 0.25}}
+`, url))
+	o := options(t, nil)
+	if _, err := Run(context.Background(), s, o); err != nil {
+		t.Fatal(err)
+	}
+	res := readResults(t, o.Out)
+	sr := res.Sweeps[0].Search
+	if len(sr) != 1 {
+		t.Fatalf("search: %+v", sr)
+	}
+	got := sr[0]
+	if got.Sustained < 75 || got.Sustained > 100 || got.Saturated <= 100 || got.Saturated > 135 || got.Saturated/got.Sustained > 1.25 {
+		t.Errorf("search found [%v, %v] in %d probes; want a bracket around 100 no wider than 1.25", got.Sustained, got.Saturated, got.Probes)
+	}
+	if got.Probes > maxProbes || len(res.Sweeps[0].Cells) != got.Probes {
+		t.Errorf("%d probes, %d cells", got.Probes, len(res.Sweeps[0].Cells))
+	}
+	for _, c := range res.Sweeps[0].Cells {
+		if !c.Search {
+			t.Errorf("a search cell not marked: %+v", c)
+		}
+	}
+}
