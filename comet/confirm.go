@@ -148,4 +148,3 @@ func (n *Node) Confirm(ctx context.Context, id [16]byte, from int64, drain time.
 	}
 	return c, nil
 }
-
