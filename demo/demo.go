@@ -5,7 +5,6 @@ package demo
 import (
 	_ "embed"
 	"slices"
-	"time"
 
 	"github.com/tandem-bench/tandem/study"
 )
@@ -32,25 +31,10 @@ func Study(quick bool) (*study.Study, error) {
 		return nil, err
 	}
 	if quick {
-		s.Startup.Runs = 1
-		s.Defaults.Warmup = 200 * time.Millisecond
-		s.Defaults.MinDuration = 500 * time.Millisecond
+		s.Quick()
 		s.Scenarios = slices.DeleteFunc(s.Scenarios, func(sc study.Scenario) bool {
 			return slices.Contains(quickSkips, sc.Name)
 		})
-		for i := range s.Scenarios {
-			sc := &s.Scenarios[i]
-			if len(sc.Load.Concurrency) > 2 {
-				sc.Load.Concurrency = sc.Load.Concurrency[:2]
-			}
-			if sc.Duration > time.Second {
-				sc.Duration = time.Second
-			}
-			if sw := sc.Sweep; sw != nil {
-				sw.Connections = sw.Connections[len(sw.Connections)-1:]
-				sw.Duration = 2 * time.Second
-			}
-		}
 	}
 	return s, nil
 }

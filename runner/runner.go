@@ -53,6 +53,9 @@ type Options struct {
 	StopGrace time.Duration
 	// CommandLine is recorded in the results, to reproduce the run.
 	CommandLine []string
+	// KeepData keeps the targets' data_dir after the run; by default
+	// tandem removes what it created.
+	KeepData bool
 }
 
 // TargetError is a target that failed to start or died: exit code 3.
@@ -81,6 +84,7 @@ type live struct {
 	res       *results.Target
 	proc      *target.Process
 	endpoints map[string]string
+	dataDir   string
 	err       error
 }
 
@@ -138,6 +142,9 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 		err = ctx.Err()
 	}
 	r.stopAll()
+	if !o.KeepData {
+		r.removeData()
+	}
 	if werr := r.save(); werr != nil && err == nil {
 		err = werr
 	}
@@ -145,6 +152,23 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 		err = &TargetError{errors.Join(r.failed...)}
 	}
 	return r.res, err
+}
+
+// removeData removes the data dirs of the targets tandem started (only
+// those under the output directory: tandem never deletes what it did not
+// make).
+func (r *runner) removeData() {
+	for _, l := range r.live {
+		if l.dataDir == "" || l.spec.Start == nil {
+			continue
+		}
+		if rel, err := filepath.Rel(r.o.Out, l.dataDir); err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		if err := os.RemoveAll(l.dataDir); err != nil {
+			r.warn(fmt.Sprintf("target %s: remove %s: %v", l.spec.Name, l.dataDir, err))
+		}
+	}
 }
 
 func (r *runner) warn(msg string) {
@@ -421,6 +445,7 @@ func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 	if err != nil {
 		return fmt.Errorf("target %s: data_dir: %w", t.Name, err)
 	}
+	l.dataDir = dataDir
 	if t.Start == nil {
 		r.progress("target %s: not started by tandem, using %v", t.Name, l.endpoints)
 		return nil
@@ -434,6 +459,13 @@ func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 	}
 	if spec.Wipe, err = e.all(t.Start.Wipe); err != nil {
 		return fmt.Errorf("target %s: wipe: %w", t.Name, err)
+	}
+	for _, ic := range t.Start.Init {
+		argv, err := e.all(ic)
+		if err != nil {
+			return fmt.Errorf("target %s: init: %w", t.Name, err)
+		}
+		spec.Init = append(spec.Init, argv)
 	}
 	if spec.Dir, err = e.expand(t.Start.Dir); err != nil {
 		return fmt.Errorf("target %s: dir: %w", t.Name, err)

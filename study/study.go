@@ -453,6 +453,14 @@ func (v *validator) target(path string, t *Target) {
 		for i, a := range st.Command {
 			strs[fmt.Sprintf("%s.start.command[%d]", path, i)] = a
 		}
+		for i, ic := range st.Init {
+			if len(ic) == 0 {
+				v.errorf(fmt.Sprintf("%s.start.init[%d]", path, i), "the program and its arguments", "empty init command")
+			}
+			for j, a := range ic {
+				strs[fmt.Sprintf("%s.start.init[%d][%d]", path, i, j)] = a
+			}
+		}
 		for i, w := range st.Wipe {
 			strs[fmt.Sprintf("%s.start.wipe[%d]", path, i)] = w
 			if strings.TrimSpace(w) == "" || w == "/" {

@@ -101,6 +101,9 @@ func (v *validator) sweep(path string, sc *Scenario) {
 			}
 		}
 	}
+	if q := sw.Quick; q != nil && q.Duration != 0 && q.Duration < 2*time.Second {
+		v.errorf(p+".quick.duration", "at least 2s", "duration %s", q.Duration)
+	}
 	if sw.Shortfall < 0 || sw.Shortfall >= 1 {
 		v.errorf(p+".shortfall", "a fraction from 0 to 1", "shortfall %v", sw.Shortfall)
 	}
@@ -123,3 +126,41 @@ const (
 	MinTxSize = 128
 	MaxTxSize = 4 << 20
 )
+
+// Quick shortens the study for a run that must end soon (--quick): one
+// start per target, short warm-ups and runs, at most two concurrency
+// levels, and each sweep's quick grid.
+func (s *Study) Quick() {
+	if s.Startup != nil {
+		s.Startup.Runs = 1
+	}
+	s.Defaults.Warmup = min(s.Defaults.Warmup, 200*time.Millisecond)
+	s.Defaults.MinDuration = min(s.Defaults.MinDuration, 500*time.Millisecond)
+	for i := range s.Scenarios {
+		sc := &s.Scenarios[i]
+		if len(sc.Load.Concurrency) > 2 {
+			sc.Load.Concurrency = sc.Load.Concurrency[:2]
+		}
+		if sc.Duration > time.Second {
+			sc.Duration = time.Second
+		}
+		sw := sc.Sweep
+		if sw == nil {
+			continue
+		}
+		if q := sw.Quick; q != nil {
+			if len(q.Connections) > 0 {
+				sw.Connections = q.Connections
+			}
+			if len(q.Rate) > 0 {
+				sw.Rate = q.Rate
+			}
+			if q.Duration > 0 {
+				sw.Duration = q.Duration
+			}
+			continue
+		}
+		sw.Connections = sw.Connections[len(sw.Connections)-1:]
+		sw.Duration = min(sw.Duration, 2*time.Second)
+	}
+}

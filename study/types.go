@@ -57,6 +57,7 @@ type Target struct {
 // Start says how to start a target.
 type Start struct {
 	Command []string          `yaml:"command,required" doc:"The program and its arguments (argv; no shell)."`
+	Init    [][]string        `yaml:"init" doc:"Commands run to completion, in order, after the wipe and before command (e.g. a node's init); argv, no shell."`
 	Dir     string            `yaml:"dir" doc:"Working directory."`
 	Env     map[string]string `yaml:"env" doc:"Extra environment variables."`
 	Wipe    []string          `yaml:"wipe" doc:"Paths removed before every start, so the target starts from empty."`
@@ -184,6 +185,14 @@ type Sweep struct {
 	Shortfall   float64       `yaml:"shortfall" doc:"A cell is saturated when confirmed < expected × (1 − shortfall); default 0: any shortfall."`
 	MaxP99      time.Duration `yaml:"max_p99" doc:"A cell is also saturated when its p99 latency exceeds this; default: no bound."`
 	Search      *Search       `yaml:"search" doc:"Instead of a rate list: find the highest sustainable rate by bisection."`
+	Quick       *SweepQuick   `yaml:"quick" doc:"The grid under --quick; default: the last connection count, cells of 2s."`
+}
+
+// SweepQuick is a sweep's smaller grid for --quick runs.
+type SweepQuick struct {
+	Connections IntList       `yaml:"connections" doc:"Connection counts."`
+	Rate        []float64     `yaml:"rate" doc:"Rates per connection."`
+	Duration    time.Duration `yaml:"duration" doc:"Length of each cell."`
 }
 
 // Search finds the highest rate a target sustains.

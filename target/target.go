@@ -32,6 +32,8 @@ type Spec struct {
 	// Env is added to tandem's own environment.
 	Env  []string
 	Wipe []string
+	// Init commands run to completion, in order, after the wipe.
+	Init [][]string
 	CPUs []int
 	// ReadyLine, if set, is watched for in the output: LineSeen is closed
 	// at the first line that matches.
@@ -78,6 +80,11 @@ func Start(spec Spec) (*Process, error) {
 			return nil, fmt.Errorf("target %s: wipe %s: %w", spec.Name, w, err)
 		}
 	}
+	for _, ic := range spec.Init {
+		if err := runInit(spec, ic); err != nil {
+			return nil, err
+		}
+	}
 	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
 	cmd.Dir = spec.Dir
 	cmd.Env = append(os.Environ(), spec.Env...)
@@ -96,6 +103,29 @@ func Start(spec Spec) (*Process, error) {
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// initTimeout bounds one init command.
+const initTimeout = 5 * time.Minute
+
+// runInit runs one init command to completion; a failure carries the last
+// lines of its output.
+func runInit(spec Spec, argv []string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), initTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = spec.Dir
+	cmd.Env = append(os.Environ(), spec.Env...)
+	lt := newTail(20)
+	cmd.Stdout, cmd.Stderr = lt, lt
+	if err := cmd.Run(); err != nil {
+		msg := fmt.Sprintf("target %s: init %s: %v", spec.Name, strings.Join(argv, " "), err)
+		if lines := lt.lines(); len(lines) > 0 {
+			msg += "; last output:\n    " + strings.Join(lines, "\n    ")
+		}
+		return errors.New(msg)
+	}
+	return nil
 }
 
 // startPinned starts cmd from a thread pinned to cpus, so the child and

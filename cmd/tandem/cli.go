@@ -112,13 +112,22 @@ func isTerminal(w io.Writer) bool {
 
 // studyRun runs a parsed study and writes its reports; it prints the text
 // report to stdout.
-func studyRun(ctx context.Context, s *study.Study, out string, only []string, rounds int, verbose, strict bool, stdout, stderr io.Writer) error {
+// runOptions are the flags of run (and demo) that reach the runner.
+type runOptions struct {
+	out                       string
+	only                      []string
+	rounds                    int
+	verbose, strict, keepData bool
+}
+
+func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr io.Writer) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find the tandem binary: %w", err)
 	}
-	o := runner.Options{Out: out, Only: only, Rounds: rounds, Self: self, Pin: true, Version: version, CommandLine: os.Args}
-	if verbose || isTerminal(stderr) {
+	out, strict := ro.out, ro.strict
+	o := runner.Options{Out: out, Only: ro.only, Rounds: ro.rounds, Self: self, Pin: true, Version: version, CommandLine: os.Args, KeepData: ro.keepData}
+	if ro.verbose || isTerminal(stderr) {
 		o.Progress = stderr
 	}
 	res, runErr := runner.Run(ctx, s, o)
@@ -168,7 +177,7 @@ report.md. --quick finishes in well under 90 seconds on two cores.`,
 			if err != nil {
 				return err
 			}
-			return studyRun(cmd.Context(), s, out, nil, 0, verbose, false, stdout, stderr)
+			return studyRun(cmd.Context(), s, runOptions{out: out, verbose: verbose}, stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&out, "out", "tandem-demo", "directory for results.json and the reports")
@@ -181,7 +190,7 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out string
 	var only []string
 	var rounds int
-	var verbose, strict bool
+	var verbose, strict, quick, keepData bool
 	c := &cobra.Command{
 		Use:     "run STUDY.yaml",
 		Short:   "Run a study: start the targets, measure them side by side, write results.json",
@@ -192,12 +201,17 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return badInput(err)
 			}
-			return studyRun(cmd.Context(), s, out, only, rounds, verbose, strict, stdout, stderr)
+			if quick {
+				s.Quick()
+			}
+			return studyRun(cmd.Context(), s, runOptions{out: out, only: only, rounds: rounds, verbose: verbose, strict: strict, keepData: keepData}, stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&out, "out", "tandem-out", "directory for results.json and the reports")
 	c.Flags().StringSliceVar(&only, "only", nil, "run only these parts: scenario names, compat, startup (comma-separated)")
 	c.Flags().BoolVar(&strict, "strict", false, "exit 1 when a compat case in equal mode disagrees")
+	c.Flags().BoolVar(&quick, "quick", false, "short runs: one start per target, short rounds, each sweep's quick grid")
+	c.Flags().BoolVar(&keepData, "keep-data", false, "keep the targets' data_dir after the run (default: removed)")
 	c.Flags().IntVar(&rounds, "rounds", 0, "override every scenario's rounds")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "show progress on stderr even when it is not a terminal")
 	return c
