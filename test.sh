@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 STATICCHECK_VERSION=v0.8.2
+# CometBFT and its test/loadtime tools (load, report), for the sweep
+# integration test against a real node.
+COMETBFT_VERSION=v0.38.26
 TOOLS="$PWD/.tools"
 mkdir -p "$TOOLS"
 
@@ -14,6 +17,13 @@ step "tools"
 if [ ! -x "$TOOLS/staticcheck" ]; then
   GOBIN="$TOOLS" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
 fi
+CMT="$TOOLS/cometbft-$COMETBFT_VERSION"
+if [ ! -x "$CMT/cometbft" ] || [ ! -x "$CMT/report" ]; then
+  echo "building cometbft $COMETBFT_VERSION (about a minute, once)"
+  GOBIN="$CMT" go install "github.com/cometbft/cometbft/cmd/cometbft@$COMETBFT_VERSION" \
+    "github.com/cometbft/cometbft/test/loadtime/cmd/report@$COMETBFT_VERSION"
+fi
+export PATH="$CMT:$PATH" TANDEM_REQUIRE_COMETBFT=1
 
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))

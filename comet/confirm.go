@@ -84,8 +84,12 @@ func (n *Node) Confirm(ctx context.Context, id [16]byte, from int64, drain time.
 		if h > last {
 			break
 		}
-		if time.Since(start) > drain+10*time.Second {
-			return c, fmt.Errorf("no block after height %d within %s", last, drain+10*time.Second)
+		wait := n.BlockWait
+		if wait <= 0 {
+			wait = 10 * time.Second
+		}
+		if time.Since(start) > drain+wait {
+			return c, fmt.Errorf("no block after height %d within %s", last, drain+wait)
 		}
 		select {
 		case <-ctx.Done():

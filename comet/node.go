@@ -17,6 +17,9 @@ import (
 type Node struct {
 	URL    string
 	Client *http.Client
+	// BlockWait bounds the wait for the next block after the mempool
+	// drained; default 10 s.
+	BlockWait time.Duration
 }
 
 // maxRPCBody bounds one RPC answer.
