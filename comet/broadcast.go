@@ -17,11 +17,11 @@ type Run struct {
 }
 
 // Params returns a params builder for broadcast_tx_*: each call makes a
-// fresh payload stamped with the time of sending.
+// fresh payload stamped with the time of sending. Connections call it
+// concurrently, so it keeps no state between calls.
 func (r Run) Params() func(dst []byte) ([]byte, error) {
-	p := Payload{Connections: uint64(r.Connections), Rate: uint64(r.Rate), ID: r.ID}
 	return func(dst []byte) ([]byte, error) {
-		p.Time = time.Now()
+		p := Payload{Connections: uint64(r.Connections), Rate: uint64(r.Rate), ID: r.ID, Time: time.Now()}
 		tx, err := p.Tx(r.Size)
 		if err != nil {
 			return nil, err

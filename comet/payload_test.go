@@ -2,6 +2,7 @@ package comet
 
 import (
 	"bytes"
+	"sync"
 	"testing"
 	"time"
 )
@@ -81,4 +82,32 @@ func hexOf(p *Payload) []byte {
 		out = append(out, digits[c>>4], digits[c&15])
 	}
 	return out
+}
+
+// Connections build transactions at once: each must be distinct.
+func TestParamsConcurrent(t *testing.T) {
+	params := Run{Connections: 4, Rate: 10, ID: NewRunID(), Size: 256}.Params()
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				b, err := params(nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				if seen[string(b)] {
+					t.Errorf("a transaction was built twice")
+				}
+				seen[string(b)] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
 }

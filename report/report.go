@@ -174,6 +174,7 @@ func tables(r *results.Results, diffRows int) []table {
 		ts = append(ts, t)
 	}
 	ts = append(ts, sweepTables(r.Sweeps)...)
+	ts = append(ts, metricsTables(r.Targets)...)
 	return ts
 }
 

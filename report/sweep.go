@@ -2,8 +2,11 @@ package report
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
+	"github.com/tandem-bench/tandem/metrics"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -15,6 +18,10 @@ func sweepTables(sweeps []results.Sweep) []table {
 	for _, sw := range sweeps {
 		t := table{Title: fmt.Sprintf("Sweep %s on %s", sw.Scenario, sw.Target),
 			Header: []string{"connections", "rate/conn", "expected", "sent", "confirmed", "latency mean", "p50", "p99", "dup", "neg", "state"}}
+		withMetrics := slices.ContainsFunc(sw.Cells, func(c results.Cell) bool { return len(c.Metrics) > 0 })
+		if withMetrics {
+			t.Header = append(t.Header[:len(t.Header)-1], "blocks/min", "txs/min processing", "mempool max", "state")
+		}
 		best := -1
 		for i, c := range sw.Cells {
 			if !c.Saturated && (best < 0 || float64(c.Connections)*c.Rate > float64(sw.Cells[best].Connections)*sw.Cells[best].Rate) {
@@ -39,8 +46,13 @@ func sweepTables(sweeps []results.Sweep) []table {
 			if c.Confirmed > 0 {
 				lat = []string{Duration(c.LatencyNs.Mean), Duration(float64(c.LatencyNs.P50)), Duration(float64(c.LatencyNs.P99))}
 			}
-			t.Rows = append(t.Rows, []string{fmt.Sprint(c.Connections), rateText(c.Rate), count64(c.Expected), count64(c.Sent),
-				count64(c.Confirmed), lat[0], lat[1], lat[2], fmt.Sprint(c.Duplicates), fmt.Sprint(c.NegativeLatencies), state})
+			row := []string{fmt.Sprint(c.Connections), rateText(c.Rate), count64(c.Expected), count64(c.Sent),
+				count64(c.Confirmed), lat[0], lat[1], lat[2], fmt.Sprint(c.Duplicates), fmt.Sprint(c.NegativeLatencies)}
+			if withMetrics {
+				row = append(row, metricCell(c.Metrics, "blocks_per_min"), metricCell(c.Metrics, "processing_txs_per_min"),
+					metricCell(c.Metrics, "mempool_size_max"))
+			}
+			t.Rows = append(t.Rows, append(row, state))
 		}
 		var notes []string
 		notes = append(notes, fmt.Sprintf("%s load, confirmed by %s; saturated when %s", sw.Load, confirmWord(sw.Confirm), sw.Rule))
@@ -59,6 +71,50 @@ func sweepTables(sweeps []results.Sweep) []table {
 				s.Connections, rateText(s.Sustained), rateText(s.Saturated), s.Probes, s.StopRule))
 		}
 		t.Note = strings.Join(notes, "; ")
+		ts = append(ts, t)
+	}
+	return ts
+}
+
+func metricCell(m map[string]float64, key string) string {
+	v, ok := m[key]
+	if !ok {
+		return "–"
+	}
+	return Number(v)
+}
+
+// metricsTables shows, per target, the scraped series with the figures
+// derived over the whole run.
+func metricsTables(targets []results.Target) []table {
+	var ts []table
+	for _, tg := range targets {
+		m := tg.Metrics
+		if m == nil || len(m.Series) == 0 {
+			continue
+		}
+		t := table{Title: "Metrics of " + tg.Name, Header: []string{"series", "labels", "points", "last", "mean", "max", "per minute"}}
+		t.Note = fmt.Sprintf("scraped from %s every %s: %d scrapes, %d failed", m.URL, Duration(float64(m.IntervalNs)), m.Scrapes, m.Errors)
+		if m.LastError != "" {
+			t.Note += " (last: " + firstLine(m.LastError) + ")"
+		}
+		for _, s := range m.Series {
+			if len(s.Points) == 0 {
+				continue
+			}
+			var sum, hi float64
+			hi = s.Points[0][1]
+			for _, p := range s.Points {
+				sum += p[1]
+				hi = max(hi, p[1])
+			}
+			var labels []string
+			for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
+				labels = append(labels, k+"="+s.Labels[k])
+			}
+			t.Rows = append(t.Rows, []string{s.Name, strings.Join(labels, " "), fmt.Sprint(len(s.Points)), Number(s.Points[len(s.Points)-1][1]),
+				Number(sum / float64(len(s.Points))), Number(hi), Number(metrics.Slope(s.Points))})
+		}
 		ts = append(ts, t)
 	}
 	return ts

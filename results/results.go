@@ -90,6 +90,8 @@ type Target struct {
 	// probed outside the rounds.
 	RTTNs   int64  `json:"rtt_ns,omitempty"`
 	RTTCall string `json:"rtt_call,omitempty"`
+	// Metrics is what was scraped from the target's Prometheus endpoint.
+	Metrics *Metrics `json:"metrics,omitempty"`
 	// Error says why the target failed, if it did, with evidence (exit
 	// status, last log lines).
 	Error string `json:"error,omitempty"`
@@ -356,6 +358,32 @@ type MatrixRow struct {
 	Counts map[string]int `json:"counts"`
 }
 
+// Metrics is what tandem scraped from a target's Prometheus endpoint
+// during the run.
+type Metrics struct {
+	URL string `json:"url"`
+	// StartUnixNs is when scraping began; points' times count from it.
+	StartUnixNs int64 `json:"start_unix_ns"`
+	IntervalNs  int64 `json:"interval_ns"`
+	// Scrapes counts the attempts; Errors the failed ones (an endpoint
+	// that vanished or served garbage), LastError the latest failure.
+	Scrapes   int      `json:"scrapes"`
+	Errors    int      `json:"errors"`
+	LastError string   `json:"last_error,omitempty"`
+	Series    []Series `json:"series"`
+	// Derived holds the figures a report quotes over the whole run:
+	// blocks_per_min, txs_per_min, mempool_size_mean, rss_bytes_max, …
+	Derived map[string]float64 `json:"derived"`
+}
+
+// Series is one scraped time series: points as [t_ns since the metrics'
+// start, value].
+type Series struct {
+	Name   string            `json:"name"`
+	Labels map[string]string `json:"labels"`
+	Points [][2]float64      `json:"points"`
+}
+
 // Sweep is one target's saturation sweep: a grid of (connections, rate)
 // cells, or a search for the highest sustainable rate.
 type Sweep struct {
@@ -409,6 +437,11 @@ type Cell struct {
 	// Blocks lists, for cometbft, each block that held the cell's
 	// transactions: latency over time.
 	Blocks []BlockPoint `json:"blocks,omitempty"`
+	// Metrics holds figures derived from the target's scraped metrics
+	// over the cell (blocks_per_min, txs_per_min, mempool_size_max, …)
+	// and over the window its transactions were processed in
+	// (processing_txs_per_min, …).
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 	// Search marks a cell run by the search; Repeat numbers its runs.
 	Search bool   `json:"search,omitempty"`
 	Repeat int    `json:"repeat,omitempty"`

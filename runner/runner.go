@@ -25,6 +25,7 @@ import (
 	"github.com/tandem-bench/tandem/compat"
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/metrics"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
 	"github.com/tandem-bench/tandem/study"
@@ -85,6 +86,8 @@ type live struct {
 	proc      *target.Process
 	endpoints map[string]string
 	dataDir   string
+	metrics   string // the expanded metrics URL
+	collector *metrics.Collector
 	err       error
 }
 
@@ -245,6 +248,8 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 			}
 		}
 	}
+	r.startMetrics()
+	defer r.stopMetrics()
 	if r.s.Compat != nil && (len(r.o.Only) == 0 || slices.Contains(r.o.Only, "compat")) {
 		if err := r.compat(ctx); err != nil {
 			return err
@@ -268,6 +273,37 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 	}
 	r.diagnose(ctx)
 	return ctx.Err()
+}
+
+// startMetrics starts scraping every running target that has a metrics
+// endpoint; it goes on until stopMetrics, across rounds and cells.
+func (r *runner) startMetrics() {
+	var names []string
+	var interval time.Duration
+	if m := r.s.Metrics; m != nil {
+		names, interval = m.Series, m.Interval
+	}
+	for _, l := range r.live {
+		if l.err == nil && l.metrics != "" {
+			l.collector = metrics.Start(l.metrics, names, interval)
+		}
+	}
+}
+
+// stopMetrics stops the scrapers and stores what they scraped; a scrape
+// that failed is counted, never fatal.
+func (r *runner) stopMetrics() {
+	for _, l := range r.live {
+		if l.collector == nil {
+			continue
+		}
+		m := l.collector.Stop()
+		l.collector = nil
+		l.res.Metrics = &m
+		if m.Errors > 0 {
+			r.warn(fmt.Sprintf("target %s: %d of %d metrics scrapes failed (last: %s)", l.spec.Name, m.Errors, m.Scrapes, m.LastError))
+		}
+	}
 }
 
 // onlyNonScenarios reports whether --only names startup or compat and no
@@ -446,6 +482,9 @@ func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 		return fmt.Errorf("target %s: data_dir: %w", t.Name, err)
 	}
 	l.dataDir = dataDir
+	if l.metrics, err = e.expand(t.Metrics); err != nil {
+		return fmt.Errorf("target %s: metrics: %w", t.Name, err)
+	}
 	if t.Start == nil {
 		r.progress("target %s: not started by tandem, using %v", t.Name, l.endpoints)
 		return nil

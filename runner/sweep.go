@@ -11,6 +11,7 @@ import (
 	"github.com/tandem-bench/tandem/comet"
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/metrics"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
 	"github.com/tandem-bench/tandem/target"
@@ -277,6 +278,15 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 			}
 		}
 		c.LatencyNs = s.LatencyNs
+	}
+	if l.collector != nil {
+		m := l.collector.Snapshot()
+		c.Metrics = metrics.Derive(m, time.Unix(0, c.StartUnixNs), time.Unix(0, c.EndUnixNs))
+		if c.ProcessedFirstUnixNs != 0 {
+			for k, v := range metrics.Derive(m, time.Unix(0, c.ProcessedFirstUnixNs), time.Unix(0, c.ProcessedLastUnixNs)) {
+				c.Metrics["processing_"+k] = v
+			}
+		}
 	}
 	c.Saturated = float64(c.Confirmed) < float64(c.Expected)*(1-sw.Shortfall) ||
 		sw.MaxP99 > 0 && c.LatencyNs.P99 > int64(sw.MaxP99)

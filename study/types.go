@@ -6,19 +6,20 @@ import "time"
 // marks the keys that must be present. The JSON Schema for editors is
 // generated from these types (see Schema).
 type Study struct {
-	Version     int        `yaml:"version,required" doc:"Format version; must be 1."`
-	Name        string     `yaml:"name,required" doc:"The study's name, shown in reports."`
-	Description string     `yaml:"description" doc:"What the study asks, in a sentence or two."`
-	Seed        uint64     `yaml:"seed" doc:"Seed for every random choice (round order, generated cases); default 1."`
-	Baseline    string     `yaml:"baseline" doc:"The target others are compared against; default the first target."`
-	AA          []string   `yaml:"aa" doc:"Two targets that run the same build: how far apart they land raises the noise floor of every other comparison (an A/A test)."`
-	Defaults    Defaults   `yaml:"defaults" doc:"Defaults for every scenario."`
-	Generator   Generator  `yaml:"generator" doc:"The load generator's own settings."`
-	Targets     []Target   `yaml:"targets,required" doc:"The builds under test, in order; the first is the baseline unless baseline: says otherwise."`
-	Calls       Calls      `yaml:"calls,required" doc:"Request shapes by name."`
-	Startup     *Startup   `yaml:"startup" doc:"The startup study: start every target from empty this many times."`
-	Scenarios   []Scenario `yaml:"scenarios" doc:"The experiments, run in order."`
-	Compat      *Compat    `yaml:"compat" doc:"Differential tests: the same cases sent to every target."`
+	Version     int            `yaml:"version,required" doc:"Format version; must be 1."`
+	Name        string         `yaml:"name,required" doc:"The study's name, shown in reports."`
+	Description string         `yaml:"description" doc:"What the study asks, in a sentence or two."`
+	Seed        uint64         `yaml:"seed" doc:"Seed for every random choice (round order, generated cases); default 1."`
+	Baseline    string         `yaml:"baseline" doc:"The target others are compared against; default the first target."`
+	AA          []string       `yaml:"aa" doc:"Two targets that run the same build: how far apart they land raises the noise floor of every other comparison (an A/A test)."`
+	Defaults    Defaults       `yaml:"defaults" doc:"Defaults for every scenario."`
+	Generator   Generator      `yaml:"generator" doc:"The load generator's own settings."`
+	Targets     []Target       `yaml:"targets,required" doc:"The builds under test, in order; the first is the baseline unless baseline: says otherwise."`
+	Calls       Calls          `yaml:"calls,required" doc:"Request shapes by name."`
+	Startup     *Startup       `yaml:"startup" doc:"The startup study: start every target from empty this many times."`
+	Scenarios   []Scenario     `yaml:"scenarios" doc:"The experiments, run in order."`
+	Compat      *Compat        `yaml:"compat" doc:"Differential tests: the same cases sent to every target."`
+	Metrics     *MetricsConfig `yaml:"metrics" doc:"What to scrape from each target's metrics endpoint during the run."`
 
 	// File is the path the study was read from.
 	File string `yaml:"-"`
@@ -237,6 +238,13 @@ func (l Load) Model() string {
 		return "open"
 	}
 	return "closed"
+}
+
+// MetricsConfig says which Prometheus series to keep and how often to
+// scrape them.
+type MetricsConfig struct {
+	Series   []string      `yaml:"series" doc:"Metric family names to keep; default CometBFT's consensus and mempool figures and the process's memory and CPU."`
+	Interval time.Duration `yaml:"interval" doc:"Time between scrapes; default 1s."`
 }
 
 // Compat configures the differential tests.
