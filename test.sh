@@ -42,7 +42,7 @@ go test -race -count=1 -timeout 10m ./...
 
 step "fuzz smoke (each target briefly)"
 for target in "./study FuzzParse" "./results FuzzParse" "./driver/jsonrpc FuzzCheckReply" "./driver/grpcdrv FuzzDecodeJSON" \
-  "./compat FuzzCanonical" "./compat FuzzDiff"; do
+  "./compat FuzzCanonical" "./compat FuzzDiff" "./comet FuzzParseTx"; do
   set -- $target
   go test -run '^$' -fuzz "^$2\$" -fuzztime 10s "$1"
 done
