@@ -24,6 +24,15 @@ if [ ! -x "$CMT/cometbft" ] || [ ! -x "$CMT/report" ]; then
     "github.com/cometbft/cometbft/test/loadtime/cmd/report@$COMETBFT_VERSION"
 fi
 export PATH="$CMT:$PATH" TANDEM_REQUIRE_COMETBFT=1
+# Headless Chromium (Debian package), to check the HTML report as a person sees it.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+    echo "test.sh: chromium is missing and this user cannot install it: apt-get install chromium" >&2; exit 1
+  fi
+  echo "installing chromium (Debian package)"
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+export TANDEM_REQUIRE_CHROMIUM=1
 
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
@@ -42,7 +51,7 @@ go test -race -count=1 -timeout 10m ./...
 
 step "fuzz smoke (each target briefly)"
 for target in "./study FuzzParse" "./results FuzzParse" "./driver/jsonrpc FuzzCheckReply" "./driver/grpcdrv FuzzDecodeJSON" \
-  "./compat FuzzCanonical" "./compat FuzzDiff" "./comet FuzzParseTx"; do
+  "./compat FuzzCanonical" "./compat FuzzDiff" "./comet FuzzParseTx" "./load FuzzDecodeHDR"; do
   set -- $target
   go test -run '^$' -fuzz "^$2\$" -fuzztime 10s "$1"
 done

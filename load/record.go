@@ -147,13 +147,28 @@ func (r *recorder) sample(elapsed, sendWindow time.Duration, unit string, droppe
 	return s
 }
 
+// DecodeHDR decodes a histogram in HdrHistogram's V2 compressed encoding,
+// base64. Malformed input is an error (the library panics on some).
+func DecodeHDR(encoded string) (h *hdrhistogram.Histogram, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			h, err = nil, fmt.Errorf("malformed histogram: %v", p)
+		}
+	}()
+	h, err = hdrhistogram.Decode([]byte(encoded))
+	if err != nil {
+		return nil, fmt.Errorf("malformed histogram: %w", err)
+	}
+	return h, nil
+}
+
 // MergeHDR decodes latency histograms as stored in results (V2 compressed,
 // base64) and merges them losslessly: the histograms of shards run on
 // several workers or machines add up to the histogram of the whole.
 func MergeHDR(encoded ...string) (*hdrhistogram.Histogram, error) {
 	total := NewHistogram()
 	for i, e := range encoded {
-		h, err := hdrhistogram.Decode([]byte(e))
+		h, err := DecodeHDR(e)
 		if err != nil {
 			return nil, fmt.Errorf("histogram %d: %w", i+1, err)
 		}

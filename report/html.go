@@ -26,7 +26,9 @@ th{background:#f3f3f3}td{font-variant-numeric:tabular-nums}td:nth-child(2){white
 .warn{background:#fff4d6;padding:.5rem .8rem;border-left:4px solid #e0a800}
 .bad{background:#fde2e1;padding:.5rem .8rem;border-left:4px solid #c0392b}
 footer{color:#666;font-size:.85rem;margin-top:2rem}
-@media print{body{max-width:none}.scroll{overflow:visible}}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(22rem,1fr));gap:1rem}
+figure{margin:0}figcaption{font-size:.85rem;color:#444}svg.chart{width:100%;height:auto}
+@media print{body{max-width:none}.scroll{overflow:visible}.charts{display:block}figure{break-inside:avoid}}
 </style>
 </head>
 <body>
@@ -40,6 +42,12 @@ footer{color:#666;font-size:.85rem;margin-top:2rem}
 <thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
 </table></div>
+</section>
+{{end}}
+{{with .Charts}}<section id="charts">
+<h2>Charts</h2>
+<div class="charts">{{range .}}<figure>{{.SVG}}<figcaption>{{.Title}}</figcaption></figure>
+{{end}}</div>
 </section>
 {{end}}
 {{range .R.Targets}}{{if .Error}}<div class="bad"><p>Target {{.Name}} failed:</p><pre>{{.Error}}</pre></div>{{end}}{{end}}
@@ -63,7 +71,7 @@ func HTML(w io.Writer, r *results.Results) error {
 		return fmt.Errorf("encode results: %w", err)
 	}
 	return page.Execute(w, map[string]any{
-		"R": r, "Tables": tables(r, htmlDiffRows), "Machine": machineLine(r),
+		"R": r, "Tables": tables(r, htmlDiffRows), "Machine": machineLine(r), "Charts": charts(r),
 		"Data": template.HTML(`<script type="application/json" id="tandem-results">` + string(data) + `</script>`),
 	})
 }

@@ -83,3 +83,29 @@ func TestNumber(t *testing.T) {
 		t.Errorf("Bytes(1536) = %q", got)
 	}
 }
+
+func TestTextColor(t *testing.T) {
+	res, err := results.Read("testdata/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain, color strings.Builder
+	if err := Text(&plain, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := TextColor(&color, res); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "\x1b[") {
+		t.Error("the plain report has escape codes")
+	}
+	for _, want := range []string{red + "SATURATED" + reset, dim} {
+		if !strings.Contains(color.String(), want) {
+			t.Errorf("the colour report lacks %q", want)
+		}
+	}
+	strip := regexp.MustCompile("\x1b\\[[0-9;]*m")
+	if strip.ReplaceAllString(color.String(), "") != plain.String() {
+		t.Error("colour changed more than the colours")
+	}
+}

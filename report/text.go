@@ -10,7 +10,33 @@ import (
 )
 
 // Text writes the results as aligned terminal tables.
-func Text(w io.Writer, r *results.Results) error {
+func Text(w io.Writer, r *results.Results) error { return text(w, r, false) }
+
+// TextColor is Text with verdicts and saturated cells in colour, for a
+// terminal (callers check for one, and for NO_COLOR).
+func TextColor(w io.Writer, r *results.Results) error { return text(w, r, true) }
+
+// ANSI colours of verdict words.
+const (
+	red, green, yellow, dim, reset = "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[2m", "\x1b[0m"
+)
+
+// paint colours a verdict or state cell by what it says.
+func paint(c string) string {
+	switch {
+	case strings.Contains(c, " slower") || strings.HasPrefix(c, "SATURATED"):
+		return red + c + reset
+	case strings.Contains(c, " faster"):
+		return green + c + reset
+	case strings.Contains(c, "withheld"):
+		return yellow + c + reset
+	case strings.Contains(c, "indistinguishable"):
+		return dim + c + reset
+	}
+	return c
+}
+
+func text(w io.Writer, r *results.Results, color bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s — %s\n", r.Study.Name, r.CreatedAt.Format("2006-01-02 15:04 UTC"))
 	if r.Interrupted {
@@ -35,9 +61,13 @@ func Text(w io.Writer, r *results.Results) error {
 				widths[i] = max(widths[i], utf8.RuneCountInString(c))
 			}
 		}
+		verdicts := color && (strings.HasPrefix(t.Title, "Scenario ") || strings.HasPrefix(t.Title, "Sweep "))
 		line := func(row []string) {
 			for i, c := range row {
 				if i == len(row)-1 {
+					if verdicts {
+						c = paint(c)
+					}
 					b.WriteString(c)
 					break
 				}

@@ -105,6 +105,15 @@ to start or died, 130 interrupted (partial results are kept).`,
 	return root
 }
 
+// textReport is the terminal report for w: in colour on a terminal, unless
+// NO_COLOR is set (https://no-color.org).
+func textReport(w io.Writer) func(io.Writer, *results.Results) error {
+	if _, off := os.LookupEnv("NO_COLOR"); !off && isTerminal(w) {
+		return report.TextColor
+	}
+	return report.Text
+}
+
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
@@ -137,7 +146,7 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 	if err := writeReports(out, res); err != nil && runErr == nil {
 		runErr = err
 	}
-	report.Text(stdout, res)
+	textReport(stdout)(stdout, res)
 	fmt.Fprintf(stdout, "\nresults: %s\nreports: %s, %s\n", filepath.Join(out, runner.ResultsFile),
 		filepath.Join(out, "report.html"), filepath.Join(out, "report.md"))
 	if runErr == nil && strict && res.Compat != nil && res.Compat.Failed > 0 {
@@ -257,20 +266,30 @@ func validateCmd(stdout io.Writer) *cobra.Command {
 func reportCmd(stdout io.Writer) *cobra.Command {
 	var format, out string
 	c := &cobra.Command{
-		Use:     "report RESULTS.json",
-		Short:   "Render results.json as HTML, Markdown or a terminal table",
-		Example: "  tandem report out/results.json\n  tandem report out/results.json --format html -o report.html",
-		Args:    cobra.ExactArgs(1),
+		Use:   "report RESULTS.json",
+		Short: "Render results.json as HTML, Markdown or a terminal table, or export its rounds",
+		Long: `report renders a results file: text (terminal tables), md (GitHub-flavoured
+Markdown, for CI summaries), html (one self-contained page with charts). It
+also exports the measured rounds: csv (one row per round), bench (the Go
+benchmark format, so benchstat compares two runs) and hdr (every round's
+latency histogram as an HdrHistogram interval log).`,
+		Example: "  tandem report out/results.json\n  tandem report out/results.json --format html -o report.html\n" +
+			"  tandem report base.json --format bench > base.txt; tandem report head.json --format bench > head.txt; benchstat base.txt head.txt",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := results.Read(args[0])
 			if err != nil {
 				return badInput(err)
 			}
-			render := map[string]func(io.Writer, *results.Results) error{"text": report.Text, "md": report.Markdown, "html": report.HTML}[format]
+			render := map[string]func(io.Writer, *results.Results) error{"text": report.Text, "md": report.Markdown, "html": report.HTML,
+				"csv": report.CSV, "bench": report.Bench, "hdr": report.HDRLog}[format]
 			if render == nil {
-				return badInput(fmt.Errorf("--format %q: want text, md or html", format))
+				return badInput(fmt.Errorf("--format %q: want text, md, html, csv, bench or hdr", format))
 			}
 			if out == "" || out == "-" {
+				if format == "text" {
+					render = textReport(stdout)
+				}
 				return render(stdout, res)
 			}
 			var b strings.Builder
@@ -280,7 +299,7 @@ func reportCmd(stdout io.Writer) *cobra.Command {
 			return results.WriteFileAtomic(out, []byte(b.String()))
 		},
 	}
-	c.Flags().StringVar(&format, "format", "text", "text, md or html")
+	c.Flags().StringVar(&format, "format", "text", "text, md, html, csv, bench or hdr")
 	c.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
 	return c
 }

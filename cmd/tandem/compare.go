@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/spf13/cobra"
+	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
 )
@@ -34,8 +35,9 @@ files and gives each pair a verdict by the rules of a run (docs/methods.md).
 A pair is a regression when HEAD is slower, beyond the spread, by more than
 --max-regression percent. Exit 0 without a regression, 1 with one, 2 for
 bad input.`,
-		Example: "  tandem compare main/results.json pr/results.json --max-regression 5",
-		Args:    cobra.ExactArgs(2),
+		Example: "  tandem compare main/results.json pr/results.json --max-regression 5\n" +
+			"  tandem compare main/results.json pr/results.json --format md >> \"$GITHUB_STEP_SUMMARY\"",
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			base, err := results.Read(args[0])
 			if err != nil {
@@ -45,8 +47,8 @@ bad input.`,
 			if err != nil {
 				return badInput(err)
 			}
-			if format != "text" && format != "json" {
-				return badInput(fmt.Errorf("--format %q: want text or json", format))
+			if format != "text" && format != "json" && format != "md" {
+				return badInput(fmt.Errorf("--format %q: want text, md or json", format))
 			}
 			changes, warnings := compare(base, head, maxRegression)
 			regressed := false
@@ -59,6 +61,8 @@ bad input.`,
 				if err := enc.Encode(map[string]any{"changes": changes, "warnings": warnings, "regression": regressed}); err != nil {
 					return err
 				}
+			} else if format == "md" {
+				compareMarkdown(stdout, changes, warnings, regressed, maxRegression)
 			} else {
 				for _, w := range warnings {
 					fmt.Fprintf(stdout, "warning: %s\n", w)
@@ -81,8 +85,34 @@ bad input.`,
 		},
 	}
 	c.Flags().Float64Var(&maxRegression, "max-regression", 0, "tolerated slowdown in percent")
-	c.Flags().StringVar(&format, "format", "text", "text or json")
+	c.Flags().StringVar(&format, "format", "text", "text, md (for a pull request or a CI job summary) or json")
 	return c
+}
+
+// compareMarkdown writes the comparison as a GitHub-flavoured table. An
+// indistinguishable pair shows no ratio, as everywhere.
+func compareMarkdown(w io.Writer, changes []change, warnings []string, regressed bool, maxRegression float64) {
+	verdict := "no regression"
+	if regressed {
+		verdict = fmt.Sprintf("**regression** beyond %.3g %%", maxRegression)
+	}
+	fmt.Fprintf(w, "## tandem compare: %s\n\n", verdict)
+	for _, wn := range warnings {
+		fmt.Fprintf(w, "> warning: %s\n\n", report.MarkdownEscape(wn))
+	}
+	fmt.Fprintln(w, "| scenario | target | level | verdict | head/base |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, ch := range changes {
+		ratio := "–"
+		if ch.Verdict == stats.Faster || ch.Verdict == stats.Slower {
+			ratio = fmt.Sprintf("%.3g", ch.Ratio)
+		}
+		v := ch.Verdict
+		if ch.Regression {
+			v = "**" + v + ", regression**"
+		}
+		fmt.Fprintf(w, "| %s | %s | c=%d | %s | %s |\n", report.MarkdownEscape(ch.Scenario), report.MarkdownEscape(ch.Target), ch.Concurrency, v, ratio)
+	}
 }
 
 // rounds of one target at one level as headline values.

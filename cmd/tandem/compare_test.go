@@ -72,6 +72,14 @@ func TestCompare(t *testing.T) {
 	if code, _, stderr := tandem(t, "compare", base, filepath.Join(t.TempDir(), "missing.json")); code != exitBadInput || !strings.Contains(stderr, "no such file") {
 		t.Errorf("missing head: exit %d, %q", code, stderr)
 	}
+	code, out, _ = tandem(t, "compare", base, head, "--format", "md")
+	if code != exitCheckFailed || !strings.Contains(out, "| lat | a | c=1 | **slower, regression** | 1.49 |") || !strings.Contains(out, "**regression** beyond 0 %") {
+		t.Errorf("md, slower: exit %d\n%s", code, out)
+	}
+	code, out, _ = tandem(t, "compare", base, resultsWith(t, "same2.json", 100, 102, 101), "--format", "md")
+	if code != exitOK || !strings.Contains(out, "| lat | a | c=1 | indistinguishable | – |") {
+		t.Errorf("md, indistinguishable: exit %d\n%s", code, out)
+	}
 	if code, _, _ := tandem(t, "compare", base, head, "--format", "xml"); code != exitBadInput {
 		t.Errorf("--format xml: exit %d; want 2", code)
 	}

@@ -1,0 +1,136 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/results"
+)
+
+// CSV writes one row per measured round of every scenario, for
+// spreadsheets and scripts.
+func CSV(w io.Writer, r *results.Results) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"scenario", "call", "metric", "direction", "concurrency", "round", "order", "target", "failed",
+		"headline", "requests", "ok", "errors", "duration_ns", "throughput", "units_per_s", "unit",
+		"latency_min_ns", "latency_mean_ns", "latency_p50_ns", "latency_p90_ns", "latency_p99_ns", "latency_p999_ns", "latency_max_ns",
+		"offered_rate", "achieved_rate", "dropped", "generator_cpu_use"})
+	for _, sc := range r.Scenarios {
+		for _, rd := range sc.Rounds {
+			var errs int64
+			for _, n := range rd.Errors {
+				errs += n
+			}
+			l := rd.LatencyNs
+			f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+			i := func(v int64) string { return strconv.FormatInt(v, 10) }
+			cw.Write([]string{sc.Name, sc.Call, sc.Metric, sc.Direction, strconv.Itoa(rd.Concurrency), strconv.Itoa(rd.Round), strconv.Itoa(rd.Order),
+				rd.Target, strconv.FormatBool(rd.Failed), f(rd.Headline), i(rd.Requests), i(rd.OK), i(errs), i(rd.DurationNs),
+				f(rd.Throughput), f(rd.UnitsPerS), rd.Unit, i(l.Min), f(l.Mean), i(l.P50), i(l.P90), i(l.P99), i(l.P999), i(l.Max),
+				f(rd.OfferedRate), f(rd.AchievedRate), i(rd.Dropped), f(rd.GeneratorCPUUse)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+var notName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// benchName makes a scenario name a Go benchmark name: BenchmarkGetblockLatency.
+func benchName(s string) string {
+	var b strings.Builder
+	b.WriteString("Benchmark")
+	up := true
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			up = true
+			continue
+		}
+		if up {
+			r = unicode.ToUpper(r)
+			up = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Bench writes the rounds in the Go benchmark format, one line per round,
+// so that benchstat compares two results files (benchstat base.txt
+// head.txt) with its own statistics. Names carry the target and level as
+// sub-benchmark keys (BenchmarkGetblockLatency/target=a/c=1); each line's
+// values are latencies in ns (p50 as sec/op's stand-in) and throughput.
+func Bench(w io.Writer, r *results.Results) error {
+	fmt.Fprintf(w, "goos: %s\ngoarch: %s\npkg: tandem/%s\ncpu: %s\n", r.Machine.OS, r.Machine.Arch,
+		notName.ReplaceAllString(r.Study.Name, "_"), r.Machine.CPUModel)
+	for _, sc := range r.Scenarios {
+		rounds := append([]results.Round(nil), sc.Rounds...)
+		sort.SliceStable(rounds, func(i, j int) bool {
+			if rounds[i].Target != rounds[j].Target {
+				return rounds[i].Target < rounds[j].Target
+			}
+			return rounds[i].Concurrency < rounds[j].Concurrency
+		})
+		for _, rd := range rounds {
+			if rd.Failed || rd.OK == 0 {
+				continue
+			}
+			name := benchName(sc.Name) + "/target=" + notName.ReplaceAllString(rd.Target, "_")
+			if sc.Load.Model == "closed" {
+				name += fmt.Sprintf("/c=%d", rd.Concurrency)
+			}
+			fmt.Fprintf(w, "%s\t%d\t%d ns/op\t%d p90-ns\t%d p99-ns\t%.6g %ss/s\n", name, rd.OK, rd.LatencyNs.P50,
+				rd.LatencyNs.P90, rd.LatencyNs.P99, rd.UnitsPerS, rd.Unit)
+		}
+	}
+	return nil
+}
+
+// HDRLog writes every round's latency histogram in HdrHistogram's interval
+// log format (readable by HistogramLogAnalyzer and hdrhistogram's log
+// readers), tagged scenario/target/level. Intervals follow one another on
+// a timeline of measurement time: each round's interval is its duration.
+func HDRLog(w io.Writer, r *results.Results) error {
+	lw := hdrhistogram.NewHistogramLogWriter(w)
+	if err := lw.OutputComment(fmt.Sprintf("[tandem %s: %s, %s]", r.Tool.Version, r.Study.Name, r.CreatedAt.Format("2006-01-02T15:04:05Z"))); err != nil {
+		return err
+	}
+	if err := lw.OutputStartTime(r.CreatedAt.UnixMilli()); err != nil {
+		return err
+	}
+	if err := lw.OutputLegend(); err != nil {
+		return err
+	}
+	at := r.CreatedAt.UnixMilli()
+	for _, sc := range r.Scenarios {
+		for _, rd := range sc.Rounds {
+			if rd.HDR == "" {
+				continue
+			}
+			h, err := load.DecodeHDR(rd.HDR)
+			if err != nil { // say so in the log and go on: the other rounds are good
+				if err := lw.OutputComment(fmt.Sprintf("[skipped %s round %d %s: %v]", sc.Name, rd.Round, rd.Target, err)); err != nil {
+					return err
+				}
+				continue
+			}
+			tag := notName.ReplaceAllString(fmt.Sprintf("%s/%s/c=%d/round=%d", sc.Name, rd.Target, rd.Concurrency, rd.Round), "_")
+			h.SetTag(strings.ReplaceAll(tag, ",", "_"))
+			h.SetStartTimeMs(at)
+			at += max(rd.DurationNs/1e6, 1)
+			h.SetEndTimeMs(at)
+			if err := lw.OutputIntervalHistogram(h); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strings"
+	"testing"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/tandem-bench/tandem/internal/golden"
+	"github.com/tandem-bench/tandem/results"
+)
+
+func TestExports(t *testing.T) {
+	res, err := results.Read("testdata/demo-results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rounds := 0
+	for _, sc := range res.Scenarios {
+		rounds += len(sc.Rounds)
+	}
+	var b bytes.Buffer
+	if err := CSV(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil || len(rows) != rounds+1 || rows[0][0] != "scenario" {
+		t.Errorf("CSV: %v, %d rows for %d rounds", err, len(rows), rounds)
+	}
+	b.Reset()
+	if err := Bench(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "testdata/demo.bench", b.Bytes())
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n")[4:] {
+		if f := strings.Fields(line); len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") || f[3] != "ns/op" {
+			t.Errorf("not a Go benchmark line: %q", line)
+		}
+	}
+	b.Reset()
+	if err := HDRLog(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	r := hdrhistogram.NewHistogramLogReader(&b)
+	n := 0
+	for {
+		h, err := r.NextIntervalHistogram()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h == nil {
+			break
+		}
+		if h.TotalCount() == 0 || h.Tag() == "" {
+			t.Errorf("interval %d: %d values, tag %q", n, h.TotalCount(), h.Tag())
+		}
+		n++
+	}
+	if n != rounds {
+		t.Errorf("%d intervals in the HDR log; want one per round (%d)", n, rounds)
+	}
+}
