@@ -24,15 +24,19 @@ if [ ! -x "$CMT/cometbft" ] || [ ! -x "$CMT/report" ]; then
     "github.com/cometbft/cometbft/test/loadtime/cmd/report@$COMETBFT_VERSION"
 fi
 export PATH="$CMT:$PATH" TANDEM_REQUIRE_COMETBFT=1
-# Headless Chromium (Debian package), to check the HTML report as a person sees it.
-if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+# Debian packages: headless Chromium (to check the HTML report as a person
+# sees it) and Prometheus (to query a real server for a run's metrics).
+missing=""
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing="$missing chromium"
+command -v prometheus >/dev/null 2>&1 || missing="$missing prometheus"
+if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
-    echo "test.sh: chromium is missing and this user cannot install it: apt-get install chromium" >&2; exit 1
+    echo "test.sh: missing Debian packages:$missing (apt-get install$missing)" >&2; exit 1
   fi
-  echo "installing chromium (Debian package)"
-  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  echo "installing Debian packages:$missing"
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
-export TANDEM_REQUIRE_CHROMIUM=1
+export TANDEM_REQUIRE_CHROMIUM=1 TANDEM_REQUIRE_PROMETHEUS=1
 
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))

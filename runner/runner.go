@@ -75,6 +75,11 @@ type runner struct {
 	live    []*live
 	cpuBase int64
 	failed  []error
+	// metricsStart opens the window of the run's metrics.
+	metricsStart time.Time
+	// expanders resolve each target's placeholders as its latest start
+	// chose them (its ports).
+	expanders map[string]*expander
 	// generatorCores is the cores the generator may use.
 	generatorCores int
 }
@@ -116,7 +121,7 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 			return nil, fmt.Errorf("--only %s: no such scenario (startup, compat or a scenario name)", name)
 		}
 	}
-	r := &runner{s: s, o: o, res: results.New(), cpuBase: selfCPU(), generatorCores: runtime.NumCPU()}
+	r := &runner{s: s, o: o, res: results.New(), cpuBase: selfCPU(), generatorCores: runtime.NumCPU(), expanders: map[string]*expander{}}
 	r.res.Tool = Tool(o.Version)
 	r.res.CreatedAt = time.Now().UTC()
 	r.res.Study = results.Study{Name: s.Name, Description: s.Description, File: s.File, ConfigSHA256: s.SHA256, Seed: s.Seed,
@@ -283,6 +288,10 @@ func (r *runner) startMetrics() {
 	if m := r.s.Metrics; m != nil {
 		names, interval = m.Series, m.Interval
 	}
+	r.metricsStart = time.Now()
+	if r.s.Metrics != nil && r.s.Metrics.Prometheus != "" {
+		return // queried when the run ends
+	}
 	for _, l := range r.live {
 		if l.err == nil && l.metrics != "" {
 			l.collector = metrics.Start(l.metrics, names, interval)
@@ -293,6 +302,10 @@ func (r *runner) startMetrics() {
 // stopMetrics stops the scrapers and stores what they scraped; a scrape
 // that failed is counted, never fatal.
 func (r *runner) stopMetrics() {
+	if mc := r.s.Metrics; mc != nil && mc.Prometheus != "" {
+		r.queryMetrics(mc)
+		return
+	}
 	for _, l := range r.live {
 		if l.collector == nil {
 			continue
@@ -302,6 +315,39 @@ func (r *runner) stopMetrics() {
 		l.res.Metrics = &m
 		if m.Errors > 0 {
 			r.warn(fmt.Sprintf("target %s: %d of %d metrics scrapes failed (last: %s)", l.spec.Name, m.Errors, m.Scrapes, m.LastError))
+		}
+	}
+}
+
+// queryMetrics asks the study's Prometheus server for every target's
+// series over the run's window, then derives each sweep cell's figures.
+func (r *runner) queryMetrics(mc *study.MetricsConfig) {
+	for _, l := range r.live {
+		if len(l.spec.MetricsLabels) == 0 {
+			continue
+		}
+		labels := map[string]string{}
+		for k, v := range l.spec.MetricsLabels {
+			e, err := r.expanders[l.spec.Name].expand(v)
+			if err != nil {
+				r.warn(fmt.Sprintf("target %s: metrics_labels.%s: %v", l.spec.Name, k, err))
+				continue
+			}
+			labels[k] = e
+		}
+		m := metrics.QueryRange(context.Background(), mc.Prometheus, mc.Series, labels, r.metricsStart, time.Now(), mc.Interval)
+		l.res.Metrics = &m
+		if m.Errors > 0 {
+			r.warn(fmt.Sprintf("target %s: %d of %d Prometheus queries failed (last: %s)", l.spec.Name, m.Errors, m.Scrapes, m.LastError))
+		}
+		for i := range r.res.Sweeps {
+			sw := &r.res.Sweeps[i]
+			if sw.Target != l.spec.Name {
+				continue
+			}
+			for j := range sw.Cells {
+				cellMetrics(&sw.Cells[j], m)
+			}
 		}
 	}
 }
@@ -469,6 +515,7 @@ func (e *expander) all(in []string) ([]string, error) {
 func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 	t := l.spec
 	e := &expander{self: r.o.Self, workdir: filepath.Join(r.o.Out, "work", t.Name), ports: map[string]int{}}
+	r.expanders[t.Name] = e // the latest start's, for what is resolved later
 	l.endpoints = map[string]string{}
 	for name, ep := range t.Endpoints {
 		v, err := e.expand(ep)

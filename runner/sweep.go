@@ -280,15 +280,20 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 		c.LatencyNs = s.LatencyNs
 	}
 	if l.collector != nil {
-		m := l.collector.Snapshot()
-		c.Metrics = metrics.Derive(m, time.Unix(0, c.StartUnixNs), time.Unix(0, c.EndUnixNs))
-		if c.ProcessedFirstUnixNs != 0 {
-			for k, v := range metrics.Derive(m, time.Unix(0, c.ProcessedFirstUnixNs), time.Unix(0, c.ProcessedLastUnixNs)) {
-				c.Metrics["processing_"+k] = v
-			}
-		}
+		cellMetrics(&c, l.collector.Snapshot())
 	}
 	c.Saturated = float64(c.Confirmed) < float64(c.Expected)*(1-sw.Shortfall) ||
 		sw.MaxP99 > 0 && c.LatencyNs.P99 > int64(sw.MaxP99)
 	return c
+}
+
+// cellMetrics derives a cell's figures from its target's metrics: over the
+// cell, and (prefixed processing_) over the blocks that held its work.
+func cellMetrics(c *results.Cell, m results.Metrics) {
+	c.Metrics = metrics.Derive(m, time.Unix(0, c.StartUnixNs), time.Unix(0, c.EndUnixNs))
+	if c.ProcessedFirstUnixNs != 0 {
+		for k, v := range metrics.Derive(m, time.Unix(0, c.ProcessedFirstUnixNs), time.Unix(0, c.ProcessedLastUnixNs)) {
+			c.Metrics["processing_"+k] = v
+		}
+	}
 }

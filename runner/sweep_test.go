@@ -3,12 +3,16 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/tandem-bench/tandem/internal/promtest"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -116,5 +120,58 @@ scenarios:
 		if !c.Search {
 			t.Errorf("a search cell not marked: %+v", c)
 		}
+	}
+}
+
+// With metrics.prometheus the run's series come from a Prometheus server
+// (query_range over the run's window), selected by the target's labels.
+func TestMetricsFromPrometheus(t *testing.T) {
+	var n atomic.Int64
+	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" {
+			fmt.Fprintf(w, "# TYPE cometbft_consensus_total_txs counter\ncometbft_consensus_total_txs %d\n", n.Load())
+			return
+		}
+		n.Add(1)
+		w.Write([]byte("ok"))
+	}))
+	defer exporter.Close()
+	server := promtest.Start(t, strings.TrimPrefix(exporter.URL, "http://"))
+	s := parse(t, fmt.Sprintf(`
+version: 1
+name: prometheus
+metrics: {prometheus: %q, series: [cometbft_consensus_total_txs]}
+targets:
+  - {name: app, endpoints: {http: %q}, metrics_labels: {job: tandem-test}}
+calls: {get: {http: {path: /}}}
+scenarios:
+  - name: grid
+    call: get
+    sweep: {connections: [1], rate: [50], duration: 4s}
+`, server, exporter.URL+"/"))
+	o := options(t, nil)
+	if _, err := Run(context.Background(), s, o); err != nil {
+		t.Fatal(err)
+	}
+	res := readResults(t, o.Out)
+	m := res.Targets[0].Metrics
+	if m == nil || m.Errors != 0 || len(m.Series) != 1 || len(m.Series[0].Points) < 2 {
+		resp, _ := http.Get(server + "/api/v1/query?query=cometbft_consensus_total_txs")
+		if resp != nil {
+			b, _ := io.ReadAll(resp.Body)
+			t.Logf("prometheus says: %s", b)
+		}
+		resp2, _ := http.Get(server + "/api/v1/targets")
+		if resp2 != nil {
+			b, _ := io.ReadAll(resp2.Body)
+			t.Logf("targets: %.600s", b)
+		}
+		t.Fatalf("metrics: %+v", m)
+	}
+	if tpm := m.Derived["txs_per_min"]; tpm <= 0 {
+		t.Errorf("txs_per_min %v; want a positive slope", tpm)
+	}
+	if c := res.Sweeps[0].Cells[0]; c.Metrics == nil {
+		t.Errorf("the cell has no derived metrics")
 	}
 }

@@ -295,6 +295,12 @@ func (v *validator) check() {
 	if c := s.Compat; c != nil {
 		v.compat(c)
 	}
+	if m := s.Metrics; m != nil && m.Prometheus != "" && !strings.HasPrefix(m.Prometheus, "http://") && !strings.HasPrefix(m.Prometheus, "https://") {
+		v.errorf("metrics.prometheus", "a Prometheus server's http:// or https:// URL", "url %q", m.Prometheus)
+	}
+	if m := s.Metrics; m != nil && m.Interval < 0 {
+		v.errorf("metrics.interval", "a positive duration", "interval %s", m.Interval)
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -47,12 +47,13 @@ type Generator struct {
 
 // Target is one build under test.
 type Target struct {
-	Name      string            `yaml:"name,required" doc:"Unique name of the target."`
-	Start     *Start            `yaml:"start" doc:"How to start the target from empty; absent for a target that is already running."`
-	Endpoints map[string]string `yaml:"endpoints,required" doc:"Addresses by name: host:port for gRPC, URLs for HTTP, JSON-RPC and WebSocket."`
-	Ready     Ready             `yaml:"ready" doc:"When the target counts as started."`
-	Metrics   string            `yaml:"metrics" doc:"Prometheus exposition URL of the target."`
-	DataDir   string            `yaml:"data_dir" doc:"The target's data directory, measured for disk use."`
+	Name          string            `yaml:"name,required" doc:"Unique name of the target."`
+	Start         *Start            `yaml:"start" doc:"How to start the target from empty; absent for a target that is already running."`
+	Endpoints     map[string]string `yaml:"endpoints,required" doc:"Addresses by name: host:port for gRPC, URLs for HTTP, JSON-RPC and WebSocket."`
+	Ready         Ready             `yaml:"ready" doc:"When the target counts as started."`
+	Metrics       string            `yaml:"metrics" doc:"Prometheus exposition URL of the target, scraped every second during the run."`
+	MetricsLabels map[string]string `yaml:"metrics_labels" doc:"With metrics.prometheus: the labels that select this target's series on the Prometheus server, e.g. {job: node-a}."`
+	DataDir       string            `yaml:"data_dir" doc:"The target's data directory, measured for disk use."`
 }
 
 // Start says how to start a target.
@@ -245,6 +246,9 @@ func (l Load) Model() string {
 type MetricsConfig struct {
 	Series   []string      `yaml:"series" doc:"Metric family names to keep; default CometBFT's consensus and mempool figures and the process's memory and CPU."`
 	Interval time.Duration `yaml:"interval" doc:"Time between scrapes; default 1s."`
+	// Prometheus, when set, replaces scraping: the series are queried
+	// from this server for the run's window when the run ends.
+	Prometheus string `yaml:"prometheus" doc:"A Prometheus server's URL: instead of scraping, query it (query_range) for each target's series over the run's window; targets name their series by metrics_labels."`
 }
 
 // Compat configures the differential tests.

@@ -1,0 +1,64 @@
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/tandem-bench/tandem/internal/promtest"
+)
+
+// Series queried from a real Prometheus server over a window: what it
+// scraped, with the target's labels, and a slope.
+func TestQueryRangeFromPrometheus(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	height := prometheus.NewGauge(prometheus.GaugeOpts{Name: "cometbft_consensus_height"})
+	reg.MustRegister(height)
+	start := time.Now()
+	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		height.Set(float64(time.Since(start) / (500 * time.Millisecond))) // 2 blocks a second
+		promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	}))
+	defer exporter.Close()
+	server := promtest.Start(t, strings.TrimPrefix(exporter.URL, "http://"))
+	labels := map[string]string{"job": "tandem-test"}
+	var m = QueryRange(context.Background(), server, []string{"cometbft_consensus_height"}, labels, start, time.Now(), time.Second)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		m = QueryRange(context.Background(), server, []string{"cometbft_consensus_height"}, labels, start, time.Now(), time.Second)
+		if len(m.Series) == 1 && len(m.Series[0].Points) >= 5 {
+			break
+		}
+	}
+	if m.Errors != 0 || len(m.Series) != 1 || len(m.Series[0].Points) < 5 {
+		t.Fatalf("queried: %d errors (%s), series %+v", m.Errors, m.LastError, m.Series)
+	}
+	s := m.Series[0]
+	if s.Name != "cometbft_consensus_height" || s.Labels["job"] != "tandem-test" {
+		t.Errorf("series %s %v", s.Name, s.Labels)
+	}
+	if bpm := m.Derived["blocks_per_min"]; bpm < 80 || bpm > 160 {
+		t.Errorf("blocks_per_min %.1f; want about 120", bpm)
+	}
+	bad := QueryRange(context.Background(), server, []string{"cometbft_consensus_height{"}, nil, start, time.Now(), time.Second)
+	if bad.Errors != 1 || bad.LastError == "" {
+		t.Errorf("a bad query: %d errors, %q", bad.Errors, bad.LastError)
+	}
+	gone := QueryRange(context.Background(), "http://127.0.0.1:1", nil, labels, start, time.Now(), time.Second)
+	if gone.Errors != len(DefaultSeries) {
+		t.Errorf("an unreachable server: %d errors; want one per series", gone.Errors)
+	}
+}
+
+func TestSelector(t *testing.T) {
+	if got := Selector("up", map[string]string{"job": "a\"b", "instance": "x"}); got != `up{instance="x",job="a\"b"}` {
+		t.Errorf("Selector = %s", got)
+	}
+	if got := Selector("up", nil); got != "up" {
+		t.Errorf("Selector = %s", got)
+	}
+}
