@@ -104,6 +104,11 @@ func TestDemoReportInChromium(t *testing.T) {
 	}
 	n := countTags(dom)
 	wantTables := len(tables(res, htmlDiffRows))
+	for _, f := range res.Findings {
+		if len(f.Evidence) > 0 {
+			wantTables++ // each finding's evidence
+		}
+	}
 	if n["table"] != wantTables || wantTables < 10 {
 		t.Errorf("%d tables in the DOM; want %d (at least 10)", n["table"], wantTables)
 	}

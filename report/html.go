@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/tandem-bench/tandem/results"
 )
 
-var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+var page = template.Must(template.New("report").Funcs(template.FuncMap{"join": func(s []string) string { return strings.Join(s, " ") }}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -23,7 +26,8 @@ h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.15rem;margin:1.6rem 0 .4rem}
 .scroll{overflow-x:auto}table{border-collapse:collapse;min-width:60%}
 th,td{text-align:left;padding:.3rem .7rem;border-bottom:1px solid #ddd;vertical-align:top}
 th{background:#f3f3f3}td{font-variant-numeric:tabular-nums}td:nth-child(2){white-space:nowrap}
-.warn{background:#fff4d6;padding:.5rem .8rem;border-left:4px solid #e0a800}
+.warn{background:#fff4d6;padding:.5rem .8rem;border-left:4px solid #e0a800;margin:.5rem 0}
+td.ev{word-break:break-all;font-family:monospace;font-size:.85rem}code{word-break:break-all}
 .bad{background:#fde2e1;padding:.5rem .8rem;border-left:4px solid #c0392b}
 footer{color:#666;font-size:.85rem;margin-top:2rem}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(22rem,1fr));gap:1rem}
@@ -51,16 +55,48 @@ figure{margin:0}figcaption{font-size:.85rem;color:#444}svg.chart{width:100%;heig
 </section>
 {{end}}
 {{range .R.Targets}}{{if .Error}}<div class="bad"><p>Target {{.Name}} failed:</p><pre>{{.Error}}</pre></div>{{end}}{{end}}
-{{range .R.Findings}}<p class="warn">Finding {{.ID}}: {{.Summary}}</p>{{end}}
+{{with .Findings}}<section id="findings">
+<h2>Findings</h2>
+{{range .}}<div class="warn"><p><b>{{.ID}}</b>{{with .Target}} on {{.}}{{end}}{{with .Scenario}} ({{.}}){{end}}: {{.Summary}}</p>
+{{with .Evidence}}<div class="scroll"><table><thead><tr><th>evidence</th><th>value</th></tr></thead>
+<tbody>{{range .}}<tr><td>{{.Key}}</td><td class="ev">{{.Value}}</td></tr>{{end}}</tbody></table></div>{{end}}</div>
+{{end}}</section>
+{{end}}
 {{range .R.Warnings}}<p class="warn">{{.}}</p>{{end}}
 <footer>
 <p>Machine: {{.Machine}}</p>
 <p>tandem {{.R.Tool.Version}} · study {{.R.Study.File}} · sha256 {{.R.Study.ConfigSHA256}} · seed {{.R.Study.Seed}} · {{.R.CreatedAt.Format "2006-01-02 15:04:05 UTC"}}</p>
+{{with .R.Study.CommandLine}}<p>Reproduce: <code>{{join .}}</code></p>{{end}}
 </footer>
 {{.Data}}
 </body>
 </html>
 `))
+
+type evidence struct{ Key, Value string }
+
+type finding struct {
+	results.Finding
+	Evidence []evidence
+}
+
+// findings orders each finding's evidence by name and shortens long values
+// (histograms) for the page; results.json keeps them whole.
+func findings(fs []results.Finding) []finding {
+	var out []finding
+	for _, f := range fs {
+		x := finding{Finding: f}
+		for _, k := range slices.Sorted(maps.Keys(f.Evidence)) {
+			v := f.Evidence[k]
+			if len(v) > 160 {
+				v = v[:157] + "…"
+			}
+			x.Evidence = append(x.Evidence, evidence{k, v})
+		}
+		out = append(out, x)
+	}
+	return out
+}
 
 // HTML writes one self-contained page: no script, no fetch, every string
 // from the study, the targets or their answers escaped. The results are
@@ -71,7 +107,7 @@ func HTML(w io.Writer, r *results.Results) error {
 		return fmt.Errorf("encode results: %w", err)
 	}
 	return page.Execute(w, map[string]any{
-		"R": r, "Tables": tables(r, htmlDiffRows), "Machine": machineLine(r), "Charts": charts(r),
+		"R": r, "Tables": tables(r, htmlDiffRows), "Machine": machineLine(r), "Charts": charts(r), "Findings": findings(r.Findings),
 		"Data": template.HTML(`<script type="application/json" id="tandem-results">` + string(data) + `</script>`),
 	})
 }

@@ -54,6 +54,16 @@ func Markdown(w io.Writer, r *results.Results) error {
 			fmt.Fprintf(&b, "**target %s failed**\n\n%s\n%s\n%s\n\n", mdEscape(t.Name), fence, strings.ReplaceAll(t.Error, fence, strings.Repeat("'", 3)), fence)
 		}
 	}
+	if len(r.Findings) > 0 {
+		b.WriteString("## Findings\n\n")
+		for _, f := range findings(r.Findings) {
+			fmt.Fprintf(&b, "- **%s**: %s\n", mdEscape(f.ID), mdEscape(f.Summary))
+			for _, ev := range f.Evidence {
+				fmt.Fprintf(&b, "  - %s: %s\n", mdEscape(ev.Key), mdEscape(ev.Value))
+			}
+		}
+		b.WriteString("\n")
+	}
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(&b, "- warning: %s\n", mdEscape(wn))
 	}

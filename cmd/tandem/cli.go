@@ -147,8 +147,8 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 		runErr = err
 	}
 	textReport(stdout)(stdout, res)
-	fmt.Fprintf(stdout, "\nresults: %s\nreports: %s, %s\n", filepath.Join(out, runner.ResultsFile),
-		filepath.Join(out, "report.html"), filepath.Join(out, "report.md"))
+	fmt.Fprintf(stdout, "\nresults: %s\nreports: %s, %s, %s\n", filepath.Join(out, runner.ResultsFile),
+		filepath.Join(out, "report.html"), filepath.Join(out, "report.md"), filepath.Join(out, "report.txt"))
 	if runErr == nil && strict && res.Compat != nil && res.Compat.Failed > 0 {
 		return &exitError{exitCheckFailed, fmt.Errorf("compat: %d of %d cases disagree (--strict)", res.Compat.Failed, len(res.Compat.Cases))}
 	}
@@ -159,7 +159,7 @@ func writeReports(dir string, res *results.Results) error {
 	for _, f := range []struct {
 		name   string
 		render func(io.Writer, *results.Results) error
-	}{{"report.html", report.HTML}, {"report.md", report.Markdown}} {
+	}{{"report.html", report.HTML}, {"report.md", report.Markdown}, {"report.txt", report.Text}} {
 		var b strings.Builder
 		if err := f.render(&b, res); err != nil {
 			return err
@@ -178,8 +178,9 @@ func demoCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "demo",
 		Short: "Run the embedded demo study against the two builds of the sample service",
 		Long: `demo starts the sample service's two builds as child processes from empty,
-runs the embedded demo study and writes results.json, report.html and
-report.md. --quick finishes in well under 90 seconds on two cores.`,
+runs the embedded demo study and writes results.json, report.html,
+report.md and report.txt. --quick finishes in well under 90 seconds on two
+cores.`,
 		Example: "  tandem demo\n  tandem demo --quick --out /tmp/demo",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := demo.Study(quick)

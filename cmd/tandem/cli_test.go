@@ -205,9 +205,9 @@ func TestDemoInterrupted(t *testing.T) {
 	if !r.Interrupted || len(r.Targets) != 2 || r.Targets[0].Startup == nil || len(r.Scenarios) != 1 || len(r.Scenarios[0].Rounds) != 2 {
 		t.Errorf("interrupted results: interrupted %v, %d targets, %d scenarios", r.Interrupted, len(r.Targets), len(r.Scenarios))
 	}
-	for _, f := range []string{"report.html", "report.md"} {
+	for _, f := range []string{"report.html", "report.md", "report.txt"} {
 		data, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil || !strings.Contains(string(data), "Interrupted") {
+		if err != nil || !strings.Contains(strings.ToLower(string(data)), "interrupted") {
 			t.Errorf("%s: %v; want a report that says it was interrupted", f, err)
 		}
 	}
