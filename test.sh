@@ -25,10 +25,12 @@ if [ ! -x "$CMT/cometbft" ] || [ ! -x "$CMT/report" ]; then
 fi
 export PATH="$CMT:$PATH" TANDEM_REQUIRE_COMETBFT=1
 # Debian packages: headless Chromium (to check the HTML report as a person
-# sees it) and Prometheus (to query a real server for a run's metrics).
+# sees it), Prometheus (to query a real server for a run's metrics) and
+# valgrind (counted costs).
 missing=""
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing="$missing chromium"
 command -v prometheus >/dev/null 2>&1 || missing="$missing prometheus"
+command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
     echo "test.sh: missing Debian packages:$missing (apt-get install$missing)" >&2; exit 1
@@ -36,7 +38,7 @@ if [ -n "$missing" ]; then
   echo "installing Debian packages:$missing"
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
-export TANDEM_REQUIRE_CHROMIUM=1 TANDEM_REQUIRE_PROMETHEUS=1
+export TANDEM_REQUIRE_CHROMIUM=1 TANDEM_REQUIRE_PROMETHEUS=1 TANDEM_REQUIRE_VALGRIND=1
 
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
@@ -53,9 +55,21 @@ step "staticcheck"
 step "go test -race"
 go test -race -count=1 -timeout 10m ./...
 
+step "cost guard: tandem's own instructions and allocations per request"
+# The generator's regression guard (docs/performance.md): instructions per
+# HTTP request may not grow more than 5 % over the committed baseline, and
+# the hot path's allocations per request may not rise.
+go build -o "$TOOLS/tandem" ./cmd/tandem
+go build -o "$TOOLS/tandem-hotpath" ./cmd/tandem-hotpath
+"$TOOLS/tandem" cost --ops 2000 --name http-request --baseline bench/cost-baseline.json --max-increase 5 \
+  --env GODEBUG=asyncpreemptoff=1 --env GOGC=off --env GOMAXPROCS=1 -- "$TOOLS/tandem-hotpath" --requests '{ops}'
+go test -run '^$' -bench 'BenchmarkDo$' -benchmem -count 3 ./driver/httpdrv |
+  "$TOOLS/tandem" cost --bench - --baseline bench/allocs-baseline.json
+
 step "fuzz smoke (each target briefly)"
 for target in "./study FuzzParse" "./results FuzzParse" "./driver/jsonrpc FuzzCheckReply" "./driver/grpcdrv FuzzDecodeJSON" \
-  "./compat FuzzCanonical" "./compat FuzzDiff" "./comet FuzzParseTx" "./load FuzzDecodeHDR"; do
+  "./compat FuzzCanonical" "./compat FuzzDiff" "./comet FuzzParseTx" "./load FuzzDecodeHDR" \
+  "./cost FuzzFromBench"; do
   set -- $target
   go test -run '^$' -fuzz "^$2\$" -fuzztime 10s "$1"
 done

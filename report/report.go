@@ -175,6 +175,7 @@ func tables(r *results.Results, diffRows int) []table {
 	}
 	ts = append(ts, sweepTables(r.Sweeps)...)
 	ts = append(ts, metricsTables(r.Targets)...)
+	ts = append(ts, costTables(r.Costs)...)
 	return ts
 }
 

@@ -139,3 +139,25 @@ func rateText(r float64) string {
 	}
 	return fmt.Sprintf("%.4g", r)
 }
+
+// costTables shows the study's counted costs.
+func costTables(costs []results.Cost) []table {
+	if len(costs) == 0 {
+		return nil
+	}
+	t := table{Title: "Counted costs", Note: "per operation: the slope (X(2N) − X(N)) / N under callgrind and DHAT, measured twice; cold: one operation",
+		Header: []string{"cost", "N", "instructions/op", "allocations/op", "bytes/op", "cold instructions", "cold allocations", "exact"}}
+	for _, c := range costs {
+		if c.Error != "" {
+			t.Rows = append(t.Rows, []string{c.Name, fmt.Sprint(c.Ops), "–", "–", "–", "–", "–", "failed: " + firstLine(c.Error)})
+			continue
+		}
+		exact := "yes"
+		if !c.Exact {
+			exact = fmt.Sprintf("no (%s, %s)", Number(c.InstructionSlopes[0]), Number(c.InstructionSlopes[1]))
+		}
+		t.Rows = append(t.Rows, []string{c.Name, fmt.Sprint(c.Ops), Number(c.InstructionsPerOp), fmt.Sprintf("%.4g", c.AllocationsPerOp),
+			fmt.Sprintf("%.4g", c.BytesPerOp), Number(float64(c.ColdInstructions)), fmt.Sprint(c.ColdAllocations), exact})
+	}
+	return []table{t}
+}

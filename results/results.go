@@ -38,6 +38,8 @@ type Results struct {
 	Compat      *Compat    `json:"compat"`
 	Sweeps      []Sweep    `json:"sweeps"`
 	Findings    []Finding  `json:"findings"`
+	// Costs are the study's counted costs (tandem cost, per study).
+	Costs []Cost `json:"costs,omitempty"`
 	// Warnings are things a reader of the numbers should know.
 	Warnings []string `json:"warnings"`
 }
@@ -356,6 +358,32 @@ type MatrixRow struct {
 	Call   string         `json:"call"`
 	Target string         `json:"target"`
 	Counts map[string]int `json:"counts"`
+}
+
+// Cost is the counted cost of one operation: instructions (callgrind) and
+// heap allocations (DHAT) per operation as the slope (X(2N) − X(N)) / N,
+// measured twice; or allocations from a Go benchmark.
+type Cost struct {
+	Name string `json:"name"`
+	// Ops is N: the slopes come from runs of N and 2N operations.
+	Ops               int     `json:"ops"`
+	InstructionsPerOp float64 `json:"instructions_per_op"`
+	AllocationsPerOp  float64 `json:"allocations_per_op"`
+	BytesPerOp        float64 `json:"bytes_per_op"`
+	// ColdInstructions and ColdAllocations are the run with one
+	// operation: start-up and the first operation.
+	ColdInstructions int64 `json:"cold_instructions"`
+	ColdAllocations  int64 `json:"cold_allocations"`
+	// Exact is true when the two measurements of each slope agree within
+	// 1 % (always, for a Go benchmark's allocation counts).
+	Exact bool `json:"exact"`
+	// InstructionSlopes and AllocationSlopes are the two measurements.
+	InstructionSlopes [2]float64 `json:"instruction_slopes"`
+	AllocationSlopes  [2]float64 `json:"allocation_slopes"`
+	// Source is valgrind or go-bench.
+	Source string `json:"source"`
+	// Error says why a study's cost could not be counted.
+	Error string `json:"error,omitempty"`
 }
 
 // Metrics is what tandem scraped from a target's Prometheus endpoint

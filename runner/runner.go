@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/compat"
+	"github.com/tandem-bench/tandem/cost"
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/metrics"
@@ -117,8 +118,8 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 		if name == "compat" && s.Compat == nil {
 			return nil, errors.New("--only compat: the study has no compat section")
 		}
-		if name != "startup" && name != "compat" && !slices.ContainsFunc(s.Scenarios, func(sc study.Scenario) bool { return sc.Name == name }) {
-			return nil, fmt.Errorf("--only %s: no such scenario (startup, compat or a scenario name)", name)
+		if name != "startup" && name != "compat" && name != "costs" && !slices.ContainsFunc(s.Scenarios, func(sc study.Scenario) bool { return sc.Name == name }) {
+			return nil, fmt.Errorf("--only %s: no such scenario (startup, compat, costs or a scenario name)", name)
 		}
 	}
 	r := &runner{s: s, o: o, res: results.New(), cpuBase: selfCPU(), generatorCores: runtime.NumCPU(), expanders: map[string]*expander{}}
@@ -277,6 +278,9 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 		}
 	}
 	r.diagnose(ctx)
+	if len(r.s.Costs) > 0 && (len(r.o.Only) == 0 || slices.Contains(r.o.Only, "costs")) {
+		r.costs(ctx)
+	}
 	return ctx.Err()
 }
 
@@ -352,10 +356,50 @@ func (r *runner) queryMetrics(mc *study.MetricsConfig) {
 	}
 }
 
+// costs counts the study's costs under valgrind; a cost that cannot be
+// counted is recorded with its error and a warning.
+func (r *runner) costs(ctx context.Context) {
+	v, verr := cost.FindValgrind()
+	e := &expander{self: r.o.Self, workdir: filepath.Join(r.o.Out, "work", "costs"), ports: map[string]int{}}
+	for _, cs := range r.s.Costs {
+		if ctx.Err() != nil {
+			return
+		}
+		c := results.Cost{Name: cs.Name, Ops: cs.Ops, Source: "valgrind"}
+		if c.Ops == 0 {
+			c.Ops = 1000
+		}
+		argv, err := e.all(cs.Command)
+		if err == nil {
+			err = verr
+		}
+		if err == nil {
+			r.progress("cost %s: counting %d and %d operations under valgrind", cs.Name, c.Ops, 2*c.Ops)
+			vc := *v
+			vc.Toggle = cs.ToggleCollect
+			for _, k := range sortedKeys(cs.Env) {
+				vc.Env = append(vc.Env, k+"="+cs.Env[k])
+			}
+			var got results.Cost
+			if got, err = vc.Measure(ctx, cs.Name, argv, c.Ops); err == nil {
+				c = got
+			}
+		}
+		if err != nil {
+			c.Error = err.Error()
+			r.warn(fmt.Sprintf("cost %s: %v", cs.Name, err))
+		}
+		r.res.Costs = append(r.res.Costs, c)
+		if err := r.save(); err != nil {
+			r.warn(err.Error())
+		}
+	}
+}
+
 // onlyNonScenarios reports whether --only names startup or compat and no
 // scenario, so no round trip needs probing.
 func (r *runner) onlyNonScenarios() bool {
-	return len(r.o.Only) > 0 && !slices.ContainsFunc(r.o.Only, func(n string) bool { return n != "startup" && n != "compat" })
+	return len(r.o.Only) > 0 && !slices.ContainsFunc(r.o.Only, func(n string) bool { return n != "startup" && n != "compat" && n != "costs" })
 }
 
 // compat runs the differential tests against the running targets and

@@ -6,6 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -173,5 +176,42 @@ scenarios:
 	}
 	if c := res.Sweeps[0].Cells[0]; c.Metrics == nil {
 		t.Errorf("the cell has no derived metrics")
+	}
+}
+
+// A study's costs are counted under valgrind and land in results.json.
+func TestStudyCosts(t *testing.T) {
+	if _, err := exec.LookPath("valgrind"); err != nil {
+		if os.Getenv("TANDEM_REQUIRE_VALGRIND") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	bin := filepath.Join(t.TempDir(), "alloc")
+	if b, err := exec.Command("gcc", "-O1", "-DWORK=10", "-o", bin, "../cost/testdata/alloc.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	s := parse(t, fmt.Sprintf(`
+version: 1
+name: costs
+targets: [{name: none, endpoints: {http: "http://127.0.0.1:1/"}}]
+calls: {get: {http: {path: /}}}
+costs:
+  - {name: alloc, command: [%q, "{ops}"], ops: 200}
+  - {name: broken, command: [/nonexistent/program, "{ops}"]}
+`, bin))
+	o := options(t, nil)
+	if _, err := Run(context.Background(), s, o); err != nil {
+		t.Fatal(err)
+	}
+	res := readResults(t, o.Out)
+	if len(res.Costs) != 2 {
+		t.Fatalf("costs: %+v", res.Costs)
+	}
+	if c := res.Costs[0]; c.AllocationsPerOp != 3 || c.BytesPerOp != 216 || c.InstructionsPerOp <= 0 || c.Error != "" {
+		t.Errorf("alloc: %+v", c)
+	}
+	if c := res.Costs[1]; c.Error == "" {
+		t.Errorf("a command that cannot run has no error: %+v", c)
 	}
 }

@@ -298,6 +298,18 @@ func (v *validator) check() {
 	if m := s.Metrics; m != nil && m.Prometheus != "" && !strings.HasPrefix(m.Prometheus, "http://") && !strings.HasPrefix(m.Prometheus, "https://") {
 		v.errorf("metrics.prometheus", "a Prometheus server's http:// or https:// URL", "url %q", m.Prometheus)
 	}
+	for i, c := range s.Costs {
+		path := fmt.Sprintf("costs[%d]", i)
+		if c.Ops < 0 {
+			v.errorf(path+".ops", "a positive operation count", "ops %d", c.Ops)
+		}
+		if !slices.ContainsFunc(c.Command, func(a string) bool { return strings.Contains(a, "{ops}") }) && len(c.Command) > 0 {
+			v.errorf(path+".command", "an argument with {ops}, where the operation count goes", "no {ops} in the command")
+		}
+		for j, a := range c.Command {
+			v.placeholders(fmt.Sprintf("%s.command[%d]", path, j), a, true)
+		}
+	}
 	if m := s.Metrics; m != nil && m.Interval < 0 {
 		v.errorf("metrics.interval", "a positive duration", "interval %s", m.Interval)
 	}

@@ -20,6 +20,7 @@ type Study struct {
 	Scenarios   []Scenario     `yaml:"scenarios" doc:"The experiments, run in order."`
 	Compat      *Compat        `yaml:"compat" doc:"Differential tests: the same cases sent to every target."`
 	Metrics     *MetricsConfig `yaml:"metrics" doc:"What to scrape from each target's metrics endpoint during the run."`
+	Costs       []CostSpec     `yaml:"costs" doc:"Counted costs: commands run under valgrind at 1, N and 2N operations (instructions and allocations per operation)."`
 
 	// File is the path the study was read from.
 	File string `yaml:"-"`
@@ -249,6 +250,15 @@ type MetricsConfig struct {
 	// Prometheus, when set, replaces scraping: the series are queried
 	// from this server for the run's window when the run ends.
 	Prometheus string `yaml:"prometheus" doc:"A Prometheus server's URL: instead of scraping, query it (query_range) for each target's series over the run's window; targets name their series by metrics_labels."`
+}
+
+// CostSpec is one command whose cost per operation is counted.
+type CostSpec struct {
+	Name          string            `yaml:"name,required" doc:"The cost's name in the results."`
+	Command       []string          `yaml:"command,required" doc:"argv, with {ops} where the operation count goes; placeholders ${tandem} and ${env.NAME} allowed."`
+	Ops           int               `yaml:"ops" doc:"N: the slope is (X(2N) − X(N)) / N; default 1000."`
+	ToggleCollect string            `yaml:"toggle_collect" doc:"Count instructions only inside functions matching this (callgrind's --toggle-collect)."`
+	Env           map[string]string `yaml:"env" doc:"Added to the command's environment (e.g. GOGC: \"off\" for a Go program)."`
 }
 
 // Compat configures the differential tests.

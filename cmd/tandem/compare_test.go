@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,5 +83,26 @@ func TestCompare(t *testing.T) {
 	}
 	if code, _, _ := tandem(t, "compare", base, head, "--format", "xml"); code != exitBadInput {
 		t.Errorf("--format xml: exit %d; want 2", code)
+	}
+}
+
+func TestCostCommand(t *testing.T) {
+	bench := "../../cost/testdata/bench.txt"
+	code, out, stderr := tandem(t, "cost", "--bench", bench, "--format", "json", "-o", filepath.Join(t.TempDir(), "c.json"))
+	if code != exitOK || !strings.Contains(out, `"schema": "tandem.cost/v1"`) || !strings.Contains(out, `"BenchmarkParse/small"`) {
+		t.Errorf("--bench: exit %d\n%s\n%s", code, out, stderr)
+	}
+	base := filepath.Join(t.TempDir(), "base.json")
+	os.WriteFile(base, []byte(`{"schema":"tandem.cost/v1","costs":[{"name":"BenchmarkParse/small","allocations_per_op":11,"source":"go-bench"}],"gates":[]}`), 0o644)
+	if code, out, _ := tandem(t, "cost", "--bench", bench, "--baseline", base); code != exitCheckFailed || !strings.Contains(out, "FAILED") {
+		t.Errorf("allocations rose: exit %d\n%s", code, out)
+	}
+	if code, _, _ := tandem(t, "cost", "--bench", bench, "--max-allocs", "400"); code != exitOK {
+		t.Errorf("under the ceiling: exit %d", code)
+	}
+	for _, args := range [][]string{{"cost"}, {"cost", "--", "prog", "--n", "5"}, {"cost", "--bench", "missing.txt"}, {"cost", "--bench", bench, "--baseline", bench}} {
+		if code, _, stderr := tandem(t, args...); code != exitBadInput || stderr == "" {
+			t.Errorf("%v: exit %d, %q; want 2 with a message", args, code, stderr)
+		}
 	}
 }

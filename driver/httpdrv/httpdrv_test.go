@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-bench/tandem/internal/pong"
+
 	"github.com/buger/jsonparser"
 )
 
@@ -157,6 +159,34 @@ func TestBadServers(t *testing.T) {
 	for _, bad := range []string{"ftp://x/", "http://", "::"} {
 		if _, err := New(Options{URL: bad}); err == nil {
 			t.Errorf("New(%q) = nil error", bad)
+		}
+	}
+}
+
+// BenchmarkDo is one request through the hot path the load loops call,
+// against a loopback server. Its allocations per request are gated by the
+// test command (bench/allocs-baseline.json): they may not rise.
+func BenchmarkDo(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go pong.Serve(ln) // allocates nothing per request: what is counted is the client's
+	c, err := New(Options{URL: "http://" + ln.Addr().String() + "/ping"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cn, err := c.DialConn(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cn.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := cn.Do(ctx, time.Now().Add(10*time.Second)); res.Status != "" {
+			b.Fatal(res.Status)
 		}
 	}
 }

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/tandem-bench/tandem/cost"
+	"github.com/tandem-bench/tandem/results"
+)
+
+func costCmd(stdout io.Writer) *cobra.Command {
+	var ops int
+	var format, out, baseline, toggle, name, bench string
+	var maxIncrease, maxAllocs float64
+	var env []string
+	c := &cobra.Command{
+		Use:   "cost [flags] -- CMD ARGS…",
+		Args:  cobra.ArbitraryArgs,
+		Short: "Count instructions and allocations per operation (valgrind, Go benchmarks); gate on a baseline",
+		Long: `cost runs CMD with {ops} in its arguments replaced by 1, N and 2N under
+valgrind: callgrind counts instructions, DHAT heap allocations and bytes. Per
+operation = (X(2N) − X(N)) / N, measured twice; "exact" when the two agree
+within 1 %. The run of 1 operation is the cold cost. With --bench it reads Go
+benchmark output (go test -bench -benchmem) instead: allocations per op,
+exact by construction.
+
+Gates: exit 1 when instructions per op grew more than --max-increase percent
+over --baseline (an earlier JSON from cost), when a Go benchmark's
+allocations per op rose over the baseline, or when allocations per op exceed
+--max-allocs. Exit 2 for a missing valgrind, a command that fails or whose
+cost does not grow with {ops}.`,
+		Example: "  tandem cost --ops 1000 -- ./decode --messages {ops}\n" +
+			"  tandem cost --ops 1000 --baseline cost.json --max-increase 5 --max-allocs 3 -- ./decode --messages {ops}\n" +
+			"  go test -run '^$' -bench . -benchmem ./... | tandem cost --bench - --baseline allocs.json\n" +
+			"  tandem cost --env GOGC=off --env GOMAXPROCS=1 --env GODEBUG=asyncpreemptoff=1 -- ./goprog -n {ops}",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return badInput(fmt.Errorf("--format %q: want text or json", format))
+			}
+			rep := &cost.Report{Schema: cost.Schema, Costs: []cost.Cost{}}
+			switch {
+			case bench != "":
+				if len(args) > 0 {
+					return badInput(errors.New("--bench reads benchmark output; give no command"))
+				}
+				var r io.Reader = cmd.InOrStdin()
+				if bench != "-" {
+					f, err := os.Open(bench)
+					if err != nil {
+						return badInput(err)
+					}
+					defer f.Close()
+					r = f
+				}
+				costs, err := cost.FromBench(bench, r)
+				if err != nil {
+					return badInput(err)
+				}
+				rep.Costs = costs
+			case len(args) == 0:
+				return badInput(errors.New("no command: tandem cost -- CMD ARGS… (with {ops} in ARGS), or --bench FILE"))
+			default:
+				if ops < 1 {
+					return badInput(fmt.Errorf("--ops %d: want at least 1", ops))
+				}
+				if _, err := cost.Argv(args, ops); err != nil {
+					return badInput(err)
+				}
+				v, err := cost.FindValgrind()
+				if err != nil {
+					return badInput(err)
+				}
+				v.Toggle, v.Env = toggle, env
+				if name == "" {
+					name = strings.Join(args, " ")
+				}
+				c, err := v.Measure(cmd.Context(), name, args, ops)
+				if err != nil {
+					return badInput(err)
+				}
+				rep.Costs, rep.Valgrind, rep.Flags = []cost.Cost{c}, v.Version, v.Flags()
+			}
+			var base []cost.Cost
+			if baseline != "" {
+				data, err := os.ReadFile(baseline)
+				if err != nil {
+					return badInput(err)
+				}
+				var b cost.Report
+				if err := json.Unmarshal(data, &b); err != nil || b.Schema != cost.Schema {
+					return badInput(fmt.Errorf("%s: not a %s file: %v", baseline, cost.Schema, err))
+				}
+				base = b.Costs
+			} else {
+				maxIncrease = -1
+			}
+			rep.Gates = cost.Check(rep.Costs, base, maxIncrease, maxAllocs)
+			var b strings.Builder
+			if format == "json" {
+				enc := json.NewEncoder(&b)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else if err := cost.Text(&b, rep); err != nil {
+				return err
+			}
+			if out != "" {
+				data, err := json.MarshalIndent(rep, "", "  ")
+				if err != nil {
+					return err
+				}
+				if err := results.WriteFileAtomic(out, append(data, '\n')); err != nil {
+					return err
+				}
+			}
+			io.WriteString(stdout, b.String())
+			var failed []string
+			for _, g := range rep.Gates {
+				if g.Failed {
+					failed = append(failed, g.Message)
+				}
+			}
+			if len(failed) > 0 {
+				return &exitError{exitCheckFailed, errors.New(strings.Join(failed, "; "))}
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.IntVar(&ops, "ops", 1000, "N: runs of N and 2N operations give the slope")
+	f.StringVar(&format, "format", "text", "text or json")
+	f.StringVarP(&out, "output", "o", "", "also write the JSON to this file (a baseline for later runs)")
+	f.StringVar(&baseline, "baseline", "", "an earlier JSON from tandem cost to hold the counts against")
+	f.Float64Var(&maxIncrease, "max-increase", 5, "with --baseline: allowed growth of instructions per op, in percent")
+	f.Float64Var(&maxAllocs, "max-allocs", -1, "ceiling on allocations per op (negative: none)")
+	f.StringVar(&toggle, "toggle-collect", "", "count instructions only inside functions matching this (callgrind's --toggle-collect)")
+	f.StringVar(&name, "name", "", "the cost's name in the report (default: the command)")
+	f.StringArrayVar(&env, "env", nil, "K=V added to the measured command's environment (repeatable), e.g. GOGC=off")
+	f.StringVar(&bench, "bench", "", "read Go benchmark output from this file (- for stdin) instead of running a command")
+	return c
+}

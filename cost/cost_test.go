@@ -1,0 +1,147 @@
+package cost
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// valgrind finds valgrind; the test command installs it (Debian) and sets
+// TANDEM_REQUIRE_VALGRIND=1, so there its absence fails.
+func valgrind(t *testing.T) *Valgrind {
+	t.Helper()
+	v, err := FindValgrind()
+	if err != nil {
+		if os.Getenv("TANDEM_REQUIRE_VALGRIND") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	return v
+}
+
+// cc compiles a purpose-built C program with gcc.
+func cc(t *testing.T, src string, defines ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".c"))
+	args := append([]string{"-O1", "-o", out, src}, defines...)
+	if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	return out
+}
+
+// alloc.c allocates exactly three 64-byte blocks per operation and keeps a
+// pointer to each (24 bytes per operation in its array): 3 allocations and
+// 216 bytes per operation, whatever N.
+func TestMeasureExactAllocations(t *testing.T) {
+	v := valgrind(t)
+	bin := cc(t, "testdata/alloc.c", "-DWORK=100")
+	c, err := v.Measure(context.Background(), "alloc", []string{bin, "{ops}"}, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AllocationsPerOp != 3 || c.BytesPerOp != 216 || !c.Exact {
+		t.Errorf("allocations %v, bytes %v per op, exact %v; want 3, 216, true", c.AllocationsPerOp, c.BytesPerOp, c.Exact)
+	}
+	if c.InstructionsPerOp < 100 || c.ColdInstructions <= 0 || c.ColdAllocations < 3 || c.Source != "valgrind" {
+		t.Errorf("cost %+v", c)
+	}
+}
+
+// A variant that does about 10 % more work per operation fails a 5 % gate
+// against the first one's baseline; the same program passes against its
+// own.
+func TestGateCatchesCostlierVariant(t *testing.T) {
+	v := valgrind(t)
+	base, err := v.Measure(context.Background(), "alloc", []string{cc(t, "testdata/alloc.c", "-DWORK=100"), "{ops}"}, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := v.Measure(context.Background(), "alloc", []string{cc(t, "testdata/alloc.c", "-DWORK=100"), "{ops}"}, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	costlier, err := v.Measure(context.Background(), "alloc", []string{cc(t, "testdata/alloc.c", "-DWORK=125"), "{ops}"}, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if growth := costlier.InstructionsPerOp/base.InstructionsPerOp - 1; growth < 0.08 || growth > 0.2 {
+		t.Fatalf("the variant costs %+.1f %%; want about +10 %%", growth*100)
+	}
+	if g := Check([]Cost{again}, []Cost{base}, 5, -1); len(g) != 1 || g[0].Failed {
+		t.Errorf("the same program against its baseline: %+v", g)
+	}
+	g := Check([]Cost{costlier}, []Cost{base}, 5, -1)
+	if len(g) != 1 || !g[0].Failed || !strings.Contains(g[0].Message, "against the baseline") {
+		t.Errorf("the costlier variant passed: %+v", g)
+	}
+	if g := Check([]Cost{base}, nil, -1, 2); len(g) != 1 || !g[0].Failed {
+		t.Errorf("3 allocations per op under a ceiling of 2: %+v", g)
+	}
+}
+
+func TestNotScalingAndFailures(t *testing.T) {
+	v := valgrind(t)
+	_, err := v.Measure(context.Background(), "flat", []string{cc(t, "testdata/flat.c"), "{ops}"}, 100)
+	if !errors.Is(err, ErrNotScaling) {
+		t.Errorf("a program that ignores {ops}: %v", err)
+	}
+	if _, err := v.Measure(context.Background(), "false", []string{"false", "{ops}"}, 10); err == nil || !strings.Contains(err.Error(), "failed") {
+		t.Errorf("a failing command: %v", err)
+	}
+	if _, err := Argv([]string{"prog", "--n", "5"}, 10); err == nil {
+		t.Error("a command without {ops} was accepted")
+	}
+	if got, _ := Argv([]string{"prog", "--n={ops}"}, 7); got[1] != "--n=7" {
+		t.Errorf("Argv = %v", got)
+	}
+}
+
+func TestFromBench(t *testing.T) {
+	f, err := os.Open("testdata/bench.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	costs, err := FromBench("bench.txt", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Cost{}
+	for _, c := range costs {
+		got[c.Name] = c
+	}
+	if c := got["BenchmarkParse/small"]; c.AllocationsPerOp != 12 || c.BytesPerOp != 1024 || !c.Exact || c.Source != "go-bench" {
+		t.Errorf("BenchmarkParse/small: %+v", c)
+	}
+	if c := got["BenchmarkParse/large"]; c.Exact {
+		t.Errorf("runs with different allocation counts were called exact: %+v", c)
+	}
+	base := []Cost{{Name: "BenchmarkParse/small", AllocationsPerOp: 11, Source: "go-bench"}}
+	if g := Check(costs[:1], base, 0, -1); len(g) != 1 || !g[0].Failed {
+		t.Errorf("12 allocations against a baseline of 11: %+v", g)
+	}
+	if _, err := FromBench("x", strings.NewReader("BenchmarkX 100 5 ns/op\n")); err == nil {
+		t.Error("a result without -benchmem was accepted")
+	}
+	if _, err := FromBench("x", strings.NewReader("hello\n")); err == nil {
+		t.Error("text without results was accepted")
+	}
+}
+
+// Benchmark output comes from a file or a pipe: the reader never panics.
+func FuzzFromBench(f *testing.F) {
+	f.Add("BenchmarkA-2 100 5 ns/op 0 B/op 0 allocs/op\n")
+	f.Add("goos: linux\nBenchmarkB/x=1-8 \t 3 \t 1e3 ns/op \t 12 B/op \t 1 allocs/op\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		costs, err := FromBench("fuzz", strings.NewReader(s))
+		if err == nil && len(costs) == 0 {
+			t.Fatal("no error and no costs")
+		}
+	})
+}
