@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/sample"
@@ -23,17 +22,7 @@ func BenchmarkRun1000Cases(b *testing.B) {
 func benchCompat(b *testing.B, third sample.Build) {
 	eps := map[string]map[string]string{}
 	for i, build := range []sample.Build{sample.BuildA, sample.BuildA, third} {
-		srv, err := sample.Start(context.Background(), sample.Options{Build: build, DataDir: b.TempDir(), Blocks: 2000, Work: 1})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { srv.Close() })
-		for deadline := time.Now().Add(time.Minute); !srv.Indexed(); time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				b.Fatal("not indexed")
-			}
-		}
-		eps[fmt.Sprint("t", i)] = map[string]string{"grpc": srv.GRPCAddr()}
+		eps[fmt.Sprint("t", i)] = map[string]string{"grpc": startSample(b, build, 2000)}
 	}
 	s, err := studyParse(`
 version: 1

@@ -2,6 +2,7 @@ package compat
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,7 +73,7 @@ func extract(v any, segs []string) (any, bool) {
 		}
 		if seg == "*" {
 			var out []any
-			for _, k := range sortedKeys(x) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				if e, ok := extract(x[k], segs[1:]); ok {
 					out = append(out, e)
 				}
@@ -94,15 +95,6 @@ func extract(v any, segs []string) (any, bool) {
 		}
 	}
 	return nil, false
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Holds applies an oracle rule: equal (after mapping each value in a same

@@ -265,17 +265,7 @@ func withCompat(c *results.Compat) *results.Results {
 func TestRunAgainstSampleBuilds(t *testing.T) {
 	eps := map[string]map[string]string{}
 	for _, b := range []sample.Build{sample.BuildA, sample.BuildB} {
-		srv, err := sample.Start(context.Background(), sample.Options{Build: b, DataDir: t.TempDir(), Blocks: 50, Work: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { srv.Close() })
-		for deadline := time.Now().Add(time.Minute); !srv.Indexed(); time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("build %s: not indexed after a minute", b)
-			}
-		}
-		eps[string(b)] = map[string]string{"grpc": srv.GRPCAddr()}
+		eps[string(b)] = map[string]string{"grpc": startSample(t, b, 50)}
 	}
 	s := parseStudy(t, `
 version: 1
@@ -388,4 +378,21 @@ compat:
 	if !ok["a n"] || ok["b n"] || !ok["a hash"] || !ok["b hash"] {
 		t.Errorf("oracle checks %v", ok)
 	}
+}
+
+// startSample runs an indexed sample server of the given build and chain
+// length for the test and returns its gRPC address.
+func startSample(t testing.TB, b sample.Build, blocks int) string {
+	t.Helper()
+	srv, err := sample.Start(context.Background(), sample.Options{Build: b, DataDir: t.TempDir(), Blocks: blocks, Work: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	for deadline := time.Now().Add(time.Minute); !srv.Indexed(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("build %s: not indexed after a minute", b)
+		}
+	}
+	return srv.GRPCAddr()
 }

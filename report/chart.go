@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -266,29 +267,20 @@ func charts(r *results.Results) []chart {
 
 // levels lists a scenario's levels in order of first appearance.
 func levels(sc *results.Scenario) []int {
-	var out []int
-	for _, s := range sc.Summary {
-		found := false
-		for _, l := range out {
-			found = found || l == s.Concurrency
-		}
-		if !found {
-			out = append(out, s.Concurrency)
-		}
-	}
-	return out
+	return firstSeen(sc.Summary, func(s results.Summary) int { return s.Concurrency })
 }
 
 // targetsOf lists a scenario's targets in order of first appearance.
 func targetsOf(sc *results.Scenario) []string {
-	var out []string
-	for _, s := range sc.Summary {
-		found := false
-		for _, t := range out {
-			found = found || t == s.Target
-		}
-		if !found {
-			out = append(out, s.Target)
+	return firstSeen(sc.Summary, func(s results.Summary) string { return s.Target })
+}
+
+// firstSeen lists the distinct keys of a summary, in order.
+func firstSeen[K comparable](sum []results.Summary, key func(results.Summary) K) []K {
+	var out []K
+	for _, s := range sum {
+		if k := key(s); !slices.Contains(out, k) {
+			out = append(out, k)
 		}
 	}
 	return out

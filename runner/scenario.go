@@ -74,7 +74,9 @@ func resultsLoad(l study.Load, d time.Duration) results.Load {
 	return out
 }
 
-func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
+// running returns the scenario's targets that are up, in its order; with
+// none it warns that the scenario (what names it) is skipped.
+func (r *runner) running(sc *study.Scenario, what string) []*live {
 	var ls []*live
 	for _, name := range sc.Targets {
 		for _, l := range r.live {
@@ -84,7 +86,14 @@ func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
 		}
 	}
 	if len(ls) == 0 {
-		r.warn(fmt.Sprintf("scenario %s: skipped: none of its targets is running", sc.Name))
+		r.warn(fmt.Sprintf("%s %s: skipped: none of its targets is running", what, sc.Name))
+	}
+	return ls
+}
+
+func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
+	ls := r.running(sc, "scenario")
+	if len(ls) == 0 {
 		return nil
 	}
 	rounds := sc.Rounds

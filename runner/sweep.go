@@ -25,16 +25,8 @@ const maxProbes = 12
 // connection count. Results are saved after every cell.
 func (r *runner) sweep(ctx context.Context, sc *study.Scenario) error {
 	sw := sc.Sweep
-	var ls []*live
-	for _, name := range sc.Targets {
-		for _, l := range r.live {
-			if l.spec.Name == name && l.err == nil {
-				ls = append(ls, l)
-			}
-		}
-	}
+	ls := r.running(sc, "sweep")
 	if len(ls) == 0 {
-		r.warn(fmt.Sprintf("sweep %s: skipped: none of its targets is running", sc.Name))
 		return nil
 	}
 	rule := "confirmed < expected"
