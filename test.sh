@@ -25,12 +25,14 @@ if [ ! -x "$CMT/cometbft" ] || [ ! -x "$CMT/report" ]; then
 fi
 export PATH="$CMT:$PATH" TANDEM_REQUIRE_COMETBFT=1
 # Debian packages: headless Chromium (to check the HTML report as a person
-# sees it), Prometheus (to query a real server for a run's metrics) and
-# valgrind (counted costs).
+# sees it), Prometheus (to query a real server for a run's metrics),
+# valgrind (counted costs) and RabbitMQ (private nodes for the AMQP driver;
+# the package starts no service without systemd, and the tests start their own).
 missing=""
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing="$missing chromium"
 command -v prometheus >/dev/null 2>&1 || missing="$missing prometheus"
 command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
+command -v rabbitmq-server >/dev/null 2>&1 || missing="$missing rabbitmq-server"
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
     echo "test.sh: missing Debian packages:$missing (apt-get install$missing)" >&2; exit 1
@@ -38,7 +40,7 @@ if [ -n "$missing" ]; then
   echo "installing Debian packages:$missing"
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
-export TANDEM_REQUIRE_CHROMIUM=1 TANDEM_REQUIRE_PROMETHEUS=1 TANDEM_REQUIRE_VALGRIND=1
+export TANDEM_REQUIRE_CHROMIUM=1 TANDEM_REQUIRE_PROMETHEUS=1 TANDEM_REQUIRE_VALGRIND=1 TANDEM_REQUIRE_RABBITMQ=1
 
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))

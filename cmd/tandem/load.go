@@ -11,10 +11,12 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/tandem-bench/tandem/driver/amqpdrv"
 	"github.com/tandem-bench/tandem/driver/grpcdrv"
 	"github.com/tandem-bench/tandem/driver/httpdrv"
 	"github.com/tandem-bench/tandem/driver/wsdrv"
@@ -36,6 +38,9 @@ func loadCmd(stdout, stderr io.Writer) *cobra.Command {
 		format                                      string
 		http2, insecure, quickACK                   bool
 		cpuprofile, unit                            string
+		queueType, ack                              string
+		prefetch, size                              int
+		confirm                                     bool
 	)
 	c := &cobra.Command{
 		Use:   "load TARGET",
@@ -43,8 +48,12 @@ func loadCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `load sends one request shape to one target and reports what it measured.
 TARGET is http(s)://HOST/PATH (with --jsonrpc for JSON-RPC 2.0),
 grpc://HOST:PORT/package.Service/Method (types from server reflection, or
---proto files), or ws(s)://HOST/PATH with --jsonrpc (JSON-RPC over WebSocket,
-answers matched by id).
+--proto files), ws(s)://HOST/PATH with --jsonrpc (JSON-RPC over WebSocket,
+answers matched by id), or amqp://USER:PASS@HOST:PORT/VHOST (publish into
+and consume from a queue declared for the run: --queue-type, --prefetch,
+--size, --confirm, --ack; ok = messages consumed and acked, latency from
+each message's send time, throughput from the first delivery to the last
+ack).
 
 Load shapes:
   --concurrency N            closed loop: N clients, each waiting for its answer (default)
@@ -56,9 +65,31 @@ Load shapes:
                              connection (CometBFT's load-runner shape)`,
 		Example: "  tandem load grpc://127.0.0.1:9090/tandem.sample.v1.Ledger/GetBlock --data '{\"height\":5}' --concurrency 8 --duration 10s\n" +
 			"  tandem load http://127.0.0.1:8080/ping --rate 5000 --connections 16 --duration 30s\n" +
-			"  tandem load http://127.0.0.1:8080/ --jsonrpc getbalance --params '[\"tz1000042\"]' --rate 100-2000 --duration 20s --format json",
+			"  tandem load http://127.0.0.1:8080/ --jsonrpc getbalance --params '[\"tz1000042\"]' --rate 100-2000 --duration 20s --format json\n" +
+			"  tandem load amqp://guest:guest@127.0.0.1:5672/ --queue-type quorum --prefetch 512 --size 1024 --requests 100000",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.HasPrefix(args[0], "amqp://") || strings.HasPrefix(args[0], "amqps://") {
+				if requests <= 0 && duration <= 0 {
+					duration = 10 * time.Second
+				}
+				var r float64
+				if rate != "" {
+					var err error
+					if r, err = strconv.ParseFloat(rate, 64); err != nil || r <= 0 {
+						return badInput(fmt.Errorf("--rate %q: an AMQP run takes one rate in messages per second", rate))
+					}
+				}
+				s, err := amqpdrv.Run(cmd.Context(), amqpdrv.Options{URL: args[0], QueueType: queueType, Prefetch: prefetch, Size: size,
+					Confirm: confirm, Ack: ack, Messages: requests, Duration: duration, Timeout: timeout, Rate: r})
+				if err != nil && cmd.Context().Err() == nil {
+					return badInput(err)
+				}
+				if r > 0 {
+					s.OfferedRate = r
+				}
+				return printSample(stdout, format, s, nil)
+			}
 			if unit != "" && unit != "request" && unit != "message" {
 				return badInput(fmt.Errorf("--unit %q: want request or message", unit))
 			}
@@ -178,6 +209,11 @@ Load shapes:
 	f.StringVar(&unit, "unit", "", "the unit of work: request, or message (each streamed message); default message for server-streaming gRPC")
 	f.BoolVar(&quickACK, "quickack", false, "acknowledge every segment at once (TCP_QUICKACK): if a ~40 ms stall vanishes, the server waits for delayed ACKs")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the generator (pprof) to this file")
+	f.StringVar(&queueType, "queue-type", "classic", "amqp: classic or quorum (a queue declared for the run, deleted after)")
+	f.IntVar(&prefetch, "prefetch", 1, "amqp: the consumer's prefetch window")
+	f.IntVar(&size, "size", 1024, "amqp: message body in bytes (the first 8 carry the send time)")
+	f.BoolVar(&confirm, "confirm", false, "amqp: publish with publisher confirms")
+	f.StringVar(&ack, "ack", "each", "amqp: each, multiple or auto")
 	return c
 }
 
