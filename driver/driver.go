@@ -6,15 +6,18 @@ package driver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/tandem-bench/tandem/comet"
+	"github.com/tandem-bench/tandem/driver/amqpdrv"
 	"github.com/tandem-bench/tandem/driver/grpcdrv"
 	"github.com/tandem-bench/tandem/driver/httpdrv"
 	"github.com/tandem-bench/tandem/driver/wsdrv"
 	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
 )
 
@@ -120,6 +123,10 @@ func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Cal
 			return nil, err
 		}
 		return asker[*wsdrv.Conn]{c, c.DialConn}, nil
+	case study.ProtoAMQP:
+		a := call.AMQP
+		return AMQP{opts: amqpdrv.Options{URL: endpoint, Queue: a.Queue, QueueType: a.QueueType, Prefetch: a.Prefetch,
+			Size: a.Size, Confirm: a.Confirm, Ack: a.Ack, Timeout: timeout}}, nil
 	}
 	return nil, fmt.Errorf("%s calls are not supported by this tandem yet", call.Protocol())
 }
@@ -136,6 +143,38 @@ func expandEnv(h map[string]string) (map[string]string, error) {
 		out[k] = e
 	}
 	return out, nil
+}
+
+// AMQP is the Caller of an amqp call. A broker is not asked request by
+// request: Run publishes and consumes a whole run through one queue, and
+// the runner calls it instead of a load loop.
+type AMQP struct{ opts amqpdrv.Options }
+
+// Dial is not how an AMQP call is measured: see Run.
+func (AMQP) Dial(context.Context) (load.Conn, error) {
+	return nil, errors.New("amqp calls run whole (AMQP.Run), not request by request")
+}
+
+// Ask publishes and consumes one message.
+func (a AMQP) Ask(ctx context.Context) ([][]byte, load.Result, error) {
+	s, err := a.Run(ctx, 1, 0)
+	if err != nil {
+		return nil, load.Result{}, err
+	}
+	if s.OK != 1 {
+		return nil, load.Result{Status: "amqp"}, nil
+	}
+	return [][]byte{[]byte("{}")}, load.Result{Units: 1}, nil
+}
+
+// Run publishes and consumes messages (or for d when messages is 0).
+func (a AMQP) Run(ctx context.Context, messages int64, d time.Duration) (results.Sample, error) {
+	o := a.opts
+	o.Messages, o.Duration = messages, d
+	if messages > 0 {
+		o.Duration = 0 // the count bounds the run; the timeout bounds the wait
+	}
+	return amqpdrv.Run(ctx, o)
 }
 
 func joinURL(base, path string) string {

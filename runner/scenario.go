@@ -150,7 +150,13 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Sce
 	higher := sc.Metric == "throughput"
 	run := r.executorFor(sc, level, unit)
 	exec := func(l *live, requests int64, d time.Duration) (results.Sample, error) {
-		s, err := run(ctx, callers[l.spec.Name], requests, d)
+		var s results.Sample
+		var err error
+		if a, ok := callers[l.spec.Name].(driver.AMQP); ok {
+			s, err = a.Run(ctx, requests, d) // a broker run: publish and consume through one queue
+		} else {
+			s, err = run(ctx, callers[l.spec.Name], requests, d)
+		}
 		if err == nil && l.proc != nil {
 			err = exitedDuring(l, s)
 		}
@@ -163,7 +169,7 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Sce
 	// Warm-up, discarded: the scenario's own load shape for warmup's length
 	// (a closed loop of the connections for batched loads).
 	warm := exec
-	if sc.Load.Model() == "batched" {
+	if _, ok := callers[ls[0].spec.Name].(driver.AMQP); !ok && sc.Load.Model() == "batched" {
 		closed := r.executorFor(&study.Scenario{Load: study.Load{Concurrency: study.IntList{sc.Load.Connections}}}, sc.Load.Connections, unit)
 		warm = func(l *live, requests int64, d time.Duration) (results.Sample, error) {
 			return closed(ctx, callers[l.spec.Name], requests, d)

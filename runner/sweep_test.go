@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/internal/promtest"
+	"github.com/tandem-bench/tandem/internal/rabbittest"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -213,5 +214,41 @@ costs:
 	}
 	if c := res.Costs[1]; c.Error == "" {
 		t.Errorf("a command that cannot run has no error: %+v", c)
+	}
+}
+
+// A scenario with an amqp call measures the broker run by run (one
+// publisher, one consumer, a queue per run), calibrated like any other.
+func TestAMQPScenario(t *testing.T) {
+	url := rabbittest.Start(t)
+	s := parse(t, fmt.Sprintf(`
+version: 1
+name: broker
+defaults: {rounds: 2, warmup: 100ms, min_duration: 300ms}
+targets: [{name: rabbit, endpoints: {amqp: %q}}]
+calls:
+  classic: {amqp: {queue_type: classic, prefetch: 256, ack: multiple, size: 512}, unit: message}
+  quorum: {amqp: {queue_type: quorum, prefetch: 64, confirm: true}, unit: message}
+scenarios:
+  - {name: classic, call: classic, metric: throughput, load: {concurrency: 1}}
+  - {name: quorum, call: quorum, metric: throughput, load: {concurrency: 1}, requests: 1000}
+`, url))
+	o := options(t, nil)
+	if _, err := Run(context.Background(), s, o); err != nil {
+		t.Fatal(err)
+	}
+	res := readResults(t, o.Out)
+	for _, sc := range res.Scenarios {
+		if len(sc.Rounds) != 2 {
+			t.Fatalf("%s: %d rounds", sc.Name, len(sc.Rounds))
+		}
+		for _, rd := range sc.Rounds {
+			if rd.Failed || rd.OK != rd.Requests || rd.OK < 200 || rd.UnitsPerS <= 0 {
+				t.Errorf("%s round %d: %+v", sc.Name, rd.Round, rd.Sample)
+			}
+		}
+	}
+	if q := res.Scenarios[1]; q.Rounds[0].OK != 1000 {
+		t.Errorf("quorum: %d messages; want the 1000 asked for", q.Rounds[0].OK)
 	}
 }

@@ -403,6 +403,9 @@ func (v *validator) call(name string, c *Call) {
 	if c.AMQP != nil && c.AMQP.QueueType != "" && c.AMQP.QueueType != "classic" && c.AMQP.QueueType != "quorum" {
 		v.errorf(path+".amqp.queue_type", "classic or quorum", "unknown queue type %q", c.AMQP.QueueType)
 	}
+	if a := c.AMQP; a != nil && a.Ack != "" && a.Ack != "each" && a.Ack != "multiple" && a.Ack != "auto" {
+		v.errorf(path+".amqp.ack", "each, multiple or auto", "unknown ack mode %q", a.Ack)
+	}
 	for _, val := range []struct {
 		path string
 		v    Value

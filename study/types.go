@@ -144,6 +144,7 @@ type AMQPCall struct {
 	Prefetch  int    `yaml:"prefetch" doc:"Consumer prefetch window."`
 	Size      int    `yaml:"size" doc:"Message body size in bytes."`
 	Confirm   bool   `yaml:"confirm" doc:"Wait for publisher confirms."`
+	Ack       string `yaml:"ack" doc:"each (default), multiple or auto."`
 }
 
 // Startup configures the startup study.

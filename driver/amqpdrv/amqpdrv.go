@@ -24,6 +24,9 @@ import (
 type Options struct {
 	// URL is amqp://USER:PASS@HOST:PORT/VHOST.
 	URL string
+	// Queue prefixes the name of the queue declared for the run; default
+	// tandem.
+	Queue string
 	// QueueType is classic (default) or quorum.
 	QueueType string
 	// Prefetch is the consumer's window (basic.qos); default 1.
@@ -103,7 +106,11 @@ func Run(ctx context.Context, o Options) (results.Sample, error) {
 	}
 	var suffix [6]byte
 	rand.Read(suffix[:])
-	queue := "tandem-" + hex.EncodeToString(suffix[:])
+	prefix := o.Queue
+	if prefix == "" {
+		prefix = "tandem"
+	}
+	queue := prefix + "-" + hex.EncodeToString(suffix[:])
 	args := amqp.Table{"x-queue-type": o.QueueType}
 	if _, err := pub.QueueDeclare(queue, o.QueueType == "quorum", false, false, false, args); err != nil {
 		return results.Sample{}, fmt.Errorf("declare %s queue: %w", o.QueueType, err)
