@@ -102,6 +102,7 @@ func TestCanonical(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{`{"b":1,"a":[true,null,"x"]}`, `{"a":[true,null,"x"],"b":1}`},
 		{`[1.0, 1e0, 10E-1, -0, 1.5, 1e400, 12345678901234567890123]`, `[1,1,1,0,1.5,1e400,12345678901234567890123]`},
+		{`[-0.0, -0e5, 0.0]`, `[0,0,0]`}, // found by FuzzCanonical: -0.0 once became "-0", then "0"
 		{`"<&>\u00e9\n"`, `"<&>é\n"`},
 		{` { "z" : { "y" : 2 , "x" : 1 } } `, `{"z":{"x":1,"y":2}}`},
 	} {

@@ -235,6 +235,9 @@ func canonicalNumber(n json.Number) string {
 	if err != nil {
 		return s
 	}
+	if f == 0 {
+		return "0" // -0.0 and 0e5 too
+	}
 	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
 		return strconv.FormatFloat(f, 'f', -1, 64)
 	}
