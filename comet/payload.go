@@ -97,18 +97,19 @@ func ParseTx(tx []byte) (*Payload, error) {
 		return nil, fmt.Errorf("%w: %v", ErrNotPayload, err)
 	}
 	p := &Payload{}
+	bad := func(n int) error { return fmt.Errorf("%w: %v", ErrNotPayload, protowire.ParseError(n)) }
 	var secs, nanos uint64
 	for len(raw) > 0 {
 		num, typ, n := protowire.ConsumeTag(raw)
 		if n < 0 {
-			return nil, fmt.Errorf("%w: %v", ErrNotPayload, protowire.ParseError(n))
+			return nil, bad(n)
 		}
 		raw = raw[n:]
 		switch {
 		case typ == protowire.VarintType && num >= 1 && num <= 3:
 			v, n := protowire.ConsumeVarint(raw)
 			if n < 0 {
-				return nil, fmt.Errorf("%w: %v", ErrNotPayload, protowire.ParseError(n))
+				return nil, bad(n)
 			}
 			raw = raw[n:]
 			switch num {
@@ -122,7 +123,7 @@ func ParseTx(tx []byte) (*Payload, error) {
 		case typ == protowire.BytesType && num >= 4 && num <= 6:
 			v, n := protowire.ConsumeBytes(raw)
 			if n < 0 {
-				return nil, fmt.Errorf("%w: %v", ErrNotPayload, protowire.ParseError(n))
+				return nil, bad(n)
 			}
 			raw = raw[n:]
 			switch num {
@@ -141,7 +142,7 @@ func ParseTx(tx []byte) (*Payload, error) {
 		default:
 			n := protowire.ConsumeFieldValue(num, typ, raw)
 			if n < 0 {
-				return nil, fmt.Errorf("%w: %v", ErrNotPayload, protowire.ParseError(n))
+				return nil, bad(n)
 			}
 			raw = raw[n:]
 		}

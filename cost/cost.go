@@ -99,7 +99,6 @@ func (v *Valgrind) run(ctx context.Context, args, argv []string) error {
 	cmd.Env = append(os.Environ(), v.Env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	cmd.Stdout = nil
 	if err := cmd.Run(); err != nil {
 		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 		var tail []string

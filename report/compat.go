@@ -153,11 +153,7 @@ func vars(v map[string]any) string {
 	sort.Strings(names)
 	var parts []string
 	for _, k := range names {
-		s := fmt.Sprint(v[k])
-		if len(s) > 40 {
-			s = s[:37] + "…"
-		}
-		parts = append(parts, k+"="+s)
+		parts = append(parts, k+"="+cut(fmt.Sprint(v[k]), 40))
 	}
 	return strings.Join(parts, " ")
 }

@@ -87,11 +87,7 @@ func findings(fs []results.Finding) []finding {
 	for _, f := range fs {
 		x := finding{Finding: f}
 		for _, k := range slices.Sorted(maps.Keys(f.Evidence)) {
-			v := f.Evidence[k]
-			if len(v) > 160 {
-				v = v[:157] + "…"
-			}
-			x.Evidence = append(x.Evidence, evidence{k, v})
+			x.Evidence = append(x.Evidence, evidence{k, cut(f.Evidence[k], 160)})
 		}
 		out = append(out, x)
 	}

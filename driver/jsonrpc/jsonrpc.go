@@ -15,6 +15,9 @@ import (
 // Request is an encoded JSON-RPC 2.0 request without its id.
 type Request struct {
 	prefix, suffix []byte
+	// head is the suffix up to the params, for requests whose params
+	// change (AppendWith).
+	head []byte
 }
 
 // NewRequest encodes a request for method with params (JSON; empty means []).
@@ -25,10 +28,23 @@ func NewRequest(method string, params []byte) (*Request, error) {
 	if !Valid(params) {
 		return nil, fmt.Errorf("params for %s: not valid JSON", method)
 	}
+	head := fmt.Appendf(nil, `,"method":%s,"params":`, strconv.Quote(method))
 	return &Request{
 		prefix: []byte(`{"jsonrpc":"2.0","id":`),
-		suffix: fmt.Appendf(nil, `,"method":%s,"params":%s}`, strconv.Quote(method), params),
+		suffix: append(append(head[:len(head):len(head)], params...), '}'),
+		head:   head,
 	}, nil
+}
+
+// AppendWith appends the request with the given id and the params that
+// params appends (fresh for every request, such as a new transaction).
+func (r *Request) AppendWith(dst []byte, id int64, params func(dst []byte) ([]byte, error)) ([]byte, error) {
+	dst = append(strconv.AppendInt(append(dst, r.prefix...), id, 10), r.head...)
+	dst, err := params(dst)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
 }
 
 // Append appends the request with the given id to dst.

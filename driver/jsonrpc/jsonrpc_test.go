@@ -50,3 +50,17 @@ func FuzzCheckReply(f *testing.F) {
 		}
 	})
 }
+
+func TestAppendWith(t *testing.T) {
+	r, err := NewRequest("broadcast_tx_sync", []byte(`{"tx":"old"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.AppendWith(nil, 7, func(dst []byte) ([]byte, error) { return append(dst, `{"tx":"new"}`...), nil })
+	if err != nil || string(got) != `{"jsonrpc":"2.0","id":7,"method":"broadcast_tx_sync","params":{"tx":"new"}}` {
+		t.Errorf("AppendWith = %s, %v", got, err)
+	}
+	if fixed := string(r.Append(nil, 8)); fixed != `{"jsonrpc":"2.0","id":8,"method":"broadcast_tx_sync","params":{"tx":"old"}}` {
+		t.Errorf("Append after AppendWith = %s", fixed)
+	}
+}

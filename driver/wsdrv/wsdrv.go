@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/coder/websocket"
@@ -126,16 +125,10 @@ func (cn *Conn) ask(ctx context.Context, deadline time.Time) ([]byte, load.Resul
 	}
 	cn.id++
 	if np := cn.c.opts.NewParams; np != nil {
-		cn.out = append(cn.out[:0], `{"jsonrpc":"2.0","id":`...)
-		cn.out = strconv.AppendInt(cn.out, cn.id, 10)
-		cn.out = append(cn.out, `,"method":`...)
-		cn.out = strconv.AppendQuote(cn.out, cn.c.opts.Method)
-		cn.out = append(cn.out, `,"params":`...)
 		var err error
-		if cn.out, err = np(cn.out); err != nil {
+		if cn.out, err = cn.c.req.AppendWith(cn.out[:0], cn.id, np); err != nil {
 			return nil, load.Result{Status: "request"}
 		}
-		cn.out = append(cn.out, '}')
 	} else {
 		cn.out = cn.c.req.Append(cn.out[:0], cn.id)
 	}
