@@ -2,6 +2,8 @@ package amqpdrv
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -38,5 +40,133 @@ func TestRunAgainstRabbitMQ(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), Options{URL: url, QueueType: "stream", Messages: 1}); err == nil {
 		t.Error("queue type stream was accepted")
+	}
+}
+
+// The watcher's drain window (first delivery to last ack, seen only from
+// the queue's ready count) agrees with the raw loop's own clock, for both
+// queue types and the ack modes.
+func TestWatchAgreesWithTheLoop(t *testing.T) {
+	url := rabbittest.Start(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		queueType, ack string
+		prefetch       int
+		n              int64
+	}{
+		{"classic", "each", 1, 3000},
+		{"classic", "each", 512, 30000},
+		{"classic", "multiple", 512, 30000},
+		{"quorum", "each", 64, 10000},
+		{"classic", "auto", 100, 20000},
+	} {
+		name := fmt.Sprintf("%s/%s/p%d", c.queueType, c.ack, c.prefetch)
+		q, err := Declare(url, "watch", c.queueType)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Fill(ctx, c.n, 256); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got, err := q.Ready(); err != nil || int64(got) != c.n {
+			t.Fatalf("%s: %d ready after the fill (%v); want %d", name, got, err, c.n)
+		}
+		raw, err := StartRaw(ctx, url, q.Name, c.prefetch, c.ack, 1, c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := q.Watch(ctx, c.n, c.prefetch, c.ack == "auto", 5*time.Second, raw)
+		for deadline := time.Now().Add(5 * time.Second); c.ack == "auto" && raw.Acked() < c.n && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond) // the loop works through what the broker sent
+		}
+		raw.Stop()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if w.Done != c.n || w.First.IsZero() || !w.Last.After(w.First) {
+			t.Fatalf("%s: watched %+v", name, w)
+		}
+		own := raw.At(1).Sub(raw.At(0))
+		seen := w.Last.Sub(w.First)
+		// The watcher polls every 1 ms at the edges: a few ms apart at most,
+		// plus 3 % for the poll's own round trips.
+		d := (seen - own).Abs()
+		if c.ack == "auto" {
+			// without acks the window closes with the last delivery, which
+			// may come before the loop has worked through its buffer
+			d = max(seen-own, 0)
+		}
+		if d > 5*time.Millisecond+own*3/100 {
+			t.Errorf("%s: the watcher saw %v, the loop %v (%d polls)", name, seen, own, w.Polls)
+		}
+		t.Logf("%s: watcher %v, loop %v, %.0f msg/s, %d polls", name, seen, own, float64(c.n)/seen.Seconds(), w.Polls)
+		if err := q.Delete(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// idle is a consumer that never consumes, or one that exits at once.
+type idle struct {
+	done chan struct{}
+	err  error
+}
+
+func (c *idle) Exited() <-chan struct{} { return c.done }
+func (c *idle) Err() error              { return c.err }
+func (c *idle) Stop() error             { return nil }
+
+// Drain fills, times and deletes; a consumer that dies or stands still
+// fails the run, bounded, and the queue is gone either way.
+func TestDrain(t *testing.T) {
+	url := rabbittest.Start(t)
+	ctx := context.Background()
+	var queues []string
+	o := DrainOptions{URL: url, Queue: "drain", QueueType: "quorum", Prefetch: 128, Size: 100, Messages: 5000, Stall: 300 * time.Millisecond}
+	s, err := Drain(ctx, o, func(ctx context.Context, queue string) (Consumer, error) {
+		queues = append(queues, queue)
+		return StartRaw(ctx, url, queue, 128, "each")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Requests != 5000 || s.OK != 5000 || s.UnitsPerS <= 0 || s.DurationNs <= 0 || s.Unit != "message" {
+		t.Errorf("drain: %+v", s)
+	}
+	exited := &idle{done: make(chan struct{}), err: errors.New("exit status 3")}
+	close(exited.done)
+	for _, c := range []struct {
+		consumer *idle
+		want     string
+	}{
+		{&idle{done: make(chan struct{})}, "did not move for 300ms: 5000 of 5000"},
+		{exited, "consumer: exit status 3"},
+	} {
+		start := time.Now()
+		_, err := Drain(ctx, o, func(ctx context.Context, queue string) (Consumer, error) {
+			queues = append(queues, queue)
+			return c.consumer, nil
+		})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v; want %q", err, c.want)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("a failed drain took %v", d)
+		}
+	}
+	conn, err := dial(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, name := range queues {
+		ch, err := conn.Channel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ch.QueueDeclarePassive(name, false, false, false, false, nil); err == nil {
+			t.Errorf("queue %s is still there", name)
+			ch.Close()
+		}
 	}
 }
