@@ -7,6 +7,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -122,6 +123,26 @@ func verdictText(sc *results.Scenario, c results.Comparison) string {
 // tables lays out the results as the tables every format shows.
 func tables(r *results.Results, diffRows int) []table {
 	var ts []table
+	if len(r.Services) > 0 {
+		sv := table{Title: "Services", Note: "shared infrastructure, started once before the targets", Header: []string{"service", "kind", "endpoints", "up in", "status"}}
+		for _, s := range r.Services {
+			var eps []string
+			for _, k := range slices.Sorted(maps.Keys(s.Endpoints)) {
+				eps = append(eps, k+" "+s.Endpoints[k])
+			}
+			status := "ok"
+			if s.Error != "" {
+				status = "failed: " + firstLine(s.Error)
+			}
+			up := "–"
+			if s.Kind != "external" {
+				up = Duration(float64(s.StartNs))
+			}
+			sv.Rows = append(sv.Rows, []string{s.Name, s.Kind, strings.Join(eps, ", "), up, status})
+		}
+		ts = append(ts, sv)
+	}
+	started := slices.ContainsFunc(r.Targets, func(t results.Target) bool { return t.Startup != nil || t.Error != "" })
 	st := table{Title: "Startup from empty", Note: "with several starts: median [best … worst]", Header: []string{"target", "first answer", "ready", "CPU", "peak RSS", "disk", "status"}}
 	for _, t := range r.Targets {
 		row := []string{t.Name, "–", "–", "–", "–", "–", "ok"}
@@ -143,7 +164,9 @@ func tables(r *results.Results, diffRows int) []table {
 		}
 		st.Rows = append(st.Rows, row)
 	}
-	ts = append(ts, st)
+	if started {
+		ts = append(ts, st)
+	}
 	if c := r.Compat; c != nil {
 		ts = append(ts, compatTables(c, diffRows)...)
 	}
@@ -155,8 +178,11 @@ func tables(r *results.Results, diffRows int) []table {
 		}
 		t := table{Title: "Scenario " + sc.Name, Header: []string{"target", "load", metric + ": best [median … worst]", "rounds", "errors", "verdict"}}
 		t.Note = fmt.Sprintf("call %s, %s loop, %s is better", sc.Call, sc.Load.Model, sc.Direction)
+		if sc.Load.Model == "drain" {
+			t.Note = fmt.Sprintf("call %s: each run fills a fresh queue and times the consumer's drain, first delivery to last ack; %s is better", sc.Call, sc.Direction)
+		}
 		if sc.Requests > 0 {
-			t.Note += fmt.Sprintf(", %d requests per run", sc.Requests)
+			t.Note += fmt.Sprintf(", %d %ss per run", sc.Requests, sc.Unit)
 		}
 		for _, s := range sc.Summary {
 			verdict := "baseline"
@@ -209,6 +235,8 @@ func loadCell(l results.Load, level int) string {
 		return l.Schedule + conns
 	case "batched":
 		return fmt.Sprintf("%d per %v", l.PerPeriod, time.Duration(l.PeriodNs)) + conns
+	case "drain":
+		return fmt.Sprintf("prefetch %d", l.Prefetch)
 	}
 	if level == 1 {
 		return "1 client"
@@ -250,6 +278,15 @@ func machineLine(r *results.Results) string {
 	s := fmt.Sprintf("%s, %d cores, Linux %s, %s, GOMAXPROCS %d", m.CPUModel, m.Cores, m.Kernel, m.GoVersion, m.GOMAXPROCS)
 	if len(m.GeneratorCPUs) > 0 {
 		s += fmt.Sprintf(", generator on CPUs %v", m.GeneratorCPUs)
+	}
+	var rtts []string
+	for _, t := range r.Targets {
+		if t.RTTNs > 0 {
+			rtts = append(rtts, fmt.Sprintf("%s %s (%s)", t.Name, Duration(float64(t.RTTNs)), t.RTTCall))
+		}
+	}
+	if len(rtts) > 0 {
+		s += "; round trips: " + strings.Join(rtts, ", ")
 	}
 	return s
 }

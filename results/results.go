@@ -31,13 +31,15 @@ type Results struct {
 	CreatedAt time.Time `json:"created_at"`
 	// Interrupted is true when the run was cancelled: what is here is valid
 	// but incomplete.
-	Interrupted bool       `json:"interrupted"`
-	Machine     Machine    `json:"machine"`
-	Targets     []Target   `json:"targets"`
-	Scenarios   []Scenario `json:"scenarios"`
-	Compat      *Compat    `json:"compat"`
-	Sweeps      []Sweep    `json:"sweeps"`
-	Findings    []Finding  `json:"findings"`
+	Interrupted bool    `json:"interrupted"`
+	Machine     Machine `json:"machine"`
+	// Services are the study's shared infrastructure.
+	Services  []Service  `json:"services,omitempty"`
+	Targets   []Target   `json:"targets"`
+	Scenarios []Scenario `json:"scenarios"`
+	Compat    *Compat    `json:"compat"`
+	Sweeps    []Sweep    `json:"sweeps"`
+	Findings  []Finding  `json:"findings"`
 	// Costs are the study's counted costs (tandem cost, per study).
 	Costs []Cost `json:"costs,omitempty"`
 	// Warnings are things a reader of the numbers should know.
@@ -135,7 +137,8 @@ type Scenario struct {
 
 // Load is a scenario's load shape.
 type Load struct {
-	// Model is "closed", "open" or "batched".
+	// Model is "closed", "open", "batched" or "drain" (consumers draining a
+	// queue tandem filled).
 	Model       string  `json:"model"`
 	Concurrency []int   `json:"concurrency,omitempty"`
 	Rate        float64 `json:"rate,omitempty"`
@@ -145,6 +148,22 @@ type Load struct {
 	// PerPeriod and PeriodNs describe a batched loop.
 	PerPeriod int   `json:"per_period,omitempty"`
 	PeriodNs  int64 `json:"period_ns,omitempty"`
+	// Prefetch is an AMQP consumer's window: the in-flight window of the
+	// server-bound rule.
+	Prefetch int `json:"prefetch,omitempty"`
+}
+
+// Service is one piece of shared infrastructure of a study.
+type Service struct {
+	Name string `json:"name"`
+	// Kind is rabbitmq (a private node tandem started), external (a broker
+	// named by the environment, not started) or command.
+	Kind string `json:"kind"`
+	// Endpoints are its addresses, passwords hidden.
+	Endpoints map[string]string `json:"endpoints,omitempty"`
+	// StartNs is how long it took to come up.
+	StartNs int64  `json:"start_ns,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // Round is one measured run of one scenario on one target.

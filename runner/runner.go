@@ -25,6 +25,7 @@ import (
 	"github.com/tandem-bench/tandem/compat"
 	"github.com/tandem-bench/tandem/cost"
 	"github.com/tandem-bench/tandem/driver"
+	"github.com/tandem-bench/tandem/driver/amqpdrv"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/metrics"
 	"github.com/tandem-bench/tandem/results"
@@ -83,6 +84,12 @@ type runner struct {
 	expanders map[string]*expander
 	// generatorCores is the cores the generator may use.
 	generatorCores int
+	// services are the running services; serviceEndpoints their
+	// endpoints by service name.
+	services         []*service
+	serviceEndpoints map[string]map[string]string
+	// brokerRTT caches the basic.qos probe by broker URL.
+	brokerRTT map[string]time.Duration
 }
 
 // live is a target during a run.
@@ -122,7 +129,8 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 			return nil, fmt.Errorf("--only %s: no such scenario (startup, compat, costs or a scenario name)", name)
 		}
 	}
-	r := &runner{s: s, o: o, res: results.New(), cpuBase: selfCPU(), generatorCores: runtime.NumCPU(), expanders: map[string]*expander{}}
+	r := &runner{s: s, o: o, res: results.New(), cpuBase: selfCPU(), generatorCores: runtime.NumCPU(), expanders: map[string]*expander{},
+		serviceEndpoints: map[string]map[string]string{}, brokerRTT: map[string]time.Duration{}}
 	r.res.Tool = Tool(o.Version)
 	r.res.CreatedAt = time.Now().UTC()
 	r.res.Study = results.Study{Name: s.Name, Description: s.Description, File: s.File, ConfigSHA256: s.SHA256, Seed: s.Seed,
@@ -205,6 +213,7 @@ func (r *runner) stopAll() {
 			l.proc = nil
 		}
 	}
+	r.stopServices()
 }
 
 func (r *runner) run(ctx context.Context, targetCPUs []int) error {
@@ -216,6 +225,9 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 	}
 	for i, l := range r.live {
 		l.res = &r.res.Targets[i] // the slice is final now
+	}
+	if err := r.startServices(ctx); err != nil {
+		return err
 	}
 	// The startup study: every target starts from empty runs times, one
 	// at a time, interleaved (A B, A B, …); the last start stays up for the
@@ -360,7 +372,7 @@ func (r *runner) queryMetrics(mc *study.MetricsConfig) {
 // counted is recorded with its error and a warning.
 func (r *runner) costs(ctx context.Context) {
 	v, verr := cost.FindValgrind()
-	e := &expander{self: r.o.Self, workdir: filepath.Join(r.o.Out, "work", "costs"), ports: map[string]int{}}
+	e := r.newExpander(filepath.Join(r.o.Out, "work", "costs"))
 	for _, cs := range r.s.Costs {
 		if ctx.Err() != nil {
 			return
@@ -456,6 +468,10 @@ const (
 func (r *runner) probeRTT(ctx context.Context) {
 	for _, l := range r.live {
 		fa := l.spec.Ready.FirstAnswer
+		if u, ok := l.endpoints["amqp"]; ok && l.err == nil && fa == nil {
+			r.probeBroker(ctx, l, u)
+			continue
+		}
 		if l.err != nil || fa == nil {
 			continue
 		}
@@ -477,6 +493,31 @@ func (r *runner) probeRTT(ctx context.Context) {
 		l.res.RTTCall = fa.Call
 		r.progress("target %s: round trip of %s %v (median of %d)", l.spec.Name, fa.Call, time.Duration(s.LatencyNs.P50), s.OK)
 	}
+}
+
+// The broker's RTT probe (study C): basic.qos, the cheapest request a
+// broker answers, timed brokerRTTCalls times after brokerRTTWarmup.
+const (
+	brokerRTTWarmup = 2000
+	brokerRTTCalls  = 20000
+)
+
+// probeBroker times the broker behind a target's amqp endpoint, once per
+// broker.
+func (r *runner) probeBroker(ctx context.Context, l *live, url string) {
+	rtt, ok := r.brokerRTT[url]
+	if !ok {
+		var err error
+		if rtt, err = amqpdrv.ProbeRTT(ctx, url, brokerRTTWarmup, brokerRTTCalls); err != nil {
+			if ctx.Err() == nil {
+				r.warn(fmt.Sprintf("target %s: the broker's round trip (basic.qos) could not be timed: %v", l.spec.Name, err))
+			}
+			return
+		}
+		r.brokerRTT[url] = rtt
+		r.progress("broker %s: round trip of basic.qos %v (median of %d)", redactURL(url), rtt, brokerRTTCalls)
+	}
+	l.res.RTTNs, l.res.RTTCall = int64(rtt), "basic.qos"
 }
 
 // medianStartup is the per-figure median of several starts.
@@ -506,8 +547,22 @@ func (r *runner) fail(l *live, err error) {
 
 // expander resolves a target's placeholders, choosing its ports once.
 type expander struct {
-	self, workdir string
-	ports         map[string]int
+	self, workdir, studyDir string
+	ports                   map[string]int
+	// services are the running services' endpoints.
+	services map[string]map[string]string
+}
+
+// newExpander is an expander with its own ports and scratch dir.
+func (r *runner) newExpander(workdir string) *expander {
+	dir := "."
+	if r.s.File != "" {
+		dir = filepath.Dir(r.s.File)
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return &expander{self: r.o.Self, workdir: workdir, studyDir: dir, ports: map[string]int{}, services: r.serviceEndpoints}
 }
 
 func (e *expander) expand(s string) (string, error) {
@@ -519,6 +574,15 @@ func (e *expander) expand(s string) (string, error) {
 			return e.self, e.self == ""
 		case name == "workdir":
 			return e.workdir, false
+		case name == "studydir":
+			return e.studyDir, false
+		case ns == "services":
+			svc, ep, _ := strings.Cut(rest, ".")
+			v, ok := e.services[svc][ep]
+			if !ok && lookupErr == nil {
+				lookupErr = fmt.Errorf("service %s has no running endpoint %s", svc, ep)
+			}
+			return v, false
 		case ns == "port":
 			p, ok := e.ports[rest]
 			if !ok {
@@ -558,7 +622,7 @@ func (e *expander) all(in []string) ([]string, error) {
 
 func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 	t := l.spec
-	e := &expander{self: r.o.Self, workdir: filepath.Join(r.o.Out, "work", t.Name), ports: map[string]int{}}
+	e := r.newExpander(filepath.Join(r.o.Out, "work", t.Name))
 	r.expanders[t.Name] = e // the latest start's, for what is resolved later
 	l.endpoints = map[string]string{}
 	for name, ep := range t.Endpoints {
@@ -576,39 +640,20 @@ func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 	if l.metrics, err = e.expand(t.Metrics); err != nil {
 		return fmt.Errorf("target %s: metrics: %w", t.Name, err)
 	}
+	if t.Consumer != nil {
+		return r.buildConsumer(ctx, l, e)
+	}
 	if t.Start == nil {
 		r.progress("target %s: not started by tandem, using %v", t.Name, l.endpoints)
 		return nil
 	}
-	if err := os.MkdirAll(e.workdir, 0o755); err != nil {
-		return fmt.Errorf("target %s: %w", t.Name, err)
+	spec, err := r.startSpec(e, "target "+t.Name, t.Start)
+	if err != nil {
+		return err
 	}
-	spec := target.Spec{Name: t.Name, CPUs: cpus}
-	if spec.Command, err = e.all(t.Start.Command); err != nil {
-		return fmt.Errorf("target %s: command: %w", t.Name, err)
-	}
-	if spec.Wipe, err = e.all(t.Start.Wipe); err != nil {
-		return fmt.Errorf("target %s: wipe: %w", t.Name, err)
-	}
-	for _, ic := range t.Start.Init {
-		argv, err := e.all(ic)
-		if err != nil {
-			return fmt.Errorf("target %s: init: %w", t.Name, err)
-		}
-		spec.Init = append(spec.Init, argv)
-	}
-	if spec.Dir, err = e.expand(t.Start.Dir); err != nil {
-		return fmt.Errorf("target %s: dir: %w", t.Name, err)
-	}
-	for _, k := range sortedKeys(t.Start.Env) {
-		v, err := e.expand(t.Start.Env[k])
-		if err != nil {
-			return fmt.Errorf("target %s: env %s: %w", t.Name, k, err)
-		}
-		spec.Env = append(spec.Env, k+"="+v)
-	}
-	if t.Start.CPUs != "" {
-		spec.CPUs, _ = study.ParseCPUList(t.Start.CPUs) // validated
+	spec.Name = t.Name
+	if t.Start.CPUs == "" {
+		spec.CPUs = cpus
 	}
 	if t.Ready.Log != "" {
 		spec.ReadyLine = regexp.MustCompile(t.Ready.Log) // validated
@@ -634,6 +679,52 @@ func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 		time.Duration(st.FirstAnswerNs).Round(time.Millisecond), time.Duration(st.ReadyNs).Round(time.Millisecond),
 		time.Duration(st.CPUNs).Round(time.Millisecond), float64(st.PeakRSSBytes)/(1<<20), float64(st.DiskBytes)/(1<<20))
 	return nil
+}
+
+// startSpec expands a start section (of a target or a service) into a
+// process spec; what names the owner in errors.
+func (r *runner) startSpec(e *expander, what string, st *study.Start) (target.Spec, error) {
+	spec := target.Spec{Name: what}
+	var err error
+	if spec.Command, err = e.all(st.Command); err != nil {
+		return spec, fmt.Errorf("%s: command: %w", what, err)
+	}
+	if spec.Wipe, err = e.all(st.Wipe); err != nil {
+		return spec, fmt.Errorf("%s: wipe: %w", what, err)
+	}
+	for _, ic := range st.Init {
+		argv, err := e.all(ic)
+		if err != nil {
+			return spec, fmt.Errorf("%s: init: %w", what, err)
+		}
+		spec.Init = append(spec.Init, argv)
+	}
+	if spec.Dir, err = e.expand(st.Dir); err != nil {
+		return spec, fmt.Errorf("%s: dir: %w", what, err)
+	}
+	if spec.Env, err = expandEnv(e, what, st.Env); err != nil {
+		return spec, err
+	}
+	if st.CPUs != "" {
+		spec.CPUs, _ = study.ParseCPUList(st.CPUs) // validated
+	}
+	if err := os.MkdirAll(e.workdir, 0o755); err != nil {
+		return spec, fmt.Errorf("%s: %w", what, err)
+	}
+	return spec, nil
+}
+
+// expandEnv expands environment settings into KEY=VALUE pairs, sorted.
+func expandEnv(e *expander, what string, env map[string]string) ([]string, error) {
+	var out []string
+	for _, k := range sortedKeys(env) {
+		v, err := e.expand(env[k])
+		if err != nil {
+			return nil, fmt.Errorf("%s: env %s: %w", what, k, err)
+		}
+		out = append(out, k+"="+v)
+	}
+	return out, nil
 }
 
 // awaitReady polls the target until its first answer and its ready
@@ -686,7 +777,7 @@ func (r *runner) awaitReady(ctx context.Context, l *live) (*results.Startup, err
 			return err == nil && res.Status == ""
 		})
 	default:
-		err = poll(10*time.Millisecond, func() bool { return r.anyEndpointOpen(l) })
+		err = poll(10*time.Millisecond, func() bool { return anyOpen(l.endpoints) })
 	}
 	if err != nil {
 		return nil, err
@@ -729,8 +820,9 @@ func (r *runner) awaitReady(ctx context.Context, l *live) (*results.Startup, err
 	return st, nil
 }
 
-func (r *runner) anyEndpointOpen(l *live) bool {
-	for _, ep := range l.endpoints {
+// anyOpen reports whether one of the endpoints accepts a TCP connection.
+func anyOpen(endpoints map[string]string) bool {
+	for _, ep := range endpoints {
 		host := ep
 		if u, err := url.Parse(ep); err == nil && u.Host != "" {
 			host = u.Host
@@ -785,7 +877,10 @@ func (r *runner) serverBound(out *results.Scenario, level int) bool {
 		return false
 	}
 	window := float64(level)
-	if out.Load.Model != "closed" {
+	switch {
+	case out.Load.Prefetch > 0:
+		window = float64(out.Load.Prefetch) // a consumer's deliveries in flight
+	case out.Load.Model != "closed":
 		window = float64(max(out.Load.Connections, 1))
 	}
 	perUnit := 1e9 / stats.Summarize(rates, true).Median

@@ -113,10 +113,20 @@ func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
 	if sc.Metric == "throughput" {
 		rs.Metric, rs.Direction = "units_per_s", "higher"
 	}
+	if a := r.s.Calls[sc.Call].AMQP; a != nil {
+		rs.Load.Prefetch = max(a.Prefetch, 1)
+	}
+	drains := r.s.Drains(sc)
+	if drains {
+		rs.Load.Model = "drain"
+	}
 	r.res.Scenarios = append(r.res.Scenarios, rs)
 	out := &r.res.Scenarios[len(r.res.Scenarios)-1]
 	callers := map[string]driver.Caller{}
 	for _, l := range ls {
+		if drains {
+			break // each run fills a queue and starts the consumer
+		}
 		c, err := r.caller(ctx, l, sc.Call)
 		if err != nil {
 			return err
@@ -124,7 +134,7 @@ func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
 		callers[l.spec.Name] = c
 	}
 	levels := []int(sc.Load.Concurrency)
-	if sc.Load.Model() != "closed" {
+	if drains || sc.Load.Model() != "closed" {
 		levels = []int{0}
 	}
 	for _, level := range levels {
@@ -148,11 +158,14 @@ func (r *runner) headline(s results.Sample, higher bool) float64 {
 func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Scenario, ls []*live,
 	callers map[string]driver.Caller, level, rounds int, unit string, bound time.Duration) error {
 	higher := sc.Metric == "throughput"
+	drains := r.s.Drains(sc)
 	run := r.executorFor(sc, level, unit)
 	exec := func(l *live, requests int64, d time.Duration) (results.Sample, error) {
 		var s results.Sample
 		var err error
-		if a, ok := callers[l.spec.Name].(driver.AMQP); ok {
+		if drains {
+			s, err = r.drainRun(ctx, l, sc.Call, requests) // fill a queue, time a consumer's drain
+		} else if a, ok := callers[l.spec.Name].(driver.AMQP); ok {
 			s, err = a.Run(ctx, requests, d) // a broker run: publish and consume through one queue
 		} else {
 			s, err = run(ctx, callers[l.spec.Name], requests, d)
@@ -163,7 +176,7 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Sce
 		return s, err
 	}
 	name := sc.Name
-	if sc.Load.Model() == "closed" {
+	if sc.Load.Model() == "closed" && !drains {
 		name = fmt.Sprintf("%s c=%d", sc.Name, level)
 	}
 	// Warm-up, discarded: the scenario's own load shape for warmup's length
@@ -176,7 +189,11 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Sce
 		}
 	}
 	for _, l := range ls {
-		r.progress("%s: warm-up on %s (%v)", name, l.spec.Name, r.s.Defaults.Warmup)
+		if drains {
+			r.progress("%s: warm-up on %s (%d messages)", name, l.spec.Name, drainWarmup)
+		} else {
+			r.progress("%s: warm-up on %s (%v)", name, l.spec.Name, r.s.Defaults.Warmup)
+		}
 		if _, err := warm(l, 0, r.s.Defaults.Warmup); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -186,7 +203,7 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Sce
 	}
 	ls = slices.DeleteFunc(slices.Clone(ls), func(l *live) bool { return l.err != nil })
 	requests := sc.Requests
-	if sc.Load.Model() == "closed" && requests == 0 && bound == 0 {
+	if (sc.Load.Model() == "closed" || drains) && requests == 0 && bound == 0 {
 		var err error
 		if requests, err = r.calibrate(ctx, sc, ls, level, exec); err != nil {
 			return err
@@ -299,6 +316,9 @@ func (r *runner) calibrate(ctx context.Context, sc *study.Scenario, ls []*live, 
 	best := int64(math.MaxInt64)
 	for _, l := range ls {
 		n := int64(16 * max(level, 1))
+		if r.s.Drains(sc) {
+			n = 1000 // each run fills a queue and starts a consumer: start higher
+		}
 		for {
 			s, err := exec(l, n, 2*minDur)
 			if ctx.Err() != nil {

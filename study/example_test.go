@@ -28,7 +28,7 @@ scenarios:
 	// Output:
 	// two builds 3 latency
 	// bad.yaml:3:10: targets: no targets (at least one target)
-	// bad.yaml:5:1: scenario: unknown key "scenario" (one of: version, name, description, seed, baseline, aa, defaults, generator, targets, calls, startup, scenarios, compat, metrics, costs)
+	// bad.yaml:5:1: scenario: unknown key "scenario" (one of: version, name, description, seed, baseline, aa, defaults, generator, services, targets, calls, startup, scenarios, compat, metrics, costs)
 }
 
 func ExampleExpand() {

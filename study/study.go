@@ -113,13 +113,26 @@ func (s *Study) setDefaults() {
 			s.Targets[i].Ready.Timeout = DefaultReadyTimeout
 		}
 	}
+	for i := range s.Services {
+		if s.Services[i].Ready.Timeout == 0 {
+			s.Services[i].Ready.Timeout = DefaultReadyTimeout
+		}
+	}
 	for i := range s.Scenarios {
 		sc := &s.Scenarios[i]
 		if sc.Rounds == 0 {
 			sc.Rounds = d.Rounds
 		}
+		if len(sc.Targets) == 0 {
+			for _, t := range s.Targets {
+				sc.Targets = append(sc.Targets, t.Name)
+			}
+		}
 		if sc.Metric == "" {
 			sc.Metric = "latency"
+			if s.Drains(sc) {
+				sc.Metric = "throughput"
+			}
 		}
 		if sc.Load.Model() != "closed" && sc.Load.Connections == 0 {
 			sc.Load.Connections = 1
@@ -262,6 +275,10 @@ func (v *validator) check() {
 		v.errorf("targets", "at least one target", "no targets")
 	}
 	v.names("targets", len(s.Targets), func(i int) string { return s.Targets[i].Name })
+	v.names("services", len(s.Services), func(i int) string { return s.Services[i].Name })
+	for i := range s.Services {
+		v.service(fmt.Sprintf("services[%d]", i), &s.Services[i])
+	}
 	v.names("scenarios", len(s.Scenarios), func(i int) string { return s.Scenarios[i].Name })
 	if s.Baseline != "" {
 		v.targetRef("baseline", s.Baseline)
@@ -434,7 +451,13 @@ func (v *validator) placeholders(path string, val any, targetOnly bool) {
 			return "", targetOnly && !targetName(name) || !targetOnly && !validCaseVar(name)
 		})
 		if err != nil {
-			v.errorf(path, "${port.NAME}, ${env.NAME}, ${tandem} or ${workdir}", "%v", err)
+			v.errorf(path, "${port.NAME}, ${env.NAME}, ${services.NAME.ENDPOINT}, ${tandem}, ${workdir} or ${studydir}", "%v", err)
+			return
+		}
+		for _, name := range Placeholders(x) {
+			if svc, ep, ok := strings.Cut(strings.TrimPrefix(name, "services."), "."); ok && strings.HasPrefix(name, "services.") {
+				v.serviceRef(path, svc, ep)
+			}
 		}
 	case []any:
 		for i, e := range x {
@@ -452,9 +475,13 @@ var identPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // targetName reports whether a placeholder may appear in a target's settings.
 func targetName(name string) bool {
 	if ns, rest, ok := strings.Cut(name, "."); ok {
+		if ns == "services" {
+			svc, ep, ok := strings.Cut(rest, ".")
+			return ok && namePattern.MatchString(svc) && namePattern.MatchString(ep)
+		}
 		return (ns == "port" || ns == "env") && identPattern.MatchString(rest)
 	}
-	return name == "tandem" || name == "workdir"
+	return name == "tandem" || name == "workdir" || name == "studydir"
 }
 
 func validCaseVar(name string) bool { return targetName(name) || identPattern.MatchString(name) }
@@ -467,38 +494,141 @@ func (v *validator) target(path string, t *Target) {
 	for k, e := range t.Endpoints {
 		strs[path+".endpoints."+k] = e
 	}
-	if st := t.Start; st != nil {
-		if len(st.Command) == 0 {
-			v.errorf(path+".start.command", "the program and its arguments", "empty command")
-		}
-		for i, a := range st.Command {
-			strs[fmt.Sprintf("%s.start.command[%d]", path, i)] = a
-		}
-		for i, ic := range st.Init {
-			if len(ic) == 0 {
-				v.errorf(fmt.Sprintf("%s.start.init[%d]", path, i), "the program and its arguments", "empty init command")
-			}
-			for j, a := range ic {
-				strs[fmt.Sprintf("%s.start.init[%d][%d]", path, i, j)] = a
-			}
-		}
-		for i, w := range st.Wipe {
-			strs[fmt.Sprintf("%s.start.wipe[%d]", path, i)] = w
-			if strings.TrimSpace(w) == "" || w == "/" {
-				v.errorf(fmt.Sprintf("%s.start.wipe[%d]", path, i), "a data path", "refusing to wipe %q", w)
-			}
-		}
-		for k, e := range st.Env {
-			strs[path+".start.env."+k] = e
-		}
-		strs[path+".start.dir"] = st.Dir
-		if _, err := ParseCPUList(st.CPUs); err != nil {
-			v.errorf(path+".start.cpus", "a CPU list such as 1 or 0,2-3", "%v", err)
-		}
+	if c := t.Consumer; c != nil {
+		v.consumer(path, t, strs)
 	}
+	v.start(path, t.Start, strs)
 	for _, p := range sortedKeys(strs) {
 		v.placeholders(p, strs[p], true)
 	}
+	v.targetReady(path, t)
+}
+
+// start checks a start section (of a target or a service) and collects its
+// strings for the placeholder check.
+func (v *validator) start(path string, st *Start, strs map[string]string) {
+	if st == nil {
+		return
+	}
+	if len(st.Command) == 0 {
+		v.errorf(path+".start.command", "the program and its arguments", "empty command")
+	}
+	for i, a := range st.Command {
+		strs[fmt.Sprintf("%s.start.command[%d]", path, i)] = a
+	}
+	for i, ic := range st.Init {
+		if len(ic) == 0 {
+			v.errorf(fmt.Sprintf("%s.start.init[%d]", path, i), "the program and its arguments", "empty init command")
+		}
+		for j, a := range ic {
+			strs[fmt.Sprintf("%s.start.init[%d][%d]", path, i, j)] = a
+		}
+	}
+	for i, w := range st.Wipe {
+		strs[fmt.Sprintf("%s.start.wipe[%d]", path, i)] = w
+		if strings.TrimSpace(w) == "" || w == "/" {
+			v.errorf(fmt.Sprintf("%s.start.wipe[%d]", path, i), "a data path", "refusing to wipe %q", w)
+		}
+	}
+	for k, e := range st.Env {
+		strs[path+".start.env."+k] = e
+	}
+	strs[path+".start.dir"] = st.Dir
+	if _, err := ParseCPUList(st.CPUs); err != nil {
+		v.errorf(path+".start.cpus", "a CPU list such as 1 or 0,2-3", "%v", err)
+	}
+}
+
+// consumer checks a consumer target.
+func (v *validator) consumer(path string, t *Target, strs map[string]string) {
+	c := t.Consumer
+	switch {
+	case c.Raw && len(c.Command) > 0:
+		v.errorf(path+".consumer", "raw: true or a command, not both", "both raw and command")
+	case !c.Raw && len(c.Command) == 0:
+		v.errorf(path+".consumer", "raw: true (tandem's loop) or a command", "neither raw nor command")
+	}
+	if t.Start != nil {
+		v.errorf(path+".start", "no start: a consumer is started for every run (shared infrastructure goes in services)", "start given for a consumer")
+	}
+	if _, ok := t.Endpoints["amqp"]; !ok && len(t.Endpoints) > 0 {
+		v.errorf(path+".endpoints", "an amqp endpoint: the broker the consumer drains", "no amqp endpoint")
+	}
+	for i, a := range c.Command {
+		strs[fmt.Sprintf("%s.consumer.command[%d]", path, i)] = a
+	}
+	for i, bc := range c.Build {
+		if len(bc) == 0 {
+			v.errorf(fmt.Sprintf("%s.consumer.build[%d]", path, i), "the program and its arguments", "empty build command")
+		}
+		for j, a := range bc {
+			strs[fmt.Sprintf("%s.consumer.build[%d][%d]", path, i, j)] = a
+		}
+	}
+	for k, e := range c.Env {
+		strs[path+".consumer.env."+k] = e
+	}
+	strs[path+".consumer.dir"] = c.Dir
+}
+
+// service checks a service.
+func (v *validator) service(path string, sv *Service) {
+	strs := map[string]string{}
+	switch {
+	case sv.RabbitMQ != nil && sv.Start != nil:
+		v.errorf(path, "rabbitmq or start, not both", "both rabbitmq and start")
+	case sv.RabbitMQ == nil && sv.Start == nil:
+		v.errorf(path, "rabbitmq (a private node) or start (any other service)", "neither rabbitmq nor start")
+	case sv.RabbitMQ != nil && len(sv.Endpoints) > 0:
+		v.errorf(path+".endpoints", "no endpoints: a rabbitmq service has amqp", "endpoints given for a rabbitmq service")
+	case sv.Start != nil && len(sv.Endpoints) == 0:
+		v.errorf(path+".endpoints", "at least one endpoint", "no endpoints")
+	}
+	if r := sv.RabbitMQ; r != nil && r.URLEnv != "" && !identPattern.MatchString(r.URLEnv) {
+		v.errorf(path+".rabbitmq.url_env", "an environment variable's name", "bad name %q", r.URLEnv)
+	}
+	v.start(path, sv.Start, strs)
+	for k, e := range sv.Endpoints {
+		strs[path+".endpoints."+k] = e
+	}
+	for _, p := range sortedKeys(strs) {
+		if slices.ContainsFunc(Placeholders(strs[p]), func(n string) bool { return strings.HasPrefix(n, "services.") }) {
+			v.errorf(p, "${port.NAME}, ${env.NAME}, ${tandem}, ${workdir} or ${studydir}", "a service cannot name another's endpoints")
+			continue
+		}
+		v.placeholders(p, strs[p], true)
+	}
+	if sv.Ready.Log != "" {
+		if _, err := regexp.Compile(sv.Ready.Log); err != nil {
+			v.errorf(path+".ready.log", "a regular expression (Go syntax)", "%v", err)
+		}
+	}
+}
+
+// serviceRef checks a ${services.NAME.ENDPOINT} placeholder.
+func (v *validator) serviceRef(path, name, endpoint string) {
+	for _, sv := range v.s.Services {
+		if sv.Name != name {
+			continue
+		}
+		if _, ok := sv.Endpoints[endpoint]; ok || sv.RabbitMQ != nil && endpoint == "amqp" {
+			return
+		}
+		v.errorf(path, "an endpoint of service "+name, "service %s has no endpoint %q", name, endpoint)
+		return
+	}
+	var names []string
+	for _, sv := range v.s.Services {
+		names = append(names, sv.Name)
+	}
+	expected := "a service defined under services:"
+	if len(names) > 0 {
+		expected = "one of: " + strings.Join(names, ", ")
+	}
+	v.errorf(path, expected, "undefined service %q", name)
+}
+
+func (v *validator) targetReady(path string, t *Target) {
 	if t.Ready.Log != "" {
 		if _, err := regexp.Compile(t.Ready.Log); err != nil {
 			v.errorf(path+".ready.log", "a regular expression (Go syntax)", "%v", err)
@@ -516,6 +646,59 @@ func (v *validator) target(path string, t *Target) {
 			v.endpoint(path+".ready.condition.call", t, r.Call, c)
 		}
 	}
+}
+
+// consumers counts the scenario's targets that are consumers.
+func (v *validator) consumers(sc *Scenario) int {
+	n := 0
+	for _, name := range sc.Targets {
+		if t := v.s.Target(name); t != nil && t.Consumer != nil {
+			n++
+		}
+	}
+	if len(sc.Targets) == 0 {
+		for _, t := range v.s.Targets {
+			if t.Consumer != nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// drain checks a scenario on consumer targets: a queue filled and drained
+// per run, so no load shape.
+func (v *validator) drain(path string, sc *Scenario, c *Call, consumers int) {
+	total := len(sc.Targets)
+	if total == 0 {
+		total = len(v.s.Targets)
+	}
+	if consumers < total {
+		v.errorf(path+".targets", "consumer targets only, or none", "%d of its %d targets are consumers", consumers, total)
+	}
+	if c != nil && c.AMQP == nil {
+		v.errorf(path+".call", "an amqp call: consumer targets drain a queue", "call %s is not amqp", sc.Call)
+	}
+	if sc.Sweep != nil || sc.Load.Model() != "closed" || len(sc.Load.Concurrency) > 0 {
+		v.errorf(path+".load", "no load or sweep: a consumer drains a queue tandem fills", "a load shape for consumer targets")
+	}
+	if sc.Metric == "latency" {
+		v.errorf(path+".metric", "throughput (or nothing): a drain is timed as a whole", "latency for consumer targets")
+	}
+	if sc.Duration > 0 {
+		v.errorf(path+".duration", "requests (messages per run) or nothing (calibrated)", "a duration for a drain")
+	}
+}
+
+// Drains reports whether a scenario's targets are consumers, so each run
+// fills a queue and times its drain.
+func (s *Study) Drains(sc *Scenario) bool {
+	for _, name := range sc.Targets {
+		if t := s.Target(name); t != nil && t.Consumer != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (v *validator) endpoint(path string, t *Target, name string, c *Call) {
@@ -548,6 +731,10 @@ func (v *validator) scenario(path string, sc *Scenario) {
 				v.endpoint(path+".call", t, sc.Call, c)
 			}
 		}
+	}
+	if consumers := v.consumers(sc); consumers > 0 {
+		v.drain(path, sc, c, consumers)
+		return
 	}
 	if sc.Sweep != nil {
 		v.sweep(path, sc)

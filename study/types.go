@@ -14,6 +14,7 @@ type Study struct {
 	AA          []string       `yaml:"aa" doc:"Two targets that run the same build: how far apart they land raises the noise floor of every other comparison (an A/A test)."`
 	Defaults    Defaults       `yaml:"defaults" doc:"Defaults for every scenario."`
 	Generator   Generator      `yaml:"generator" doc:"The load generator's own settings."`
+	Services    []Service      `yaml:"services" doc:"Shared infrastructure (a broker, a node) started once before the targets and stopped after them; targets name its endpoints as ${services.NAME.ENDPOINT}."`
 	Targets     []Target       `yaml:"targets,required" doc:"The builds under test, in order; the first is the baseline unless baseline: says otherwise."`
 	Calls       Calls          `yaml:"calls,required" doc:"Request shapes by name."`
 	Startup     *Startup       `yaml:"startup" doc:"The startup study: start every target from empty this many times."`
@@ -55,6 +56,37 @@ type Target struct {
 	Metrics       string            `yaml:"metrics" doc:"Prometheus exposition URL of the target, scraped every second during the run."`
 	MetricsLabels map[string]string `yaml:"metrics_labels" doc:"With metrics.prometheus: the labels that select this target's series on the Prometheus server, e.g. {job: node-a}."`
 	DataDir       string            `yaml:"data_dir" doc:"The target's data directory, measured for disk use."`
+	Consumer      *Consumer         `yaml:"consumer" doc:"The target is a message consumer: for every run tandem fills a fresh queue on the broker at the target's amqp endpoint, starts the consumer and times the drain from the first delivery to the last ack by watching the queue."`
+}
+
+// Consumer is a target that consumes from a queue tandem fills: tandem's
+// own raw loop, or a command in any language.
+type Consumer struct {
+	Raw     bool              `yaml:"raw" doc:"tandem's own loop: the raw AMQP client, one channel, the call's prefetch and ack mode (the baseline a layered study holds the others against)."`
+	Command []string          `yaml:"command" doc:"A consumer program (argv, no shell) started for every run once the queue is full and stopped after it; its environment names TANDEM_AMQP_URL, TANDEM_QUEUE, TANDEM_QUEUE_TYPE, TANDEM_PREFETCH (which it must use), TANDEM_ACK and TANDEM_MESSAGES."`
+	Build   [][]string        `yaml:"build" doc:"Commands run to completion, in order, once before the first run (e.g. go build); argv, no shell."`
+	Dir     string            `yaml:"dir" doc:"Working directory of build and command."`
+	Env     map[string]string `yaml:"env" doc:"Extra environment variables."`
+}
+
+// Service is shared infrastructure, started once before the targets.
+type Service struct {
+	Name      string            `yaml:"name,required" doc:"Unique name of the service."`
+	RabbitMQ  *RabbitMQService  `yaml:"rabbitmq" doc:"A private RabbitMQ node (Debian package rabbitmq-server): its own node name, ports and data dir, on 127.0.0.1 only; endpoint amqp."`
+	Start     *Start            `yaml:"start" doc:"Any other service: how to start it (as for a target)."`
+	Endpoints map[string]string `yaml:"endpoints" doc:"Addresses by name (with start); a rabbitmq service has amqp."`
+	Ready     ServiceReady      `yaml:"ready" doc:"When a started service counts as up; default: when one of its endpoints accepts a connection."`
+}
+
+// RabbitMQService is a private RabbitMQ node, or a broker already running.
+type RabbitMQService struct {
+	URLEnv string `yaml:"url_env" doc:"An environment variable: when it is set and not empty, its amqp:// URL names a broker already running and no node is started."`
+}
+
+// ServiceReady is a started service's readiness.
+type ServiceReady struct {
+	Log     string        `yaml:"log" doc:"A regular expression: the service is up once a line of its output matches it."`
+	Timeout time.Duration `yaml:"timeout" doc:"How long to wait; default 120s."`
 }
 
 // Start says how to start a target.

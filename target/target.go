@@ -81,7 +81,9 @@ func Start(spec Spec) (*Process, error) {
 		}
 	}
 	for _, ic := range spec.Init {
-		if err := runInit(spec, ic); err != nil {
+		init := spec
+		init.Name = "target " + spec.Name + ": init"
+		if err := RunOnce(context.Background(), init, ic); err != nil {
 			return nil, err
 		}
 	}
@@ -108,10 +110,11 @@ func Start(spec Spec) (*Process, error) {
 // initTimeout bounds one init command.
 const initTimeout = 5 * time.Minute
 
-// runInit runs one init command to completion; a failure carries the last
-// lines of its output.
-func runInit(spec Spec, argv []string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), initTimeout)
+// RunOnce runs argv to completion in spec's dir and environment, within
+// ctx and at most 5 minutes; a failure carries the last lines of its
+// output.
+func RunOnce(ctx context.Context, spec Spec, argv []string) error {
+	ctx, cancel := context.WithTimeout(ctx, initTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = spec.Dir
@@ -119,7 +122,7 @@ func runInit(spec Spec, argv []string) error {
 	lt := newTail(20)
 	cmd.Stdout, cmd.Stderr = lt, lt
 	if err := cmd.Run(); err != nil {
-		msg := fmt.Sprintf("target %s: init %s: %v", spec.Name, strings.Join(argv, " "), err)
+		msg := fmt.Sprintf("%s: %s: %v", spec.Name, strings.Join(argv, " "), err)
 		if lines := lt.lines(); len(lines) > 0 {
 			msg += "; last output:\n    " + strings.Join(lines, "\n    ")
 		}

@@ -1,0 +1,141 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tandem-bench/tandem/driver/amqpdrv"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/target"
+)
+
+// drainWarmup is the message count of a drain's warm-up run.
+const drainWarmup = 2000
+
+// buildConsumer runs a consumer target's build commands once, before its
+// first run.
+func (r *runner) buildConsumer(ctx context.Context, l *live, e *expander) error {
+	c := l.spec.Consumer
+	name := l.spec.Name
+	if c.Raw {
+		r.progress("target %s: tandem's raw consumer loop on %s", name, redactURL(l.endpoints["amqp"]))
+		return nil
+	}
+	spec, err := r.consumerSpec(l, e)
+	if err != nil {
+		return err
+	}
+	for _, bc := range c.Build {
+		argv, err := e.all(bc)
+		if err != nil {
+			return fmt.Errorf("target %s: build: %w", name, err)
+		}
+		r.progress("target %s: build: %s", name, strings.Join(argv, " "))
+		b := spec
+		b.Name = "target " + name + ": build"
+		if err := target.RunOnce(ctx, b, argv); err != nil {
+			return err
+		}
+	}
+	l.res.Command = spec.Command
+	r.progress("target %s: consumer %s on %s", name, strings.Join(spec.Command, " "), redactURL(l.endpoints["amqp"]))
+	return nil
+}
+
+// consumerSpec is a consumer command's process spec, without the run's
+// queue.
+func (r *runner) consumerSpec(l *live, e *expander) (target.Spec, error) {
+	c := l.spec.Consumer
+	what := "target " + l.spec.Name
+	spec := target.Spec{Name: l.spec.Name}
+	var err error
+	if spec.Command, err = e.all(c.Command); err != nil {
+		return spec, fmt.Errorf("%s: command: %w", what, err)
+	}
+	if spec.Dir, err = e.expand(c.Dir); err != nil {
+		return spec, fmt.Errorf("%s: dir: %w", what, err)
+	}
+	if spec.Env, err = expandEnv(e, what, c.Env); err != nil {
+		return spec, err
+	}
+	if err := os.MkdirAll(e.workdir, 0o755); err != nil {
+		return spec, fmt.Errorf("%s: %w", what, err)
+	}
+	return spec, nil
+}
+
+// drainRun is one run of a drain scenario on a consumer target: a fresh
+// queue filled with n messages, the consumer started on it, the drain
+// timed by watching the queue.
+func (r *runner) drainRun(ctx context.Context, l *live, callName string, n int64) (results.Sample, error) {
+	a := r.s.Calls[callName].AMQP
+	if n <= 0 {
+		n = drainWarmup
+	}
+	prefetch := max(a.Prefetch, 1)
+	ack := a.Ack
+	if ack == "" {
+		ack = "each"
+	}
+	size := a.Size
+	if size <= 0 {
+		size = 1024
+	}
+	url := l.endpoints["amqp"]
+	o := amqpdrv.DrainOptions{URL: url, Queue: a.Queue, QueueType: a.QueueType, Prefetch: prefetch, AutoAck: ack == "auto",
+		Size: size, Messages: n, Stall: r.s.Defaults.Timeout}
+	if o.Queue == "" {
+		o.Queue = "tandem-" + l.spec.Name
+	}
+	return amqpdrv.Drain(ctx, o, func(ctx context.Context, queue string) (amqpdrv.Consumer, error) {
+		if l.spec.Consumer.Raw {
+			return amqpdrv.StartRaw(ctx, url, queue, prefetch, ack)
+		}
+		spec, err := r.consumerSpec(l, r.expanders[l.spec.Name])
+		if err != nil {
+			return nil, err
+		}
+		qt := a.QueueType
+		if qt == "" {
+			qt = "classic"
+		}
+		spec.Env = append(spec.Env, "TANDEM_AMQP_URL="+url, "TANDEM_QUEUE="+queue, "TANDEM_QUEUE_TYPE="+qt,
+			"TANDEM_PREFETCH="+strconv.Itoa(prefetch), "TANDEM_ACK="+ack, "TANDEM_MESSAGES="+strconv.FormatInt(n, 10),
+			"TANDEM_SIZE="+strconv.Itoa(size))
+		p, err := target.Start(spec)
+		if err != nil {
+			return nil, err
+		}
+		p.StopSampling()
+		return &consumerProc{p: p, grace: r.o.StopGrace}, nil
+	})
+}
+
+// consumerProc is a consumer command as an amqpdrv.Consumer.
+type consumerProc struct {
+	p     *target.Process
+	grace time.Duration
+}
+
+func (c *consumerProc) Exited() <-chan struct{} { return c.p.Done() }
+
+func (c *consumerProc) Err() error {
+	if err := c.p.ExitErr(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Stop ends the consumer; that it then exits (on SIGTERM) is expected.
+func (c *consumerProc) Stop() error {
+	select {
+	case <-c.p.Done():
+		return nil // exited on its own, which Watch reports
+	default:
+	}
+	return c.p.Stop(c.grace)
+}

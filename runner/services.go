@@ -1,0 +1,151 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/tandem-bench/tandem/rabbitnode"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/study"
+	"github.com/tandem-bench/tandem/target"
+)
+
+// service is a running piece of shared infrastructure.
+type service struct {
+	spec *study.Service
+	node *rabbitnode.Node
+	proc *target.Process
+}
+
+// startServices starts the study's services, in order, before the
+// targets. One that does not come up ends the run (exit 3): the targets
+// need it.
+func (r *runner) startServices(ctx context.Context) error {
+	for i := range r.s.Services {
+		sv := &r.s.Services[i]
+		res := results.Service{Name: sv.Name}
+		t0 := time.Now()
+		endpoints, err := r.startService(ctx, sv, &res)
+		res.StartNs = int64(time.Since(t0))
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			err = fmt.Errorf("service %s: %w", sv.Name, err)
+			res.Error = err.Error()
+			r.res.Services = append(r.res.Services, res)
+			r.progress("service %s failed: %v", sv.Name, err)
+			return &TargetError{err}
+		}
+		r.serviceEndpoints[sv.Name] = endpoints
+		res.Endpoints = map[string]string{}
+		for k, v := range endpoints {
+			res.Endpoints[k] = redactURL(v)
+		}
+		r.res.Services = append(r.res.Services, res)
+		r.progress("service %s (%s): up in %v at %v", sv.Name, res.Kind, time.Duration(res.StartNs).Round(time.Millisecond), res.Endpoints)
+	}
+	return nil
+}
+
+func (r *runner) startService(ctx context.Context, sv *study.Service, res *results.Service) (map[string]string, error) {
+	if rb := sv.RabbitMQ; rb != nil {
+		if rb.URLEnv != "" {
+			if u := os.Getenv(rb.URLEnv); u != "" {
+				res.Kind = "external"
+				return map[string]string{"amqp": u}, nil
+			}
+		}
+		res.Kind = "rabbitmq"
+		r.progress("service %s: starting a private RabbitMQ node", sv.Name)
+		node, err := rabbitnode.Start(ctx, filepath.Join(r.o.Out, "work", "services", sv.Name))
+		if err != nil {
+			return nil, err
+		}
+		r.services = append(r.services, &service{spec: sv, node: node})
+		return map[string]string{"amqp": node.URL}, nil
+	}
+	res.Kind = "command"
+	e := r.newExpander(filepath.Join(r.o.Out, "work", "services", sv.Name))
+	e.services = nil // a service cannot name another's endpoints (validated)
+	endpoints := map[string]string{}
+	for name, ep := range sv.Endpoints {
+		v, err := e.expand(ep)
+		if err != nil {
+			return nil, fmt.Errorf("endpoint %s: %w", name, err)
+		}
+		endpoints[name] = v
+	}
+	spec, err := r.startSpec(e, "service "+sv.Name, sv.Start)
+	if err != nil {
+		return nil, err
+	}
+	if sv.Ready.Log != "" {
+		spec.ReadyLine = regexp.MustCompile(sv.Ready.Log) // validated
+	}
+	r.progress("service %s: starting %s", sv.Name, strings.Join(spec.Command, " "))
+	proc, err := target.Start(spec)
+	if err != nil {
+		return nil, err
+	}
+	r.services = append(r.services, &service{spec: sv, proc: proc})
+	ctx, cancel := context.WithTimeout(ctx, sv.Ready.Timeout)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if sv.Ready.Log == "" && anyOpen(endpoints) {
+			return endpoints, nil
+		}
+		select {
+		case <-proc.LineSeen():
+			if sv.Ready.Log != "" {
+				return endpoints, nil
+			}
+		case <-proc.Done():
+			return nil, proc.ExitErr()
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("not up after %v; last output:\n    %s", sv.Ready.Timeout, strings.Join(proc.Tail(), "\n    "))
+			}
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// stopServices stops the services tandem started, last first.
+func (r *runner) stopServices() {
+	for i := len(r.services) - 1; i >= 0; i-- {
+		sv := r.services[i]
+		var err error
+		if sv.node != nil {
+			err = sv.node.Stop()
+		} else {
+			err = sv.proc.Stop(r.o.StopGrace)
+		}
+		if err != nil {
+			r.warn(fmt.Sprintf("service %s: %v", sv.spec.Name, err))
+		}
+	}
+	r.services = nil
+}
+
+// redactURL hides the password of a URL.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxx")
+	}
+	return u.String()
+}
