@@ -43,7 +43,7 @@ type Node struct {
 }
 
 // Start starts a node under dir (a fresh temporary directory if dir is
-// empty) and waits until it accepts connections, within ctx and at most
+// empty, or if the node's user could not reach dir) and waits until it accepts connections, within ctx and at most
 // 90 s.
 func Start(ctx context.Context, dir string) (*Node, error) {
 	server, err := exec.LookPath("rabbitmq-server")
@@ -54,6 +54,9 @@ func Start(ctx context.Context, dir string) (*Node, error) {
 		return nil, ErrNotInstalled
 	}
 	n := &Node{Dir: dir}
+	if dir != "" && !traversable(filepath.Dir(dir)) {
+		dir = "" // the rabbitmq user could not reach it (e.g. under a 0700 temp dir)
+	}
 	if dir == "" {
 		if n.Dir, err = os.MkdirTemp("", "tandem-rabbit-"); err != nil {
 			return nil, err
@@ -140,6 +143,24 @@ func (n *Node) Stop() error {
 func (n *Node) cleanup() {
 	if n.ownsDir {
 		os.RemoveAll(n.Dir)
+	}
+}
+
+// traversable reports whether every directory from dir up to the root may
+// be entered by other users.
+func traversable(dir string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		info, err := os.Stat(d)
+		if err == nil && info.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if d == filepath.Dir(d) {
+			return true
+		}
 	}
 }
 

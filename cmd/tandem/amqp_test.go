@@ -34,6 +34,13 @@ func TestLoadAMQP(t *testing.T) {
 	if code, _, stderr := tandem(t, "load", "amqp://guest:guest@127.0.0.1:1/", "--requests", "1"); code != exitBadInput || !strings.Contains(stderr, "amqp") {
 		t.Errorf("closed port: exit %d, %q", code, stderr)
 	}
+	bad := strings.Replace(url, "guest:guest", "guest:wrong-secret", 1)
+	if code, _, stderr := tandem(t, "load", bad, "--requests", "1"); code != exitBadInput || !strings.Contains(stderr, "password not allowed") || strings.Contains(stderr, "wrong-secret") {
+		t.Errorf("bad credentials: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := tandem(t, "load", "amqp://guest:guest@127.0.0.1:99999/", "--requests", "1"); code != exitBadInput || strings.Count(stderr, "\n") > 1 {
+		t.Errorf("bad URL: exit %d, %q", code, stderr)
+	}
 	if code, _, _ := tandem(t, "load", url, "--queue-type", "stream", "--requests", "1"); code != exitBadInput {
 		t.Errorf("--queue-type stream: exit %d", code)
 	}

@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/internal/rabbittest"
+	"github.com/tandem-bench/tandem/results"
 )
 
 // Publish and consume through a private RabbitMQ node, classic and quorum,
 // each ack mode: every message counted, latency recorded, queue removed.
 func TestRunAgainstRabbitMQ(t *testing.T) {
-	url := rabbittest.Start(t)
+	node := rabbittest.StartNode(t)
+	url := node.URL
 	for _, c := range []Options{
 		{QueueType: "classic", Prefetch: 1, Ack: "each", Messages: 500},
 		{QueueType: "classic", Prefetch: 512, Ack: "multiple", Confirm: true, Messages: 5000},
@@ -40,6 +42,17 @@ func TestRunAgainstRabbitMQ(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), Options{URL: url, QueueType: "stream", Messages: 1}); err == nil {
 		t.Error("queue type stream was accepted")
+	}
+	// Ctrl-C in the middle of a run: it ends at once with what it counted.
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	s, err := Run(ctx, Options{URL: url, Prefetch: 8, Rate: 1000, Duration: time.Minute})
+	if err == nil || s.OK == 0 || time.Since(start) > 5*time.Second {
+		t.Errorf("interrupted run: %v after %v, %d consumed", err, time.Since(start), s.OK)
+	}
+	if left := rabbittest.Queues(t, node); len(left) > 0 {
+		t.Errorf("queues left on the broker: %v", left)
 	}
 }
 
@@ -168,5 +181,39 @@ func TestDrain(t *testing.T) {
 			t.Errorf("queue %s is still there", name)
 			ch.Close()
 		}
+	}
+}
+
+// The broker stops in the middle of a run and of a drain: both end soon,
+// the run with what it counted and the loss recorded, the drain with an
+// error; neither hangs.
+func TestBrokerStopsMidRun(t *testing.T) {
+	for _, drain := range []bool{false, true} {
+		node := rabbittest.StartNode(t)
+		time.AfterFunc(1500*time.Millisecond, func() { node.Stop() })
+		start := time.Now()
+		var s results.Sample
+		var err error
+		if drain {
+			s, err = Drain(context.Background(), DrainOptions{URL: node.URL, Prefetch: 1, Size: 64, Messages: 20000, Stall: 5 * time.Second},
+				func(ctx context.Context, queue string) (Consumer, error) {
+					return StartRaw(ctx, node.URL, queue, 1, "each")
+				})
+			if err == nil {
+				t.Errorf("drain: no error when the broker stopped (%+v)", s)
+			}
+		} else {
+			s, err = Run(context.Background(), Options{URL: node.URL, Prefetch: 64, Rate: 2000, Duration: 20 * time.Second, Timeout: 3 * time.Second})
+			if err == nil && len(s.Errors) == 0 {
+				t.Errorf("run: the broker stopped and nothing was recorded: %+v", s)
+			}
+			if s.Requests == 0 || s.OK == 0 {
+				t.Errorf("run: what was done before the stop is lost: %+v", s)
+			}
+		}
+		if d := time.Since(start); d > 15*time.Second {
+			t.Errorf("drain %v: took %v after the broker stopped at 1.5 s", drain, d)
+		}
+		t.Logf("drain %v: %v; %d published, %d consumed, errors %v", drain, err, s.Requests, s.OK, s.Errors)
 	}
 }

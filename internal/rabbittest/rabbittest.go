@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/tandem-bench/tandem/rabbitnode"
@@ -33,4 +35,20 @@ func StartNode(t testing.TB) *rabbitnode.Node {
 	}
 	t.Cleanup(func() { n.Stop() })
 	return n
+}
+
+// Queues lists the queues on a node.
+func Queues(t testing.TB, node *rabbitnode.Node) []string {
+	t.Helper()
+	out, err := exec.Command("rabbitmqctl", "-n", node.Name, "-q", "list_queues", "name").Output()
+	if err != nil {
+		t.Fatalf("list_queues: %v", err)
+	}
+	var names []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line = strings.TrimSpace(line); line != "" && line != "name" {
+			names = append(names, line)
+		}
+	}
+	return names
 }

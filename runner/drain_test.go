@@ -1,0 +1,185 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/tandem-bench/tandem/internal/rabbittest"
+	"github.com/tandem-bench/tandem/study"
+)
+
+// The example study of issue 8, quick, on a broker named by
+// TANDEM_AMQP_URL: tandem's raw loop and the example's Go consumer drain
+// classic and quorum queues at prefetch 1 and 512; every run drains all it
+// was filled with, every comparison carries the broker-bound mark by its
+// rule, and no queue is left on the broker.
+func TestRabbitMQExample(t *testing.T) {
+	node := rabbittest.StartNode(t)
+	t.Setenv("TANDEM_AMQP_URL", node.URL)
+	s, err := study.Read("../examples/rabbitmq/study.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Quick()
+	o := options(t, nil)
+	o.Rounds = 2
+	if _, err := Run(context.Background(), s, o); err != nil {
+		t.Fatal(err)
+	}
+	res := readResults(t, o.Out)
+	if len(res.Services) != 1 || res.Services[0].Kind != "external" || strings.Contains(res.Services[0].Endpoints["amqp"], "guest:guest") {
+		t.Errorf("services: %+v", res.Services)
+	}
+	if len(res.Scenarios) != 4 {
+		t.Fatalf("%d scenarios", len(res.Scenarios))
+	}
+	var rtt int64
+	for _, tg := range res.Targets {
+		if tg.RTTCall != "basic.qos" || tg.RTTNs <= 0 {
+			t.Errorf("target %s: round trip %d ns of %q", tg.Name, tg.RTTNs, tg.RTTCall)
+		}
+		rtt = tg.RTTNs
+	}
+	for _, sc := range res.Scenarios {
+		if sc.Load.Model != "drain" || sc.Unit != "message" || sc.Direction != "higher" || sc.Requests < 200 {
+			t.Errorf("%s: load %+v, unit %s, direction %s, %d per run", sc.Name, sc.Load, sc.Unit, sc.Direction, sc.Requests)
+		}
+		if len(sc.Rounds) != 4 {
+			t.Errorf("%s: %d rounds; want 2 per target", sc.Name, len(sc.Rounds))
+		}
+		var rawRates []float64
+		for _, rd := range sc.Rounds {
+			if rd.Failed || rd.OK != sc.Requests || rd.Requests != sc.Requests || rd.UnitsPerS <= 0 || rd.DurationNs <= 0 {
+				t.Errorf("%s round %d %s: %+v", sc.Name, rd.Round, rd.Target, rd.Sample)
+			}
+			if rd.Target == "raw" {
+				rawRates = append(rawRates, rd.UnitsPerS)
+			}
+		}
+		if len(sc.Comparisons) != 1 {
+			t.Fatalf("%s: %d comparisons", sc.Name, len(sc.Comparisons))
+		}
+		// The rule: RTT / prefetch ≥ ½ × the raw loop's (median) time per message.
+		med := (rawRates[0] + rawRates[1]) / 2
+		want := float64(rtt)/float64(sc.Load.Prefetch) >= 0.5*1e9/med
+		if c := sc.Comparisons[0]; c.ServerBound != want {
+			t.Errorf("%s: server_bound %v; the rule says %v (rtt %v, prefetch %d, %.0f msg/s)", sc.Name, c.ServerBound, want, time.Duration(rtt), sc.Load.Prefetch, med)
+		}
+		if sc.Load.Prefetch == 512 && sc.Comparisons[0].ServerBound {
+			t.Errorf("%s: broker-bound at prefetch 512", sc.Name)
+		}
+	}
+	if left := rabbittest.Queues(t, node); len(left) > 0 {
+		t.Errorf("queues left on the broker: %v", left)
+	}
+}
+
+// A study that starts its own RabbitMQ node: a consumer that exits and one
+// that never consumes fail, bounded, with what happened; the raw loop goes
+// on; the node is stopped at the end.
+func TestDrainFailures(t *testing.T) {
+	rabbittest.StartNode(t) // skips without the package; also warms the disk cache
+	s := parse(t, `
+version: 1
+name: failures
+defaults: {rounds: 1, warmup: 100ms, timeout: 1s}
+services:
+  - {name: broker, rabbitmq: {}}
+targets:
+  - {name: raw, endpoints: {amqp: "${services.broker.amqp}"}, consumer: {raw: true}}
+  - name: quitter
+    endpoints: {amqp: "${services.broker.amqp}"}
+    consumer: {command: [sh, -c, "echo queue $TANDEM_QUEUE prefetch $TANDEM_PREFETCH; exit 3"]}
+  - name: idle
+    endpoints: {amqp: "${services.broker.amqp}"}
+    consumer: {command: [sleep, "60"]}
+calls:
+  drain: {amqp: {prefetch: 16}, unit: message}
+scenarios:
+  - {name: drain, call: drain, requests: 3000}
+`)
+	o := options(t, nil)
+	start := time.Now()
+	_, err := Run(context.Background(), s, o)
+	if err == nil {
+		t.Error("two failed consumers and no error")
+	} else {
+		t.Log(err)
+	}
+	if d := time.Since(start); d > 90*time.Second {
+		t.Errorf("the run took %v", d)
+	}
+	res := readResults(t, o.Out)
+	if len(res.Services) != 1 || res.Services[0].Kind != "rabbitmq" || res.Services[0].StartNs <= 0 {
+		t.Fatalf("services: %+v", res.Services)
+	}
+	for _, c := range []struct{ target, want string }{
+		{"quitter", "exit status 3"},
+		{"quitter", "prefetch 16"},
+		{"idle", "did not move for 1s"},
+	} {
+		var got string
+		for _, tg := range res.Targets {
+			if tg.Name == c.target {
+				got = tg.Error
+			}
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("target %s: error %q; want %q", c.target, got, c.want)
+		}
+	}
+	sc := res.Scenarios[0]
+	if len(sc.Rounds) != 1 || sc.Rounds[0].Target != "raw" || sc.Rounds[0].OK != 3000 {
+		t.Errorf("rounds: %+v", sc.Rounds)
+	}
+	// The node is gone.
+	if conn, err := amqp.Dial(strings.Replace(res.Services[0].Endpoints["amqp"], "xxx", "guest", 1)); err == nil {
+		conn.Close()
+		t.Error("the study's node still answers after the run")
+	}
+}
+
+// Ctrl-C in the middle of a drain: the run ends at once, its results say
+// interrupted, and the queue is deleted.
+func TestDrainInterrupted(t *testing.T) {
+	node := rabbittest.StartNode(t)
+	s := parse(t, fmt.Sprintf(`
+version: 1
+name: interrupted
+defaults: {rounds: 1, warmup: 100ms}
+targets:
+  - {name: raw, endpoints: {amqp: %q}, consumer: {raw: true}}
+calls:
+  drain: {amqp: {prefetch: 1, size: 256}, unit: message}
+scenarios:
+  - {name: drain, call: drain, requests: 30000}
+`, node.URL))
+	o := options(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	var once sync.Once
+	buf := &syncBuffer{onLog: func(line string) {
+		if strings.Contains(line, "round 1/1") || strings.Contains(line, "warm-up") {
+			once.Do(func() { time.AfterFunc(3*time.Second, cancel) })
+		}
+	}}
+	o.Progress = buf
+	start := time.Now()
+	_, err := Run(ctx, s, o)
+	if err != context.Canceled {
+		t.Errorf("error %v; want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 60*time.Second {
+		t.Errorf("the interrupted run took %v", d)
+	}
+	if res := readResults(t, o.Out); !res.Interrupted {
+		t.Error("results not marked interrupted")
+	}
+	if left := rabbittest.Queues(t, node); len(left) > 0 {
+		t.Errorf("queues left on the broker: %v", left)
+	}
+}
