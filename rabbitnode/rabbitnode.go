@@ -42,10 +42,20 @@ type Node struct {
 	stopErr  error
 }
 
-// Start starts a node under dir (a fresh temporary directory if dir is
-// empty, or if the node's user could not reach dir) and waits until it accepts connections, within ctx and at most
-// 90 s.
-func Start(ctx context.Context, dir string) (*Node, error) {
+// Options says where a node keeps its files and where it runs.
+type Options struct {
+	// Dir holds the node's data and logs; default (or when the node's user
+	// could not reach it) a fresh temporary directory, removed by Stop.
+	Dir string
+	// CPUs pins the node, e.g. to the cores the load generator does not
+	// use; default unpinned.
+	CPUs []int
+}
+
+// Start starts a node and waits until it accepts connections, within ctx
+// and at most 90 s.
+func Start(ctx context.Context, o Options) (*Node, error) {
+	dir := o.Dir
 	server, err := exec.LookPath("rabbitmq-server")
 	if err == nil {
 		_, err = exec.LookPath("rabbitmqctl")
@@ -80,7 +90,7 @@ func Start(ctx context.Context, dir string) (*Node, error) {
 	}
 	n.Name = fmt.Sprintf("tandem%d@localhost", port)
 	n.URL = fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d/", port)
-	spec := target.Spec{Name: "rabbitmq " + n.Name, Command: []string{server}, Dir: "/", Env: []string{
+	spec := target.Spec{Name: "rabbitmq " + n.Name, Command: []string{server}, Dir: "/", CPUs: o.CPUs, Env: []string{
 		"RABBITMQ_NODENAME=" + n.Name, "RABBITMQ_NODE_IP_ADDRESS=127.0.0.1",
 		"RABBITMQ_NODE_PORT=" + strconv.Itoa(port), "RABBITMQ_DIST_PORT=" + strconv.Itoa(dist),
 		"RABBITMQ_MNESIA_BASE=" + filepath.Join(n.Dir, "mnesia"), "RABBITMQ_LOG_BASE=" + filepath.Join(n.Dir, "log"),

@@ -6,8 +6,8 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strconv"

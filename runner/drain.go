@@ -21,10 +21,6 @@ const drainWarmup = 2000
 func (r *runner) buildConsumer(ctx context.Context, l *live, e *expander) error {
 	c := l.spec.Consumer
 	name := l.spec.Name
-	if c.Raw {
-		r.progress("target %s: tandem's raw consumer loop on %s", name, redactURL(l.endpoints["amqp"]))
-		return nil
-	}
 	spec, err := r.consumerSpec(l, e)
 	if err != nil {
 		return err
@@ -53,7 +49,14 @@ func (r *runner) consumerSpec(l *live, e *expander) (target.Spec, error) {
 	what := "target " + l.spec.Name
 	spec := target.Spec{Name: l.spec.Name}
 	var err error
-	if spec.Command, err = e.all(c.Command); err != nil {
+	if c.Raw {
+		// tandem's loop in a process of its own, like the consumers it is
+		// held against (same CPUs, its own runtime)
+		if r.o.Self == "" {
+			return spec, fmt.Errorf("%s: the raw loop runs tandem's own binary, which is unknown", what)
+		}
+		spec.Command = []string{r.o.Self, "consume"}
+	} else if spec.Command, err = e.all(c.Command); err != nil {
 		return spec, fmt.Errorf("%s: command: %w", what, err)
 	}
 	if spec.Dir, err = e.expand(c.Dir); err != nil {
@@ -92,9 +95,6 @@ func (r *runner) drainRun(ctx context.Context, l *live, callName string, n int64
 		o.Queue = "tandem-" + l.spec.Name
 	}
 	return amqpdrv.Drain(ctx, o, func(ctx context.Context, queue string) (amqpdrv.Consumer, error) {
-		if l.spec.Consumer.Raw {
-			return amqpdrv.StartRaw(ctx, url, queue, prefetch, ack)
-		}
 		spec, err := r.consumerSpec(l, r.expanders[l.spec.Name])
 		if err != nil {
 			return nil, err

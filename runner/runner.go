@@ -175,6 +175,12 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 // those under the output directory: tandem never deletes what it did not
 // make).
 func (r *runner) removeData() {
+	if len(r.res.Services) > 0 {
+		dir := filepath.Join(r.o.Out, "work", "services")
+		if err := os.RemoveAll(dir); err != nil {
+			r.warn(fmt.Sprintf("services: remove %s: %v", dir, err))
+		}
+	}
 	for _, l := range r.live {
 		if l.dataDir == "" || l.spec.Start == nil {
 			continue
@@ -226,7 +232,7 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 	for i, l := range r.live {
 		l.res = &r.res.Targets[i] // the slice is final now
 	}
-	if err := r.startServices(ctx); err != nil {
+	if err := r.startServices(ctx, targetCPUs); err != nil {
 		return err
 	}
 	// The startup study: every target starts from empty runs times, one
@@ -939,6 +945,10 @@ func (r *runner) summarize(out *results.Scenario, ls []*live, level int, higher 
 		}
 		ratio, verdict, reason := stats.Verdict(base, sums[name], higher, floor)
 		reason += aaNote
+		if c := sums[name]; out.Load.Model == "drain" && (verdict == "faster" || verdict == "slower") && c.Best > 0 && base.Best > 0 {
+			// a layer's overhead: the time per message it adds to the baseline's
+			reason += fmt.Sprintf("; %+.2f µs per message against %s", 1e6/c.Best-1e6/base.Best, r.s.Baseline)
+		}
 		if math.IsNaN(ratio) {
 			ratio = 0
 		}

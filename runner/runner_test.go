@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-bench/tandem/driver/amqpdrv"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/sample"
 	"github.com/tandem-bench/tandem/study"
@@ -33,6 +34,15 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv("TANDEM_TEST_DELAY") == "1" {
 		os.Exit(serveDelay(os.Args[1:]))
+	}
+	if len(os.Args) == 2 && os.Args[1] == "consume" { // a raw consumer target: tandem consume
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		defer stop()
+		if err := amqpdrv.ConsumeEnv(ctx, os.Getenv); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }

@@ -27,12 +27,12 @@ type service struct {
 // startServices starts the study's services, in order, before the
 // targets. One that does not come up ends the run (exit 3): the targets
 // need it.
-func (r *runner) startServices(ctx context.Context) error {
+func (r *runner) startServices(ctx context.Context, cpus []int) error {
 	for i := range r.s.Services {
 		sv := &r.s.Services[i]
 		res := results.Service{Name: sv.Name}
 		t0 := time.Now()
-		endpoints, err := r.startService(ctx, sv, &res)
+		endpoints, err := r.startService(ctx, sv, &res, cpus)
 		res.StartNs = int64(time.Since(t0))
 		if err != nil {
 			if ctx.Err() != nil {
@@ -55,7 +55,9 @@ func (r *runner) startServices(ctx context.Context) error {
 	return nil
 }
 
-func (r *runner) startService(ctx context.Context, sv *study.Service, res *results.Service) (map[string]string, error) {
+// startService starts one service, pinned to cpus (the targets' cores)
+// unless its start says otherwise.
+func (r *runner) startService(ctx context.Context, sv *study.Service, res *results.Service, cpus []int) (map[string]string, error) {
 	if rb := sv.RabbitMQ; rb != nil {
 		if rb.URLEnv != "" {
 			if u := os.Getenv(rb.URLEnv); u != "" {
@@ -65,7 +67,7 @@ func (r *runner) startService(ctx context.Context, sv *study.Service, res *resul
 		}
 		res.Kind = "rabbitmq"
 		r.progress("service %s: starting a private RabbitMQ node", sv.Name)
-		node, err := rabbitnode.Start(ctx, filepath.Join(r.o.Out, "work", "services", sv.Name))
+		node, err := rabbitnode.Start(ctx, rabbitnode.Options{Dir: filepath.Join(r.o.Out, "work", "services", sv.Name), CPUs: cpus})
 		if err != nil {
 			return nil, err
 		}
@@ -86,6 +88,9 @@ func (r *runner) startService(ctx context.Context, sv *study.Service, res *resul
 	spec, err := r.startSpec(e, "service "+sv.Name, sv.Start)
 	if err != nil {
 		return nil, err
+	}
+	if sv.Start.CPUs == "" {
+		spec.CPUs = cpus
 	}
 	if sv.Ready.Log != "" {
 		spec.ReadyLine = regexp.MustCompile(sv.Ready.Log) // validated

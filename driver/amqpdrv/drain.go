@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -466,4 +467,39 @@ func ProbeRTT(ctx context.Context, url string, warmup, n int) (time.Duration, er
 	}
 	slices.Sort(rtts)
 	return rtts[len(rtts)/2], nil
+}
+
+// ConsumeEnv runs the raw loop as a consumer command does: on the broker
+// and queue that getenv names (TANDEM_AMQP_URL, TANDEM_QUEUE,
+// TANDEM_PREFETCH, TANDEM_ACK), until ctx ends (nil) or the loop fails.
+// `tandem consume` is this, so the raw loop runs in a process of its own
+// like any consumer it is compared with.
+func ConsumeEnv(ctx context.Context, getenv func(string) string) error {
+	url, queue := getenv("TANDEM_AMQP_URL"), getenv("TANDEM_QUEUE")
+	if url == "" || queue == "" {
+		return errors.New("consume: TANDEM_AMQP_URL and TANDEM_QUEUE must name the broker and the queue")
+	}
+	prefetch, err := strconv.Atoi(getenv("TANDEM_PREFETCH"))
+	if err != nil || prefetch < 1 {
+		return fmt.Errorf("consume: TANDEM_PREFETCH %q: want a positive integer", getenv("TANDEM_PREFETCH"))
+	}
+	ack := getenv("TANDEM_ACK")
+	switch ack {
+	case "":
+		ack = "each"
+	case "each", "multiple", "auto":
+	default:
+		return fmt.Errorf("consume: TANDEM_ACK %q: want each, multiple or auto", ack)
+	}
+	c, err := StartRaw(ctx, url, queue, prefetch, ack)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return c.Stop()
+	case <-c.Exited():
+		c.Stop()
+		return c.Err()
+	}
 }

@@ -23,7 +23,7 @@ func Start(t testing.TB) string {
 // StartNode is Start, returning the node itself (to stop it mid-test).
 func StartNode(t testing.TB) *rabbitnode.Node {
 	t.Helper()
-	n, err := rabbitnode.Start(context.Background(), "")
+	n, err := rabbitnode.Start(context.Background(), rabbitnode.Options{})
 	if errors.Is(err, rabbitnode.ErrNotInstalled) {
 		if os.Getenv("TANDEM_REQUIRE_RABBITMQ") == "1" {
 			t.Fatal(err)
