@@ -233,10 +233,12 @@ type Watched struct {
 // so the watcher does not load the broker it measures). The window opens
 // at the first poll that sees fewer than n. When none is ready, up to
 // prefetch are still delivered and not acked, which a passive declare does
-// not see; so the watcher then publishes prefetch more messages: each is
-// delivered only when an ack frees a slot in the consumer's window, so the
-// last of them leaves the queue with the ack of the last original message
-// (for a consumer that acks in order, as a single consumer does). With
+// not see; so the watcher then publishes prefetch more messages (and waits
+// for their confirms): each is delivered only when an ack frees a slot in
+// the consumer's window, so the last of them leaves the queue with the ack
+// of the last original message (for a consumer that acks in order, as a
+// single consumer does; if every original was acked before the probes
+// were confirmed, the window closes at the first poll after the confirms). With
 // autoAck the window closes when none is ready. A consumer that exits, a
 // queue that stands still for stall, or ctx ends the watch with an error.
 func (q *Queue) Watch(ctx context.Context, n int64, prefetch int, autoAck bool, stall time.Duration, c Consumer) (Watched, error) {
@@ -313,15 +315,10 @@ func (q *Queue) Watch(ctx context.Context, n int64, prefetch int, autoAck bool, 
 	}
 }
 
-// probe publishes k empty messages without waiting for confirms.
-func (q *Queue) probe(ctx context.Context, k int) error {
-	for range k {
-		if err := q.ch.PublishWithContext(ctx, "", q.Name, false, false, amqp.Publishing{}); err != nil {
-			return fmt.Errorf("queue %s: %w", q.Name, err)
-		}
-	}
-	return nil
-}
+// probe publishes k empty messages and waits for the broker's confirms:
+// until then a count may not include them (a quorum queue enqueues through
+// its log), and the watcher would see an empty queue too soon.
+func (q *Queue) probe(ctx context.Context, k int) error { return q.Fill(ctx, int64(k), 0) }
 
 // RawConsumer is tandem's own consumer: the raw client in a hand-written
 // loop, one connection, one channel, a prefetch window, an ack per message
