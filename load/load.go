@@ -202,6 +202,13 @@ type Open struct {
 	Timeout    time.Duration
 	Unit       string
 	Live       *Live
+	// Engine is workers (default: a goroutine per connection, any
+	// protocol) or loop: one thread owns every connection and sleeps
+	// through the answers, which the kernel stamps (see runLoop); about a
+	// third less CPU per request at moderate rates, for a dialer that
+	// offers a Wire (plain HTTP/1.1 to IPv4). The loop holds one P of the
+	// process while it waits.
+	Engine string
 }
 
 // timetable is an open loop's schedule within its bounds.
@@ -262,6 +269,18 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 		o.MaxWaiting = 10_000
 	}
 	defaults(&o.Timeout, &o.Unit)
+	switch o.Engine {
+	case "loop":
+		if wd, ok := d.(Wired); ok {
+			if w, ok := wd.Wire(); ok {
+				return o.runLoop(ctx, w)
+			}
+		}
+		return results.Sample{}, errors.New("load: the event loop speaks plain HTTP/1.1 to an IPv4 address only")
+	case "", "workers":
+	default:
+		return results.Sample{}, fmt.Errorf("load: engine %q: want loop or workers", o.Engine)
+	}
 	alarms := make([]*alarm, o.Connections)
 	for i := range alarms {
 		a, err := newAlarm()

@@ -113,27 +113,11 @@ func stallServer(t *testing.T, from, to time.Time) *httpdrv.Caller {
 // the intended send, shows the stall; its service time and the closed
 // loop's latency do not (coordinated omission).
 func TestStallShowsInOpenLoopOnly(t *testing.T) {
+	for _, engine := range []string{"workers", "loop"} {
+		stallOpen(t, engine)
+	}
 	start := time.Now()
 	c := stallServer(t, start.Add(time.Second), start.Add(2*time.Second))
-	open, err := load.Open{Schedule: load.Constant{Rate: 200}, Connections: 4, Duration: 3 * time.Second}.Run(context.Background(), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p90 := time.Duration(open.LatencyNs.P90); p90 < 300*time.Millisecond {
-		t.Errorf("open loop p90 latency %v; want ≥ 300ms: the stall must show", p90)
-	}
-	if p90 := time.Duration(open.ServiceTimeNs.P90); p90 > 100*time.Millisecond {
-		t.Errorf("open loop p90 service time %v; want small: only 4 requests were in the stall", p90)
-	}
-	if lag := time.Duration(open.ScheduleLagNs.P90); lag < 300*time.Millisecond {
-		t.Errorf("schedule lag p90 %v; want the queue behind the stall to show", lag)
-	}
-	if math.Abs(float64(open.Requests+open.Dropped)-600) > 6 {
-		t.Errorf("open loop sent %d and dropped %d; want 600 arrivals", open.Requests, open.Dropped)
-	}
-
-	start = time.Now()
-	c = stallServer(t, start.Add(time.Second), start.Add(2*time.Second))
 	closed, err := load.Closed{Concurrency: 4, Duration: 3 * time.Second}.Run(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
@@ -144,15 +128,39 @@ func TestStallShowsInOpenLoopOnly(t *testing.T) {
 	}
 }
 
-func TestOpenDropsBeyondMaxWaiting(t *testing.T) {
+func stallOpen(t *testing.T, engine string) {
 	start := time.Now()
-	c := stallServer(t, start, start.Add(time.Second))
-	s, err := load.Open{Schedule: load.Constant{Rate: 500}, Connections: 1, Duration: 500 * time.Millisecond, MaxWaiting: 10, Timeout: 2 * time.Second}.Run(context.Background(), c)
+	c := stallServer(t, start.Add(time.Second), start.Add(2*time.Second))
+	open, err := load.Open{Schedule: load.Constant{Rate: 200}, Connections: 4, Duration: 3 * time.Second, Engine: engine}.Run(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Dropped < 200 || s.Requests+s.Dropped != 250 {
-		t.Errorf("1 connection stalled, 10 may wait: %d sent, %d dropped; want most of 250 dropped", s.Requests, s.Dropped)
+	if p90 := time.Duration(open.LatencyNs.P90); p90 < 300*time.Millisecond {
+		t.Errorf("%s: open loop p90 latency %v; want ≥ 300ms: the stall must show", engine, p90)
+	}
+	if p90 := time.Duration(open.ServiceTimeNs.P90); p90 > 100*time.Millisecond {
+		t.Errorf("%s: open loop p90 service time %v; want small: only 4 requests were in the stall", engine, p90)
+	}
+	if lag := time.Duration(open.ScheduleLagNs.P90); lag < 300*time.Millisecond {
+		t.Errorf("%s: schedule lag p90 %v; want the queue behind the stall to show", engine, lag)
+	}
+	if math.Abs(float64(open.Requests+open.Dropped)-600) > 6 {
+		t.Errorf("%s: open loop sent %d and dropped %d; want 600 arrivals", engine, open.Requests, open.Dropped)
+	}
+}
+
+func TestOpenDropsBeyondMaxWaiting(t *testing.T) {
+	for _, engine := range []string{"workers", "loop"} {
+		start := time.Now()
+		c := stallServer(t, start, start.Add(time.Second))
+		s, err := load.Open{Schedule: load.Constant{Rate: 500}, Connections: 1, Duration: 500 * time.Millisecond, MaxWaiting: 10,
+			Timeout: 2 * time.Second, Engine: engine}.Run(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Dropped < 200 || s.Requests+s.Dropped != 250 {
+			t.Errorf("%s: 1 connection stalled, 10 may wait: %d sent, %d dropped; want most of 250 dropped", engine, s.Requests, s.Dropped)
+		}
 	}
 }
 

@@ -37,7 +37,7 @@ func loadCmd(stdout, stderr io.Writer) *cobra.Command {
 		protos, importPaths                         []string
 		format                                      string
 		http2, insecure, quickACK                   bool
-		cpuprofile, unit                            string
+		cpuprofile, unit, engine                    string
 		queueType, ack                              string
 		prefetch, size                              int
 		confirm                                     bool
@@ -140,7 +140,7 @@ Load shapes:
 					return badInput(fmt.Errorf("--rate: %w", err))
 				}
 				exec = bind(load.Open{Schedule: sch, Connections: connections, Requests: requests, Duration: duration,
-					MaxWaiting: maxWaiting, Timeout: timeout, Live: live, Unit: unit}.Run, d)
+					MaxWaiting: maxWaiting, Timeout: timeout, Live: live, Unit: unit, Engine: engine}.Run, d)
 			case batch > 0:
 				if duration <= 0 {
 					return badInput(errors.New("--batch needs --duration"))
@@ -193,6 +193,7 @@ Load shapes:
 	f.DurationVar(&period, "period", time.Second, "batched loop: the period")
 	f.DurationVar(&step, "step", 0, "length of each step of --rate R1,R2,…")
 	f.IntVar(&maxWaiting, "max-waiting", 10000, "open loop: arrivals that may wait for a free connection before arrivals are dropped")
+	f.StringVar(&engine, "engine", "", "open loop: workers (a goroutine per connection) or loop (one thread owns every connection and sleeps through the answers, which the kernel stamps: less CPU per request; plain HTTP/1.1 only)")
 	f.Int64Var(&requests, "requests", 0, "stop after this many requests")
 	f.DurationVar(&duration, "duration", 0, "stop after this long (default 10s without --requests)")
 	f.DurationVar(&warmup, "warmup", 0, "send for this long first and discard it")

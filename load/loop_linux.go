@@ -1,0 +1,445 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"time"
+	"unsafe"
+
+	"github.com/tandem-bench/tandem/results"
+	"golang.org/x/sys/unix"
+)
+
+// Wire is a request-response protocol that the event loop (Open with
+// Engine "loop") speaks itself over plain TCP sockets, one request in
+// flight per connection. A Dialer that also implements Wired offers one.
+type Wire interface {
+	// Addr is the target's IPv4 address and port.
+	Addr() *net.TCPAddr
+	// NewConn returns the protocol state of one connection.
+	NewConn() WireConn
+}
+
+// WireConn is one connection's protocol state.
+type WireConn interface {
+	// AppendRequest appends the next request's bytes to b.
+	AppendRequest(b []byte) []byte
+	// Response frames the response at the start of b: its length (0 when
+	// b holds only part of it), its result, and whether the server closes
+	// the connection after it. An error says b is not a response.
+	Response(b []byte) (n int, res Result, closeAfter bool, err error)
+}
+
+// Wired is a Dialer whose requests the event loop can send itself.
+type Wired interface {
+	Wire() (Wire, bool)
+}
+
+// The event loop: one goroutine on one OS thread owns every connection
+// (raw non-blocking sockets and an epoll set, outside Go's netpoller). It
+// sleeps until the next arrival (clock_nanosleep, absolute, on
+// CLOCK_MONOTONIC), collects what answers came in meanwhile, and sends the
+// arrivals that are due. When no arrival waits for a connection it does
+// not wake up for answers at all: the kernel stamps each answer's arrival
+// (SO_TIMESTAMPING, software receive timestamps), so reading it later
+// loses nothing. One wake-up per arrival, where a goroutine per connection
+// costs two (the arrival's and the answer's) plus the runtime's hand-offs.
+// The blocking waits are raw system calls, so the runtime does not hand
+// the thread's P around on every wait.
+
+// maxWait caps one blocking wait, so cancellation and timeouts are seen.
+const maxWait = 10 * time.Millisecond
+
+type loopConn struct {
+	fd       int
+	wc       WireConn
+	busy     bool
+	intended time.Time // of the request in flight
+	sent     time.Time
+	rx       time.Time // the kernel's stamp of the latest bytes read
+	buf      []byte
+}
+
+type eventLoop struct {
+	o       *Open
+	w       Wire
+	ep      int
+	conns   []*loopConn
+	free    []int
+	rec     *recorder
+	series  *series
+	live    *Live
+	stamped bool // the kernel stamps received bytes
+	req     []byte
+	rbuf    []byte
+	oob     []byte
+	events  []unix.EpollEvent
+	inUse   int
+}
+
+// runLoop is Open.Run on the event loop.
+func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return results.Sample{}, fmt.Errorf("epoll: %w", err)
+	}
+	defer unix.Close(ep)
+	l := &eventLoop{o: &o, w: w, ep: ep, stamped: true, rbuf: make([]byte, 64<<10), oob: make([]byte, 128),
+		events: make([]unix.EpollEvent, 256), live: o.Live}
+	defer l.closeAll()
+	for i := range o.Connections {
+		c := &loopConn{wc: w.NewConn(), fd: -1}
+		l.conns = append(l.conns, c)
+		if err := l.dial(i); err != nil {
+			return results.Sample{}, fmt.Errorf("dial connection %d of %d: %w", i+1, o.Connections, err)
+		}
+		l.free = append(l.free, i)
+	}
+	start := time.Now()
+	l.series = newSeries(start)
+	l.rec = newRecorder(true, l.series)
+	tt := timetable{Schedule: o.Schedule, start: start, requests: o.Requests, duration: o.Duration}
+	hard := time.Time{}
+	if o.Duration > 0 {
+		hard = start.Add(o.Duration + o.Timeout)
+	}
+	var next, dropped int64
+	var waiting []time.Time // intended times of arrivals waiting for a connection
+	for {
+		if ctx.Err() != nil {
+			break
+		}
+		now := time.Now()
+		if !hard.IsZero() && !now.Before(hard) {
+			break
+		}
+		for {
+			due, ok := tt.due(next)
+			if !ok || due.After(now) {
+				break
+			}
+			waiting = append(waiting, due)
+			next++
+		}
+		if over := len(waiting) - o.MaxWaiting; over > 0 {
+			dropped += int64(over)
+			waiting = waiting[over:]
+		}
+		l.expire(now)
+		for len(waiting) > 0 && len(l.free) > 0 {
+			l.send(waiting[0])
+			waiting = waiting[1:]
+		}
+		nextDue, more := tt.due(next)
+		if !more && len(waiting) == 0 && l.inUse == 0 {
+			break
+		}
+		// How long to wait: to the next arrival, the earliest deadline in
+		// flight, the hard end, at most maxWait.
+		wait := maxWait
+		if more {
+			wait = min(wait, nextDue.Sub(now))
+		}
+		if d, ok := l.earliestDeadline(); ok {
+			wait = min(wait, d.Sub(now))
+		}
+		if !hard.IsZero() {
+			wait = min(wait, hard.Sub(now))
+		}
+		wait = max(wait, 0)
+		if l.stamped && len(waiting) == 0 && more {
+			// Nothing waits for a connection: sleep through the answers.
+			sleepUntil(monotonic() + wait)
+			wait = 0
+		}
+		l.poll(wait)
+	}
+	elapsed := time.Since(start)
+	// Arrivals due but never sent (the run was cut short) were dropped;
+	// so were requests still in flight when it was cut.
+	dropped += int64(len(waiting)) + int64(l.inUse)
+	scheduled := next
+	if k := scheduled; k > 0 && ctx.Err() == nil {
+		if all := tt.dueBy(time.Now(), k-1); all > scheduled {
+			dropped += all - scheduled
+			scheduled = all
+		}
+	}
+	offered := 0.0
+	if scheduled > 1 {
+		if last, ok := tt.due(scheduled - 1); ok && last.After(start) {
+			offered = float64(scheduled-1) / last.Sub(start).Seconds()
+		}
+	}
+	s := l.rec.sample(elapsed, 0, o.Unit, dropped, offered)
+	if span := l.rec.lastSent.Sub(start); l.rec.requests > 1 && span > 0 {
+		s.AchievedRate = float64(l.rec.requests-1) / span.Seconds()
+	}
+	return s, nil
+}
+
+// dial opens connection i: a blocking connect (loopback answers at once),
+// then non-blocking, TCP_NODELAY, receive timestamps, in the epoll set.
+func (l *eventLoop) dial(i int) error {
+	c := l.conns[i]
+	a := l.w.Addr()
+	ip4 := a.IP.To4()
+	if ip4 == nil {
+		return errors.New("the event loop speaks IPv4 only")
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	sa := &unix.SockaddrInet4{Port: a.Port}
+	copy(sa.Addr[:], ip4)
+	if err := unix.Connect(fd, sa); err != nil {
+		unix.Close(fd)
+		return &net.OpError{Op: "dial", Net: "tcp", Addr: a, Err: err}
+	}
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	if l.stamped {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPING_NEW,
+			unix.SOF_TIMESTAMPING_RX_SOFTWARE|unix.SOF_TIMESTAMPING_SOFTWARE); err != nil {
+			l.stamped = false // answers are then read as they come, stamped on reading
+		}
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(i)}); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	c.fd, c.buf = fd, c.buf[:0]
+	c.wc = l.w.NewConn()
+	return nil
+}
+
+func (l *eventLoop) closeAll() {
+	for _, c := range l.conns {
+		if c.fd >= 0 {
+			unix.Close(c.fd)
+		}
+	}
+}
+
+// send sends one arrival on a free connection.
+func (l *eventLoop) send(intended time.Time) {
+	i := l.free[len(l.free)-1]
+	l.free = l.free[:len(l.free)-1]
+	c := l.conns[i]
+	sent := time.Now()
+	l.series.issue(sent)
+	c.intended, c.sent = intended, sent
+	if c.fd < 0 {
+		if err := l.dial(i); err != nil {
+			l.finish(i, sent, Result{Status: TransportStatus(err)}, false)
+			return
+		}
+	}
+	l.req = c.wc.AppendRequest(l.req[:0])
+	if err := writeAll(c.fd, l.req, sent.Add(l.o.Timeout)); err != nil {
+		l.finish(i, time.Now(), Result{Status: TransportStatus(err)}, true)
+		return
+	}
+	c.busy = true
+	l.inUse++
+}
+
+// writeAll writes b, waiting for room in the socket's buffer if it must.
+func writeAll(fd int, b []byte, deadline time.Time) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if n > 0 {
+			b = b[n:]
+		}
+		switch {
+		case err == unix.EAGAIN:
+			ms := int(time.Until(deadline).Milliseconds())
+			if ms <= 0 {
+				return context.DeadlineExceeded
+			}
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+			unix.Poll(fds, min(ms, 100))
+		case err == unix.EINTR:
+		case err != nil:
+			return &net.OpError{Op: "write", Net: "tcp", Err: err}
+		}
+	}
+	return nil
+}
+
+// finish records the request on connection i as ended at end with res
+// and frees the connection; reconnect closes it first (its next request
+// dials again).
+func (l *eventLoop) finish(i int, end time.Time, res Result, reconnect bool) {
+	c := l.conns[i]
+	if reconnect && c.fd >= 0 {
+		l.drop(i)
+	}
+	l.rec.record(c.intended, c.sent, end, res)
+	if l.live != nil {
+		l.live.Sent.Add(1)
+		if res.Status == "" {
+			l.live.OK.Add(1)
+		} else {
+			l.live.Errors.Add(1)
+		}
+	}
+	if c.busy {
+		c.busy = false
+		l.inUse--
+	}
+	l.free = append(l.free, i)
+}
+
+// earliestDeadline is the first timeout among the requests in flight.
+func (l *eventLoop) earliestDeadline() (time.Time, bool) {
+	var first time.Time
+	for _, c := range l.conns {
+		if c.busy && (first.IsZero() || c.sent.Before(first)) {
+			first = c.sent
+		}
+	}
+	if first.IsZero() {
+		return first, false
+	}
+	return first.Add(l.o.Timeout), true
+}
+
+// expire ends the requests in flight past their timeout.
+func (l *eventLoop) expire(now time.Time) {
+	for i, c := range l.conns {
+		if c.busy && now.Sub(c.sent) >= l.o.Timeout {
+			l.finish(i, now, Result{Status: "timeout"}, true)
+		}
+	}
+}
+
+// poll waits up to wait for answers (0: only what is there) and reads them.
+func (l *eventLoop) poll(wait time.Duration) {
+	n := epollWait(l.ep, l.events, wait)
+	for _, ev := range l.events[:n] {
+		l.read(int(ev.Fd), ev.Events)
+	}
+}
+
+// read reads what connection i has and records the answers it completes.
+func (l *eventLoop) read(i int, events uint32) {
+	c := l.conns[i]
+	if c.fd < 0 {
+		return
+	}
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(c.fd, l.rbuf, l.oob, unix.MSG_DONTWAIT)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			break
+		}
+		if err != nil || n == 0 {
+			status := "eof"
+			if err != nil {
+				status = TransportStatus(&net.OpError{Op: "read", Net: "tcp", Err: err})
+			}
+			if c.busy {
+				l.finish(i, time.Now(), Result{Status: status}, true)
+			} else {
+				l.drop(i)
+			}
+			return
+		}
+		c.rx = l.stamp(oobn)
+		c.buf = append(c.buf, l.rbuf[:n]...)
+		if n < len(l.rbuf) {
+			break
+		}
+	}
+	for len(c.buf) > 0 {
+		if !c.busy {
+			l.drop(i) // bytes nobody asked for: the connection is no use
+			return
+		}
+		n, res, closeAfter, err := c.wc.Response(c.buf)
+		if err != nil {
+			l.finish(i, c.rx, Result{Status: "protocol"}, true)
+			return
+		}
+		if n == 0 {
+			return
+		}
+		rest := copy(c.buf, c.buf[n:])
+		c.buf = c.buf[:rest]
+		l.finish(i, c.rx, res, closeAfter)
+		if closeAfter {
+			return
+		}
+	}
+}
+
+// drop closes an idle connection the server closed.
+func (l *eventLoop) drop(i int) {
+	c := l.conns[i]
+	unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, c.fd, nil)
+	unix.Close(c.fd)
+	c.fd, c.buf = -1, c.buf[:0]
+}
+
+// stamp is the kernel's receive time from a recvmsg's control data, or
+// now.
+func (l *eventLoop) stamp(oobn int) time.Time {
+	if oobn > 0 {
+		if msgs, err := unix.ParseSocketControlMessage(l.oob[:oobn]); err == nil {
+			for _, m := range msgs {
+				if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SO_TIMESTAMPING_NEW && len(m.Data) >= 16 {
+					sec := *(*int64)(unsafe.Pointer(&m.Data[0]))
+					nsec := *(*int64)(unsafe.Pointer(&m.Data[8]))
+					if sec != 0 || nsec != 0 {
+						return time.Unix(sec, nsec)
+					}
+				}
+			}
+		}
+	}
+	return time.Now()
+}
+
+// sysEpollPwait2 is epoll_pwait2(2) (Linux 5.11): a timeout in
+// nanoseconds, where epoll_wait's is in milliseconds.
+const sysEpollPwait2 = 441
+
+// epollWait waits up to d for events, as a raw system call (see above);
+// EINTR (the runtime's preemption signal) ends the wait early.
+func epollWait(ep int, events []unix.EpollEvent, d time.Duration) int {
+	ts := unix.NsecToTimespec(int64(d))
+	n, _, e := unix.RawSyscall6(sysEpollPwait2, uintptr(ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)),
+		uintptr(unsafe.Pointer(&ts)), 0, 0)
+	if e == unix.ENOSYS {
+		ms := int((d + time.Millisecond - 1) / time.Millisecond)
+		n, _, e = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)),
+			uintptr(ms), 0, 0)
+	}
+	if e != 0 {
+		return 0
+	}
+	return int(n)
+}
+
+// sleepUntil sleeps until the monotonic time t, as a raw system call.
+func sleepUntil(t time.Duration) {
+	ts := unix.NsecToTimespec(int64(t))
+	for {
+		_, _, e := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+		if e != unix.EINTR || monotonic() >= t {
+			return
+		}
+	}
+}

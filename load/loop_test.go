@@ -1,0 +1,185 @@
+package load_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tandem-bench/tandem/driver/httpdrv"
+	"github.com/tandem-bench/tandem/load"
+)
+
+// The event loop and the worker engine, side by side on one server, count
+// the same and measure the same: a server that takes 2 ms shows 2.0–2.5 ms
+// at the median on both (the loop's end times are the kernel's receive
+// stamps, so this also checks they are on the right clock).
+func TestLoopAgreesWithWorkers(t *testing.T) {
+	// The loop holds a P while it waits (its waits are raw system calls):
+	// give the in-process server its own.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1))
+	c, hits := server(t, 2*time.Millisecond, 200)
+	for _, engine := range []string{"loop", "workers"} {
+		hits.Store(0)
+		s, err := load.Open{Schedule: load.Constant{Rate: 500}, Connections: 4, Duration: time.Second, Engine: engine}.Run(context.Background(), c)
+		if err != nil {
+			t.Fatalf("%s: %v", engine, err)
+		}
+		if s.Requests != 500 || s.OK != 500 || hits.Load() != 500 || s.Dropped != 0 {
+			t.Errorf("%s: %d requests, %d ok, server saw %d, %d dropped; want 500", engine, s.Requests, s.OK, hits.Load(), s.Dropped)
+		}
+		p50 := time.Duration(s.LatencyNs.P50)
+		tol := 500 * time.Microsecond
+		if raceEnabled {
+			tol = 2 * time.Millisecond
+		}
+		if p50 < 2*time.Millisecond || p50 > 2*time.Millisecond+tol || s.ServiceTimeNs.P50 > s.LatencyNs.P50 {
+			t.Errorf("%s: p50 latency %v, service %v; want 2.0 ms to 2 ms + %v", engine, p50, time.Duration(s.ServiceTimeNs.P50), tol)
+		}
+		t.Logf("%s: p50 %v p99 %v, lag p99 %v", engine, p50, time.Duration(s.LatencyNs.P99), time.Duration(s.ScheduleLagNs.P99))
+	}
+}
+
+// rawServer answers every request on a connection with what reply
+// returns for its index; an empty reply closes the connection.
+func rawServer(t *testing.T, reply func(i int) string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for i := 0; ; i++ {
+			cn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func(i int) {
+				defer cn.Close()
+				buf := make([]byte, 4096)
+				for k := 0; ; k++ {
+					if _, err := cn.Read(buf); err != nil {
+						return
+					}
+					r := reply(k)
+					if r == "" {
+						return
+					}
+					if r == "hang" {
+						io.Copy(io.Discard, cn)
+						return
+					}
+					cn.Write([]byte(r))
+				}
+			}(i)
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/"
+}
+
+// Servers that misbehave: every request is recorded with what happened,
+// and the run ends on time.
+func TestLoopRecordsWhatServersDo(t *testing.T) {
+	ok := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+	for _, c := range []struct {
+		name  string
+		reply func(int) string
+		want  map[string]int64 // status → at least this many ("" = ok)
+	}{
+		{"keep-alive", func(int) string { return ok }, map[string]int64{"": 200}},
+		{"chunked", func(int) string { return "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n" }, map[string]int64{"": 200}},
+		{"close after each", func(int) string { return "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok" }, map[string]int64{"": 200}},
+		{"http 503", func(int) string { return "HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n" }, map[string]int64{"http:503": 200}},
+		{"garbage", func(int) string { return "SSH-2.0-OpenSSH_9.6\r\n" }, map[string]int64{"protocol": 200}},
+		{"closes every other", func(k int) string {
+			if k%2 == 1 {
+				return ""
+			}
+			return ok
+		}, map[string]int64{"": 100, "eof": 1}},
+		{"never answers", func(int) string { return "hang" }, map[string]int64{"timeout": 4}},
+	} {
+		url := rawServer(t, c.reply)
+		h, err := httpdrv.New(httpdrv.Options{URL: url, Timeout: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		s, err := load.Open{Schedule: load.Constant{Rate: 200}, Connections: 4, Duration: time.Second, Timeout: 300 * time.Millisecond,
+			Engine: "loop"}.Run(context.Background(), h)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: the run took %v", c.name, d)
+		}
+		for status, least := range c.want {
+			got := s.OK
+			if status != "" {
+				got = s.Errors[status]
+			}
+			if got < least {
+				t.Errorf("%s: %s %d; want at least %d (errors %v, ok %d, requests %d, dropped %d)", c.name, status, got, least, s.Errors, s.OK, s.Requests, s.Dropped)
+			}
+		}
+		if s.Requests+s.Dropped != 200 {
+			t.Errorf("%s: %d sent + %d dropped; want the 200 arrivals", c.name, s.Requests, s.Dropped)
+		}
+	}
+}
+
+// JSON-RPC over the loop: a fresh id per request, checked in the answer.
+func TestLoopJSONRPC(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ ID int64 }
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if req.ID == 7 { // a wrong id once
+			req.ID = 70
+		}
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"result":"pong"}`, req.ID)
+	}))
+	defer ts.Close()
+	c, err := httpdrv.New(httpdrv.Options{URL: ts.URL, RPCMethod: "ping", RPCParams: []byte("[]")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := load.Open{Schedule: load.Constant{Rate: 400}, Connections: 1, Duration: 500 * time.Millisecond, Engine: "loop"}.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Requests != 200 || s.OK != 199 || len(s.Errors) != 1 {
+		t.Errorf("%d requests, %d ok, errors %v; want 199 ok and the wrong id as an error", s.Requests, s.OK, s.Errors)
+	}
+}
+
+// The loop refuses what it cannot speak, and a closed port is an error at
+// the start.
+func TestLoopRefuses(t *testing.T) {
+	for _, o := range []httpdrv.Options{
+		{URL: "https://127.0.0.1:1/"},
+		{URL: "http://127.0.0.1:1/", HTTP2: true},
+	} {
+		c, err := httpdrv.New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (load.Open{Schedule: load.Constant{Rate: 10}, Duration: 100 * time.Millisecond, Engine: "loop"}).Run(context.Background(), c); err == nil {
+			t.Errorf("%+v: the loop took it", o)
+		}
+	}
+	c, _ := httpdrv.New(httpdrv.Options{URL: "http://127.0.0.1:1/"})
+	_, err := load.Open{Schedule: load.Constant{Rate: 10}, Duration: 100 * time.Millisecond, Engine: "loop"}.Run(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("closed port: %v", err)
+	}
+}
