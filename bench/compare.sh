@@ -90,8 +90,10 @@ if [ "$what" = open ] || [ "$what" = default ] || [ "$what" = all ]; then
   for r in $(seq "$ROUNDS"); do
     vc=$(cpu_of bash -c "echo 'GET http://127.0.0.1:$HP/ping' | taskset -c 0 '$TOOLS/vegeta' attack -rate=10000 -workers=$CONNS -max-workers=$CONNS -duration=${SECS}s > /dev/null")
     tc=$(cpu_of taskset -c 0 "$T" load "http://127.0.0.1:$HP/ping" --rate 10000 --connections "$CONNS" --duration "${SECS}s")
+    lc=$(cpu_of taskset -c 0 "$T" load "http://127.0.0.1:$HP/ping" --rate 10000 --connections "$CONNS" --duration "${SECS}s" --engine loop)
     n=$((10000 * SECS))
-    echo "  round $r: vegeta $(python3 -c "print(f'{$vc/$n*1e6:.1f}')") µs/request, tandem $(python3 -c "print(f'{$tc/$n*1e6:.1f}')") µs/request, ratio $(ratio "$tc" "$vc")"
+    us() { python3 -c "print(f'{$1/$n*1e6:.1f}')"; }
+    echo "  round $r: vegeta $(us "$vc") µs/request, tandem (workers) $(us "$tc") µs/request, ratio $(ratio "$tc" "$vc"); tandem --engine loop $(us "$lc") µs/request, ratio $(ratio "$lc" "$vc")"
   done
   echo "== open loop: achieved / offered (tandem, 64 connections)"
   for rate in 10000 25000 50000; do

@@ -394,20 +394,29 @@ func (l *eventLoop) drop(i int) {
 }
 
 // stamp is the kernel's receive time from a recvmsg's control data, or
-// now.
+// now. It walks the control messages in place (no allocation per answer).
 func (l *eventLoop) stamp(oobn int) time.Time {
-	if oobn > 0 {
-		if msgs, err := unix.ParseSocketControlMessage(l.oob[:oobn]); err == nil {
-			for _, m := range msgs {
-				if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SO_TIMESTAMPING_NEW && len(m.Data) >= 16 {
-					sec := *(*int64)(unsafe.Pointer(&m.Data[0]))
-					nsec := *(*int64)(unsafe.Pointer(&m.Data[8]))
-					if sec != 0 || nsec != 0 {
-						return time.Unix(sec, nsec)
-					}
-				}
+	b := l.oob[:oobn]
+	for len(b) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+		if h.Len < unix.SizeofCmsghdr || int(h.Len) > len(b) {
+			break
+		}
+		data := b[unix.SizeofCmsghdr:h.Len]
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SO_TIMESTAMPING_NEW && len(data) >= 16 {
+			// struct scm_timestamping64: the first timespec64 is the
+			// software stamp
+			sec := *(*int64)(unsafe.Pointer(&data[0]))
+			nsec := *(*int64)(unsafe.Pointer(&data[8]))
+			if sec != 0 || nsec != 0 {
+				return time.Unix(sec, nsec)
 			}
 		}
+		next := unix.CmsgSpace(int(h.Len) - unix.SizeofCmsghdr)
+		if next > len(b) {
+			break
+		}
+		b = b[next:]
 	}
 	return time.Now()
 }

@@ -111,7 +111,7 @@ Load shapes:
 				return badInput(err)
 			}
 			if (rate != "" || batch > 0) && runtime.GOMAXPROCS(0) < 2 {
-				runtime.GOMAXPROCS(2) // the pacer's own P (see load.Open)
+				runtime.GOMAXPROCS(2) // a P for the open loop's waits beside the rest (see load.Open)
 			}
 			if rate != "" {
 				if _, err := load.ParseRate(rate, duration, step); err != nil {
