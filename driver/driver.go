@@ -214,3 +214,12 @@ func (a asker[C]) Ask(ctx context.Context) ([][]byte, load.Result, error) {
 	ans, res := cn.Ask(ctx)
 	return ans, res, nil
 }
+
+// Wire passes on the dialer's Wire, if it has one, so load's event loop
+// can send the requests itself.
+func (a asker[C]) Wire() (load.Wire, bool) {
+	if w, ok := a.Dialer.(load.Wired); ok {
+		return w.Wire()
+	}
+	return nil, false
+}

@@ -558,10 +558,20 @@ calls:
   ping: {http: {path: ""}}
 scenarios:
   - {name: latency, call: ping, load: {concurrency: 1}, requests: 200}
+  - {name: open, call: ping, load: {rate: 300, connections: 2, engine: loop}, duration: 1s, rounds: 2, targets: [x, z]}
 `
 	res, err := Run(context.Background(), parse(t, src), options(t, nil))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// the open loop on the event-loop engine
+	for _, rd := range res.Scenarios[1].Rounds {
+		if rd.Failed || rd.OK < 290 || rd.OK != rd.Requests || time.Duration(rd.LatencyNs.P50) < time.Millisecond {
+			t.Errorf("open loop (engine loop) round %d on %s: %+v", rd.Round, rd.Target, rd.Sample)
+		}
+	}
+	if cs := res.Scenarios[1].Comparisons; len(cs) != 1 || cs[0].Verdict != "slower" {
+		t.Errorf("open loop, 1 ms vs 4 ms: %+v; want slower", cs)
 	}
 	cs := res.Scenarios[0].Comparisons
 	if len(cs) != 2 {

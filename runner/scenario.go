@@ -45,7 +45,7 @@ func (r *runner) executorFor(sc *study.Scenario, level int, unit string) executo
 	case "open":
 		return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration) (results.Sample, error) {
 			return load.Open{Schedule: schedule(l, bound), Connections: l.Connections, Requests: requests, Duration: bound,
-				MaxWaiting: l.MaxWaiting, Timeout: timeout, Unit: unit}.Run(ctx, d)
+				MaxWaiting: l.MaxWaiting, Timeout: timeout, Unit: unit, Engine: l.Engine}.Run(ctx, d)
 		}
 	case "batched":
 		return func(ctx context.Context, d load.Dialer, _ int64, bound time.Duration) (results.Sample, error) {

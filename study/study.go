@@ -768,6 +768,14 @@ func (v *validator) scenario(path string, sc *Scenario) {
 	case l.Model() != "closed" && sc.Duration == 0 && sc.Requests == 0 && len(l.Steps) == 0:
 		v.errorf(path+".duration", "a duration for an open or batched loop (steps carry their own)", "no duration")
 	}
+	switch {
+	case l.Engine != "" && l.Engine != "loop" && l.Engine != "workers":
+		v.errorf(path+".load.engine", "loop or workers", "unknown engine %q", l.Engine)
+	case l.Engine == "loop" && l.Model() != "open":
+		v.errorf(path+".load.engine", "an engine only for an open loop", "engine loop for a %s loop", l.Model())
+	case l.Engine == "loop" && c != nil && c.HTTP == nil && c.JSONRPC == nil:
+		v.errorf(path+".load.engine", "an http or jsonrpc call for engine loop", "call %s is not HTTP", sc.Call)
+	}
 	if l.Ramp != nil && l.Ramp.From == 0 && l.Ramp.To == 0 {
 		v.errorf(path+".load.ramp", "a ramp with a positive rate somewhere", "ramp from 0 to 0")
 	}

@@ -128,6 +128,7 @@ func TestLoadAgainstSample(t *testing.T) {
 		{"jsonrpc error", []string{"http://" + s.HTTPAddr() + "/", "--jsonrpc", "getbalance", "--params", `["x"]`, "--requests", "10"}, 0, map[string]any{"jsonrpc:-32602": 10.0}, false},
 		{"http", []string{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10"}, 10, map[string]any{}, true},
 		{"open loop", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "500", "--connections", "2", "--duration", "1s"}, 500, map[string]any{}, true},
+		{"open loop, engine loop", []string{"http://" + s.HTTPAddr() + "/", "--jsonrpc", "getbalance", "--params", `["tz1000042"]`, "--rate", "500", "--connections", "2", "--duration", "1s", "--engine", "loop"}, 500, map[string]any{}, true},
 		{"ramp", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "0-1000", "--duration", "1s"}, 500, map[string]any{}, true},
 		{"steps", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "100,300", "--step", "500ms"}, 200, map[string]any{}, true},
 		{"batched", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--batch", "10", "--period", "100ms", "--connections", "2", "--duration", "1s"}, 200, map[string]any{}, true},
@@ -151,6 +152,15 @@ func TestLoadAgainstSample(t *testing.T) {
 				t.Errorf("ok %v, errors %v, units/s %v; want %v, %v", got["ok"], got["errors"], got["units_per_s"], c.ok, c.errors)
 			}
 		})
+	}
+	for _, args := range [][]string{
+		{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "10", "--engine", "loop"},
+		{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10", "--engine", "loop"},
+		{"http://" + s.HTTPAddr() + "/metrics", "--rate", "10", "--engine", "turbo"},
+	} {
+		if code, _, stderr := tandem(t, append([]string{"load"}, args...)...); code != exitBadInput || !strings.Contains(stderr, "--engine") {
+			t.Errorf("%v: exit %d, %q; want exit 2 naming --engine", args, code, stderr)
+		}
 	}
 	code, out, _ := tandem(t, "load", "grpc://"+s.GRPCAddr()+"/tandem.sample.v1.Ledger/GetBlockRange", "--data", `{"start": 0, "end": 9}`, "--requests", "3", "--format", "json")
 	var stream map[string]any

@@ -110,6 +110,19 @@ Load shapes:
 			if err != nil {
 				return badInput(err)
 			}
+			switch engine {
+			case "", "workers":
+			case "loop":
+				w, ok := d.(load.Wired)
+				if ok {
+					_, ok = w.Wire()
+				}
+				if !ok || rate == "" {
+					return badInput(errors.New("--engine loop: an open loop (--rate) over plain HTTP/1.1 (http://, no --http2) to an IPv4 address"))
+				}
+			default:
+				return badInput(fmt.Errorf("--engine %q: want workers or loop", engine))
+			}
 			if (rate != "" || batch > 0) && runtime.GOMAXPROCS(0) < 2 {
 				runtime.GOMAXPROCS(2) // a P for the open loop's waits beside the rest (see load.Open)
 			}
