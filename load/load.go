@@ -48,6 +48,19 @@ type Live struct {
 	Sent, OK, Errors atomic.Int64
 }
 
+// count counts one request (l may be nil).
+func (l *Live) count(res Result) {
+	if l == nil {
+		return
+	}
+	l.Sent.Add(1)
+	if res.Status == "" {
+		l.OK.Add(1)
+	} else {
+		l.Errors.Add(1)
+	}
+}
+
 // run is what every executor shares: connections, recorders, the series.
 type run struct {
 	conns  []Conn
@@ -104,14 +117,7 @@ func (r *run) one(ctx context.Context, i int, intended time.Time, timeout time.D
 		return false // cut off by the end of the run, not a failure
 	}
 	r.recs[i].record(intended, sent, end, res)
-	if r.live != nil {
-		r.live.Sent.Add(1)
-		if res.Status == "" {
-			r.live.OK.Add(1)
-		} else {
-			r.live.Errors.Add(1)
-		}
-	}
+	r.live.count(res)
 	return true
 }
 

@@ -285,14 +285,7 @@ func (l *eventLoop) finish(i int, end time.Time, res Result, reconnect bool) {
 		l.drop(i)
 	}
 	l.rec.record(c.intended, c.sent, end, res)
-	if l.live != nil {
-		l.live.Sent.Add(1)
-		if res.Status == "" {
-			l.live.OK.Add(1)
-		} else {
-			l.live.Errors.Add(1)
-		}
-	}
+	l.live.count(res)
 	if c.busy {
 		c.busy = false
 		l.inUse--

@@ -516,14 +516,7 @@ func (v *validator) start(path string, st *Start, strs map[string]string) {
 	for i, a := range st.Command {
 		strs[fmt.Sprintf("%s.start.command[%d]", path, i)] = a
 	}
-	for i, ic := range st.Init {
-		if len(ic) == 0 {
-			v.errorf(fmt.Sprintf("%s.start.init[%d]", path, i), "the program and its arguments", "empty init command")
-		}
-		for j, a := range ic {
-			strs[fmt.Sprintf("%s.start.init[%d][%d]", path, i, j)] = a
-		}
-	}
+	v.argvs(path+".start.init", "init", st.Init, strs)
 	for i, w := range st.Wipe {
 		strs[fmt.Sprintf("%s.start.wipe[%d]", path, i)] = w
 		if strings.TrimSpace(w) == "" || w == "/" {
@@ -536,6 +529,19 @@ func (v *validator) start(path string, st *Start, strs map[string]string) {
 	strs[path+".start.dir"] = st.Dir
 	if _, err := ParseCPUList(st.CPUs); err != nil {
 		v.errorf(path+".start.cpus", "a CPU list such as 1 or 0,2-3", "%v", err)
+	}
+}
+
+// argvs checks a list of commands (what names them in errors) and
+// collects their arguments for the placeholder check.
+func (v *validator) argvs(path, what string, cmds [][]string, strs map[string]string) {
+	for i, argv := range cmds {
+		if len(argv) == 0 {
+			v.errorf(fmt.Sprintf("%s[%d]", path, i), "the program and its arguments", "empty %s command", what)
+		}
+		for j, a := range argv {
+			strs[fmt.Sprintf("%s[%d][%d]", path, i, j)] = a
+		}
 	}
 }
 
@@ -557,14 +563,7 @@ func (v *validator) consumer(path string, t *Target, strs map[string]string) {
 	for i, a := range c.Command {
 		strs[fmt.Sprintf("%s.consumer.command[%d]", path, i)] = a
 	}
-	for i, bc := range c.Build {
-		if len(bc) == 0 {
-			v.errorf(fmt.Sprintf("%s.consumer.build[%d]", path, i), "the program and its arguments", "empty build command")
-		}
-		for j, a := range bc {
-			strs[fmt.Sprintf("%s.consumer.build[%d][%d]", path, i, j)] = a
-		}
-	}
+	v.argvs(path+".consumer.build", "build", c.Build, strs)
 	for k, e := range c.Env {
 		strs[path+".consumer.env."+k] = e
 	}

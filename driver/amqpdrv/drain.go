@@ -34,6 +34,20 @@ func dial(url string) (*amqp.Connection, error) {
 	return conn, nil
 }
 
+// dialChannel connects and opens one channel.
+func dialChannel(url string) (*amqp.Connection, *amqp.Channel, error) {
+	conn, err := dial(url)
+	if err != nil {
+		return nil, nil, err
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	return conn, ch, nil
+}
+
 // uniqueName is prefix (default tandem) and a random suffix.
 func uniqueName(prefix string) string {
 	var suffix [6]byte
@@ -53,13 +67,8 @@ func Declare(url, prefix, queueType string) (*Queue, error) {
 	if queueType != "classic" && queueType != "quorum" {
 		return nil, fmt.Errorf("queue type %q: want classic or quorum", queueType)
 	}
-	conn, err := dial(url)
+	conn, ch, err := dialChannel(url)
 	if err != nil {
-		return nil, err
-	}
-	ch, err := conn.Channel()
-	if err != nil {
-		conn.Close()
 		return nil, err
 	}
 	q := &Queue{Name: uniqueName(prefix), conn: conn, ch: ch}
@@ -341,13 +350,8 @@ type RawConsumer struct {
 // At reports afterwards (to check the watcher against the loop's own
 // clock).
 func StartRaw(ctx context.Context, url, queue string, prefetch int, ack string, marks ...int64) (*RawConsumer, error) {
-	conn, err := dial(url)
+	conn, ch, err := dialChannel(url)
 	if err != nil {
-		return nil, err
-	}
-	ch, err := conn.Channel()
-	if err != nil {
-		conn.Close()
 		return nil, err
 	}
 	if err := ch.Qos(max(prefetch, 1), 0, false); err != nil {
