@@ -71,7 +71,7 @@ go test -run '^$' -bench 'BenchmarkDo$' -benchmem -count 3 ./driver/httpdrv |
 step "fuzz smoke (each target briefly)"
 for target in "./study FuzzParse" "./results FuzzParse" "./driver/jsonrpc FuzzCheckReply" "./driver/grpcdrv FuzzDecodeJSON" \
   "./compat FuzzCanonical" "./compat FuzzDiff" "./comet FuzzParseTx" "./load FuzzDecodeHDR" \
-  "./cost FuzzFromBench"; do
+  "./cost FuzzFromBench" "./driver/httpdrv FuzzFrame"; do
   set -- $target
   # a count, not a duration: go1.26's fuzz coordinator can fail a
   # duration-bounded run with "context deadline exceeded" at its end under
