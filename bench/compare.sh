@@ -91,9 +91,10 @@ if [ "$what" = open ] || [ "$what" = default ] || [ "$what" = all ]; then
     vc=$(cpu_of bash -c "echo 'GET http://127.0.0.1:$HP/ping' | taskset -c 0 '$TOOLS/vegeta' attack -rate=10000 -workers=$CONNS -max-workers=$CONNS -duration=${SECS}s > /dev/null")
     tc=$(cpu_of taskset -c 0 "$T" load "http://127.0.0.1:$HP/ping" --rate 10000 --connections "$CONNS" --duration "${SECS}s")
     lc=$(cpu_of taskset -c 0 "$T" load "http://127.0.0.1:$HP/ping" --rate 10000 --connections "$CONNS" --duration "${SECS}s" --engine loop)
+    qc=$(cpu_of taskset -c 0 "$T" load "http://127.0.0.1:$HP/ping" --rate 10000 --connections "$CONNS" --duration "${SECS}s" --engine loop --quantum 1ms)
     n=$((10000 * SECS))
     us() { python3 -c "print(f'{$1/$n*1e6:.1f}')"; }
-    echo "  round $r: vegeta $(us "$vc") µs/request, tandem (workers) $(us "$tc") µs/request, ratio $(ratio "$tc" "$vc"); tandem --engine loop $(us "$lc") µs/request, ratio $(ratio "$lc" "$vc")"
+    echo "  round $r: vegeta $(us "$vc") µs/request; tandem (workers) $(us "$tc"), ratio $(ratio "$tc" "$vc"); --engine loop $(us "$lc"), ratio $(ratio "$lc" "$vc"); --engine loop --quantum 1ms $(us "$qc"), ratio $(ratio "$qc" "$vc")"
   done
   echo "== open loop: achieved / offered (tandem, 64 connections)"
   for rate in 10000 25000 50000; do

@@ -143,7 +143,13 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 		// flight, the hard end, at most maxWait.
 		wait := maxWait
 		if more {
-			wait = min(wait, nextDue.Sub(now))
+			at := nextDue
+			if q := o.Quantum; q > 0 {
+				// the next wake-up on the quantum's grid: every arrival due
+				// by then goes in that wake-up, late by up to q
+				at = start.Add((nextDue.Sub(start) + q - 1) / q * q)
+			}
+			wait = min(wait, at.Sub(now))
 		}
 		if d, ok := l.earliestDeadline(); ok {
 			wait = min(wait, d.Sub(now))

@@ -183,3 +183,28 @@ func TestLoopRefuses(t *testing.T) {
 		t.Errorf("closed port: %v", err)
 	}
 }
+
+// A quantum trades wake-ups for lateness, and the lateness shows: every
+// arrival is sent, late by up to the quantum, never early.
+func TestLoopQuantum(t *testing.T) {
+	c, hits := server(t, 0, 200)
+	s, err := load.Open{Schedule: load.Constant{Rate: 2000}, Connections: 8, Duration: time.Second, Engine: "loop",
+		Quantum: 5 * time.Millisecond}.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Requests != 2000 || hits.Load() != 2000 || s.Dropped != 0 {
+		t.Errorf("%d requests (server saw %d), %d dropped; want 2000", s.Requests, hits.Load(), s.Dropped)
+	}
+	lag := s.ScheduleLagNs
+	// arrivals spread evenly over 5 ms windows: median lag about 2.5 ms
+	if lag.P50 < int64(1500*time.Microsecond) || lag.P50 > int64(4*time.Millisecond) || lag.Min < 0 {
+		t.Errorf("schedule lag p50 %v, min %v; want about half the 5 ms quantum", time.Duration(lag.P50), time.Duration(lag.Min))
+	}
+	if s.LatencyNs.P50 < lag.P50 {
+		t.Errorf("latency p50 %v below the lag p50 %v: latency must count from the intended send", time.Duration(s.LatencyNs.P50), time.Duration(lag.P50))
+	}
+	if _, err := (load.Open{Schedule: load.Constant{Rate: 10}, Duration: 100 * time.Millisecond, Quantum: time.Millisecond}).Run(context.Background(), c); err == nil {
+		t.Error("a quantum without the loop was accepted")
+	}
+}

@@ -52,8 +52,15 @@ func TestOpenRampFollowsSchedule(t *testing.T) {
 	if math.Abs(float64(s.Requests)-1000) > 10 || len(s.Series) < 2 {
 		t.Fatalf("ramp: %d requests, series %+v; want 1000 over 2 s", s.Requests, s.Series)
 	}
-	// first second: 100→500 (300 arrivals); second: 500→900 (700)
-	if first, second := s.Series[0].Issued, s.Series[1].Issued; math.Abs(float64(first-300)) > 15 || math.Abs(float64(second-700)) > 15 {
+	// first second: 100→500 (300 arrivals); second: 500→900 (700). The
+	// series counts by actual send, so a hiccup at the boundary moves a few
+	// (more under the race detector on a loaded machine; a constant rate
+	// would be 200 off).
+	tol := 15.0
+	if raceEnabled {
+		tol = 60
+	}
+	if first, second := s.Series[0].Issued, s.Series[1].Issued; math.Abs(float64(first-300)) > tol || math.Abs(float64(second-700)) > tol {
 		t.Errorf("ramp per second: %d then %d; want about 300 then 700", first, second)
 	}
 }

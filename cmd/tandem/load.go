@@ -31,6 +31,7 @@ func loadCmd(stdout, stderr io.Writer) *cobra.Command {
 		concurrency, connections, batch, maxWaiting int
 		requests                                    int64
 		duration, timeout, warmup, step, period     time.Duration
+		quantum                                     time.Duration
 		rate                                        string
 		headers                                     []string
 		data, rpcMethod, params                     string
@@ -123,6 +124,9 @@ Load shapes:
 			default:
 				return badInput(fmt.Errorf("--engine %q: want workers or loop", engine))
 			}
+			if quantum < 0 || quantum > 0 && engine != "loop" {
+				return badInput(errors.New("--quantum: a positive duration, with --engine loop"))
+			}
 			if (rate != "" || batch > 0) && runtime.GOMAXPROCS(0) < 2 {
 				runtime.GOMAXPROCS(2) // a P for the open loop's waits beside the rest (see load.Open)
 			}
@@ -153,7 +157,7 @@ Load shapes:
 					return badInput(fmt.Errorf("--rate: %w", err))
 				}
 				exec = bind(load.Open{Schedule: sch, Connections: connections, Requests: requests, Duration: duration,
-					MaxWaiting: maxWaiting, Timeout: timeout, Live: live, Unit: unit, Engine: engine}.Run, d)
+					MaxWaiting: maxWaiting, Timeout: timeout, Live: live, Unit: unit, Engine: engine, Quantum: quantum}.Run, d)
 			case batch > 0:
 				if duration <= 0 {
 					return badInput(errors.New("--batch needs --duration"))
@@ -206,6 +210,7 @@ Load shapes:
 	f.DurationVar(&period, "period", time.Second, "batched loop: the period")
 	f.DurationVar(&step, "step", 0, "length of each step of --rate R1,R2,…")
 	f.IntVar(&maxWaiting, "max-waiting", 10000, "open loop: arrivals that may wait for a free connection before arrivals are dropped")
+	f.DurationVar(&quantum, "quantum", 0, "with --engine loop: wake at most once per quantum and send every arrival due by then (less CPU; lateness up to the quantum shows in schedule lag and latency)")
 	f.StringVar(&engine, "engine", "", "open loop: workers (a goroutine per connection) or loop (one thread owns every connection and sleeps through the answers, which the kernel stamps: less CPU per request; plain HTTP/1.1 only)")
 	f.Int64Var(&requests, "requests", 0, "stop after this many requests")
 	f.DurationVar(&duration, "duration", 0, "stop after this long (default 10s without --requests)")
