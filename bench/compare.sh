@@ -43,6 +43,7 @@ gen() { taskset -c 0 "$@"; }
 run_wrk()    { gen wrk -t1 -c"$CONNS" -d"${SECS}s" "http://127.0.0.1:$HP/ping" | awk '/Requests\/sec/ {print $2}'; }
 run_vegeta() { echo "GET http://127.0.0.1:$HP/ping" | gen "$TOOLS/vegeta" attack -rate=0 -max-workers="$CONNS" -workers="$CONNS" -duration="${SECS}s" | "$TOOLS/vegeta" report -type=json | python3 -c 'import json,sys; print(json.load(sys.stdin)["throughput"])'; }
 run_tandem_http() { gen "$T" load "http://127.0.0.1:$HP/ping" --concurrency "$CONNS" --duration "${SECS}s" --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["throughput"])'; }
+run_tandem_loop() { gen "$T" load "http://127.0.0.1:$HP/ping" --concurrency "$CONNS" --duration "${SECS}s" --engine loop --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["throughput"])'; }
 run_ghz()    { gen "$TOOLS/ghz" --insecure --call tandem.sample.v1.Ledger/Ping -c "$CONNS" --connections "$CONNS" -z "${SECS}s" "127.0.0.1:$GP" 2>/dev/null | awk '/Requests\/sec/ {print $2}'; }
 run_tandem_grpc() { gen "$T" load "grpc://127.0.0.1:$GP/tandem.sample.v1.Ledger/Ping" --concurrency "$CONNS" --duration "${SECS}s" --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["throughput"])'; }
 
@@ -66,10 +67,12 @@ ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2])
 
 if [ "$what" = http ] || [ "$what" = default ] || [ "$what" = all ]; then
   echo "== HTTP/1.1 GET /ping, $CONNS connections, closed loop, ${SECS}s × $ROUNDS rounds"
-  res=$(rounds wrk vegeta tandem_http)
+  res=$(rounds wrk vegeta tandem_http tandem_loop)
   echo "$res" | awk '{printf "  %-12s best %10.0f/s  median %10.0f/s\n", $1, $2, $3}'
   tm=$(echo "$res" | awk '$1=="tandem_http"{print $3}'); wm=$(echo "$res" | awk '$1=="wrk"{print $3}'); vm=$(echo "$res" | awk '$1=="vegeta"{print $3}')
+  lm=$(echo "$res" | awk '$1=="tandem_loop"{print $3}')
   echo "  tandem/wrk (median) $(ratio "$tm" "$wm")   tandem/vegeta (median) $(ratio "$tm" "$vm")"
+  echo "  tandem --engine loop: /wrk (median) $(ratio "$lm" "$wm")   /vegeta (median) $(ratio "$lm" "$vm")"
 fi
 if [ "$what" = grpc ] || [ "$what" = default ] || [ "$what" = all ]; then
   echo "== gRPC unary Ping, $CONNS connections, closed loop, ${SECS}s × $ROUNDS rounds"

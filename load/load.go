@@ -40,6 +40,16 @@ type Dialer interface {
 	Dial(ctx context.Context) (Conn, error)
 }
 
+var errNoWire = errors.New("load: the event loop speaks plain HTTP/1.1 to an IPv4 address only")
+
+// wireOf is the dialer's Wire, if it offers one.
+func wireOf(d Dialer) (Wire, bool) {
+	if wd, ok := d.(Wired); ok {
+		return wd.Wire()
+	}
+	return nil, false
+}
+
 // ErrUnbounded is returned for a run bounded by neither count nor time.
 var ErrUnbounded = errors.New("load: a run needs a request count or a duration")
 
@@ -143,6 +153,9 @@ type Closed struct {
 	Unit string
 	// Live, if set, counts requests as they complete.
 	Live *Live
+	// Engine is workers (default: a goroutine per connection) or loop (one
+	// thread owns every connection, as for Open; plain HTTP/1.1 only).
+	Engine string
 }
 
 // Run dials Concurrency connections, runs the loop and returns its sample.
@@ -153,6 +166,17 @@ func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	}
 	c.Concurrency = max(c.Concurrency, 1)
 	defaults(&c.Timeout, &c.Unit)
+	switch c.Engine {
+	case "loop":
+		w, ok := wireOf(d)
+		if !ok {
+			return results.Sample{}, errNoWire
+		}
+		return c.runLoop(ctx, w)
+	case "", "workers":
+	default:
+		return results.Sample{}, fmt.Errorf("load: engine %q: want loop or workers", c.Engine)
+	}
 	r, err := dialAll(ctx, d, c.Concurrency, false, c.Live)
 	if err != nil {
 		return results.Sample{}, err
@@ -282,12 +306,11 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	defaults(&o.Timeout, &o.Unit)
 	switch o.Engine {
 	case "loop":
-		if wd, ok := d.(Wired); ok {
-			if w, ok := wd.Wire(); ok {
-				return o.runLoop(ctx, w)
-			}
+		w, ok := wireOf(d)
+		if !ok {
+			return results.Sample{}, errNoWire
 		}
-		return results.Sample{}, errors.New("load: the event loop speaks plain HTTP/1.1 to an IPv4 address only")
+		return o.runLoop(ctx, w)
 	case "", "workers":
 		if o.Quantum > 0 {
 			return results.Sample{}, errors.New("load: a quantum needs the event loop (engine loop)")

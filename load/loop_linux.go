@@ -64,7 +64,7 @@ type loopConn struct {
 }
 
 type eventLoop struct {
-	o       *Open
+	timeout time.Duration
 	w       Wire
 	ep      int
 	conns   []*loopConn
@@ -80,26 +80,36 @@ type eventLoop struct {
 	inUse   int
 }
 
+// newEventLoop dials n connections into a new epoll set. The caller
+// locks its goroutine to its thread first and closes the loop after.
+func newEventLoop(w Wire, n int, timeout time.Duration, live *Live) (*eventLoop, error) {
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("epoll: %w", err)
+	}
+	l := &eventLoop{timeout: timeout, w: w, ep: ep, stamped: true, rbuf: make([]byte, 64<<10), oob: make([]byte, 128),
+		events: make([]unix.EpollEvent, 256), live: live}
+	for i := range n {
+		c := &loopConn{wc: w.NewConn(), fd: -1}
+		l.conns = append(l.conns, c)
+		if err := l.dial(i); err != nil {
+			l.close()
+			return nil, fmt.Errorf("dial connection %d of %d: %w", i+1, n, err)
+		}
+		l.free = append(l.free, i)
+	}
+	return l, nil
+}
+
 // runLoop is Open.Run on the event loop.
 func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	l, err := newEventLoop(w, o.Connections, o.Timeout, o.Live)
 	if err != nil {
-		return results.Sample{}, fmt.Errorf("epoll: %w", err)
+		return results.Sample{}, err
 	}
-	defer unix.Close(ep)
-	l := &eventLoop{o: &o, w: w, ep: ep, stamped: true, rbuf: make([]byte, 64<<10), oob: make([]byte, 128),
-		events: make([]unix.EpollEvent, 256), live: o.Live}
-	defer l.closeAll()
-	for i := range o.Connections {
-		c := &loopConn{wc: w.NewConn(), fd: -1}
-		l.conns = append(l.conns, c)
-		if err := l.dial(i); err != nil {
-			return results.Sample{}, fmt.Errorf("dial connection %d of %d: %w", i+1, o.Connections, err)
-		}
-		l.free = append(l.free, i)
-	}
+	defer l.close()
 	start := time.Now()
 	l.series = newSeries(start)
 	l.rec = newRecorder(true, l.series)
@@ -189,6 +199,50 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 	return s, nil
 }
 
+// runLoop is Closed.Run on the event loop: each connection sends its next
+// request as soon as its answer is read.
+func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	l, err := newEventLoop(w, c.Concurrency, c.Timeout, c.Live)
+	if err != nil {
+		return results.Sample{}, err
+	}
+	defer l.close()
+	start := time.Now()
+	l.series = newSeries(start)
+	l.rec = newRecorder(false, l.series)
+	end := time.Time{}
+	if c.Duration > 0 {
+		end = start.Add(c.Duration)
+	}
+	var issued int64
+	for ctx.Err() == nil {
+		now := time.Now()
+		if !end.IsZero() && !now.Before(end) {
+			break // requests in flight are cut off, not counted
+		}
+		l.expire(now)
+		for len(l.free) > 0 && (c.Requests <= 0 || issued < c.Requests) {
+			l.send(time.Time{})
+			issued++
+		}
+		if l.inUse == 0 {
+			break
+		}
+		wait := maxWait
+		if d, ok := l.earliestDeadline(); ok {
+			wait = min(wait, d.Sub(now))
+		}
+		if !end.IsZero() {
+			wait = min(wait, end.Sub(now))
+		}
+		l.poll(max(wait, 0))
+	}
+	elapsed := time.Since(start)
+	return l.rec.sample(elapsed, elapsed, c.Unit, 0, 0), nil
+}
+
 // dial opens connection i: a blocking connect (loopback answers at once),
 // then non-blocking, TCP_NODELAY, receive timestamps, in the epoll set.
 func (l *eventLoop) dial(i int) error {
@@ -228,12 +282,13 @@ func (l *eventLoop) dial(i int) error {
 	return nil
 }
 
-func (l *eventLoop) closeAll() {
+func (l *eventLoop) close() {
 	for _, c := range l.conns {
 		if c.fd >= 0 {
 			unix.Close(c.fd)
 		}
 	}
+	unix.Close(l.ep)
 }
 
 // send sends one arrival on a free connection.
@@ -243,6 +298,9 @@ func (l *eventLoop) send(intended time.Time) {
 	c := l.conns[i]
 	sent := time.Now()
 	l.series.issue(sent)
+	if intended.IsZero() {
+		intended = sent // a closed loop
+	}
 	c.intended, c.sent = intended, sent
 	if c.fd < 0 {
 		if err := l.dial(i); err != nil {
@@ -251,7 +309,7 @@ func (l *eventLoop) send(intended time.Time) {
 		}
 	}
 	l.req = c.wc.AppendRequest(l.req[:0])
-	if err := writeAll(c.fd, l.req, sent.Add(l.o.Timeout)); err != nil {
+	if err := writeAll(c.fd, l.req, sent.Add(l.timeout)); err != nil {
 		l.finish(i, time.Now(), Result{Status: TransportStatus(err)}, true)
 		return
 	}
@@ -310,13 +368,13 @@ func (l *eventLoop) earliestDeadline() (time.Time, bool) {
 	if first.IsZero() {
 		return first, false
 	}
-	return first.Add(l.o.Timeout), true
+	return first.Add(l.timeout), true
 }
 
 // expire ends the requests in flight past their timeout.
 func (l *eventLoop) expire(now time.Time) {
 	for i, c := range l.conns {
-		if c.busy && now.Sub(c.sent) >= l.o.Timeout {
+		if c.busy && now.Sub(c.sent) >= l.timeout {
 			l.finish(i, now, Result{Status: "timeout"}, true)
 		}
 	}

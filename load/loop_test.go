@@ -208,3 +208,25 @@ func TestLoopQuantum(t *testing.T) {
 		t.Error("a quantum without the loop was accepted")
 	}
 }
+
+// The closed loop on the event loop counts exactly, by count or by time,
+// and its latency is the server's.
+func TestLoopClosed(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1))
+	c, hits := server(t, time.Millisecond, 200)
+	s, err := load.Closed{Concurrency: 4, Requests: 1000, Engine: "loop"}.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Requests != 1000 || s.OK != 1000 || hits.Load() != 1000 || s.ScheduleLagNs != nil {
+		t.Errorf("%d requests, %d ok, server saw %d; want 1000", s.Requests, s.OK, hits.Load())
+	}
+	if p50 := time.Duration(s.LatencyNs.P50); p50 < time.Millisecond || p50 > 3*time.Millisecond {
+		t.Errorf("p50 %v; want about the server's 1 ms", p50)
+	}
+	start := time.Now()
+	s, err = load.Closed{Concurrency: 2, Duration: 300 * time.Millisecond, Engine: "loop"}.Run(context.Background(), c)
+	if err != nil || s.OK < 100 || time.Since(start) > time.Second {
+		t.Errorf("by time: %v, %d ok in %v", err, s.OK, time.Since(start))
+	}
+}

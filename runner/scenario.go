@@ -54,7 +54,7 @@ func (r *runner) executorFor(sc *study.Scenario, level int, unit string) executo
 		}
 	}
 	return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration) (results.Sample, error) {
-		return load.Closed{Concurrency: level, Requests: requests, Duration: bound, Timeout: timeout, Unit: unit}.Run(ctx, d)
+		return load.Closed{Concurrency: level, Requests: requests, Duration: bound, Timeout: timeout, Unit: unit, Engine: l.Engine}.Run(ctx, d)
 	}
 }
 

@@ -770,8 +770,8 @@ func (v *validator) scenario(path string, sc *Scenario) {
 	switch {
 	case l.Engine != "" && l.Engine != "loop" && l.Engine != "workers":
 		v.errorf(path+".load.engine", "loop or workers", "unknown engine %q", l.Engine)
-	case l.Engine == "loop" && l.Model() != "open":
-		v.errorf(path+".load.engine", "an engine only for an open loop", "engine loop for a %s loop", l.Model())
+	case l.Engine == "loop" && l.Model() == "batched":
+		v.errorf(path+".load.engine", "engine loop for a closed or an open loop", "engine loop for a batched loop")
 	case l.Engine == "loop" && c != nil && c.HTTP == nil && c.JSONRPC == nil:
 		v.errorf(path+".load.engine", "an http or jsonrpc call for engine loop", "call %s is not HTTP", sc.Call)
 	}

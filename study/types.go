@@ -206,7 +206,7 @@ type Load struct {
 	Batch       *Batch  `yaml:"batch" doc:"Batched loop: requests per period on every connection (CometBFT's load-runner shape)."`
 	Connections int     `yaml:"connections" doc:"Open and batched loops: connections the load is spread over; default 1."`
 	MaxWaiting  int     `yaml:"max_waiting" doc:"Open loop: arrivals that may wait for a free connection before arrivals are dropped; default 10000."`
-	Engine      string  `yaml:"engine" doc:"Open loop: workers (default: a goroutine per connection) or loop (one thread owns every connection and sleeps through the answers, which the kernel stamps: less CPU per request; plain HTTP/1.1 and JSON-RPC only)."`
+	Engine      string  `yaml:"engine" doc:"Closed and open loops: workers (default: a goroutine per connection) or loop (one thread owns every connection; in an open loop it sleeps through the answers, which the kernel stamps: less CPU per request; plain HTTP/1.1 and JSON-RPC only)."`
 }
 
 // Sweep is a saturation sweep: each cell runs one (connections, rate)

@@ -128,6 +128,7 @@ func TestLoadAgainstSample(t *testing.T) {
 		{"jsonrpc error", []string{"http://" + s.HTTPAddr() + "/", "--jsonrpc", "getbalance", "--params", `["x"]`, "--requests", "10"}, 0, map[string]any{"jsonrpc:-32602": 10.0}, false},
 		{"http", []string{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10"}, 10, map[string]any{}, true},
 		{"open loop", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "500", "--connections", "2", "--duration", "1s"}, 500, map[string]any{}, true},
+		{"closed loop, engine loop", []string{"http://" + s.HTTPAddr() + "/", "--jsonrpc", "getbalance", "--params", `["tz1000042"]`, "--requests", "300", "--concurrency", "4", "--engine", "loop"}, 300, map[string]any{}, true},
 		{"open loop, engine loop", []string{"http://" + s.HTTPAddr() + "/", "--jsonrpc", "getbalance", "--params", `["tz1000042"]`, "--rate", "500", "--connections", "2", "--duration", "1s", "--engine", "loop"}, 500, map[string]any{}, true},
 		{"ramp", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "0-1000", "--duration", "1s"}, 500, map[string]any{}, true},
 		{"steps", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "100,300", "--step", "500ms"}, 200, map[string]any{}, true},
@@ -155,7 +156,7 @@ func TestLoadAgainstSample(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "10", "--engine", "loop"},
-		{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10", "--engine", "loop"},
+		{"http://" + s.HTTPAddr() + "/metrics", "--batch", "10", "--duration", "1s", "--engine", "loop"},
 		{"http://" + s.HTTPAddr() + "/metrics", "--rate", "10", "--engine", "turbo"},
 	} {
 		if code, _, stderr := tandem(t, append([]string{"load"}, args...)...); code != exitBadInput || !strings.Contains(stderr, "--engine") {

@@ -118,8 +118,8 @@ Load shapes:
 				if ok {
 					_, ok = w.Wire()
 				}
-				if !ok || rate == "" {
-					return badInput(errors.New("--engine loop: an open loop (--rate) over plain HTTP/1.1 (http://, no --http2) to an IPv4 address"))
+				if !ok || batch > 0 {
+					return badInput(errors.New("--engine loop: a closed or open loop (not --batch) over plain HTTP/1.1 (http://, no --http2) to an IPv4 address"))
 				}
 			default:
 				return badInput(fmt.Errorf("--engine %q: want workers or loop", engine))
@@ -164,7 +164,8 @@ Load shapes:
 				}
 				exec = bind(load.Batched{Connections: connections, PerPeriod: batch, Period: period, Duration: duration, Timeout: timeout, Live: live, Unit: unit}.Run, d)
 			default:
-				exec = bind(load.Closed{Concurrency: concurrency, Requests: requests, Duration: duration, Timeout: timeout, Live: live, Unit: unit}.Run, d)
+				exec = bind(load.Closed{Concurrency: concurrency, Requests: requests, Duration: duration, Timeout: timeout, Live: live, Unit: unit,
+					Engine: engine}.Run, d)
 			}
 			if warmup > 0 {
 				if _, err := (load.Closed{Concurrency: max(concurrency, connections), Duration: warmup, Timeout: timeout}).Run(ctx, d); err != nil {
@@ -211,7 +212,7 @@ Load shapes:
 	f.DurationVar(&step, "step", 0, "length of each step of --rate R1,R2,…")
 	f.IntVar(&maxWaiting, "max-waiting", 10000, "open loop: arrivals that may wait for a free connection before arrivals are dropped")
 	f.DurationVar(&quantum, "quantum", 0, "with --engine loop: wake at most once per quantum and send every arrival due by then (less CPU; lateness up to the quantum shows in schedule lag and latency)")
-	f.StringVar(&engine, "engine", "", "open loop: workers (a goroutine per connection) or loop (one thread owns every connection and sleeps through the answers, which the kernel stamps: less CPU per request; plain HTTP/1.1 only)")
+	f.StringVar(&engine, "engine", "", "workers (a goroutine per connection) or loop (one thread owns every connection; in an open loop it sleeps through the answers, which the kernel stamps: less CPU per request; plain HTTP/1.1 only)")
 	f.Int64Var(&requests, "requests", 0, "stop after this many requests")
 	f.DurationVar(&duration, "duration", 0, "stop after this long (default 10s without --requests)")
 	f.DurationVar(&warmup, "warmup", 0, "send for this long first and discard it")
