@@ -35,13 +35,18 @@ func TestLoopAgreesWithWorkers(t *testing.T) {
 		if s.Requests != 500 || s.OK != 500 || hits.Load() != 500 || s.Dropped != 0 {
 			t.Errorf("%s: %d requests, %d ok, server saw %d, %d dropped; want 500", engine, s.Requests, s.OK, hits.Load(), s.Dropped)
 		}
+		// Never below the server's 2 ms (an end stamp on the wrong clock
+		// would be); the upper bound is loose under the race detector,
+		// where the whole suite shares the machine (timing goals live in
+		// bench/, not here).
 		p50 := time.Duration(s.LatencyNs.P50)
-		tol := 500 * time.Microsecond
+		tol := time.Millisecond
 		if raceEnabled {
-			tol = 2 * time.Millisecond
+			tol = 25 * time.Millisecond
 		}
-		if p50 < 2*time.Millisecond || p50 > 2*time.Millisecond+tol || s.ServiceTimeNs.P50 > s.LatencyNs.P50 {
-			t.Errorf("%s: p50 latency %v, service %v; want 2.0 ms to 2 ms + %v", engine, p50, time.Duration(s.ServiceTimeNs.P50), tol)
+		if p50 < 2*time.Millisecond || p50 > 2*time.Millisecond+tol || s.ServiceTimeNs.P50 > s.LatencyNs.P50 || s.ServiceTimeNs.Min < int64(2*time.Millisecond) {
+			t.Errorf("%s: p50 latency %v, service %v (min %v); want 2.0 ms to 2 ms + %v", engine, p50, time.Duration(s.ServiceTimeNs.P50),
+				time.Duration(s.ServiceTimeNs.Min), tol)
 		}
 		t.Logf("%s: p50 %v p99 %v, lag p99 %v", engine, p50, time.Duration(s.LatencyNs.P99), time.Duration(s.ScheduleLagNs.P99))
 	}
@@ -221,8 +226,12 @@ func TestLoopClosed(t *testing.T) {
 	if s.Requests != 1000 || s.OK != 1000 || hits.Load() != 1000 || s.ScheduleLagNs != nil {
 		t.Errorf("%d requests, %d ok, server saw %d; want 1000", s.Requests, s.OK, hits.Load())
 	}
-	if p50 := time.Duration(s.LatencyNs.P50); p50 < time.Millisecond || p50 > 3*time.Millisecond {
-		t.Errorf("p50 %v; want about the server's 1 ms", p50)
+	tol := 2 * time.Millisecond
+	if raceEnabled {
+		tol = 25 * time.Millisecond
+	}
+	if p50 := time.Duration(s.LatencyNs.P50); p50 < time.Millisecond || p50 > time.Millisecond+tol {
+		t.Errorf("p50 %v; want the server's 1 ms, at most %v more", p50, tol)
 	}
 	start := time.Now()
 	s, err = load.Closed{Concurrency: 2, Duration: 300 * time.Millisecond, Engine: "loop"}.Run(context.Background(), c)

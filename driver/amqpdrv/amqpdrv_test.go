@@ -101,15 +101,16 @@ func TestWatchAgreesWithTheLoop(t *testing.T) {
 		}
 		own := raw.At(1).Sub(raw.At(0))
 		seen := w.Last.Sub(w.First)
-		// The watcher polls every 1 ms at the edges: a few ms apart at most,
-		// plus 3 % for the poll's own round trips.
+		// The watcher polls every 1 ms at the edges and waits for its probes'
+		// confirms: a few ms apart, plus 5 % for round trips on a machine
+		// the whole test suite shares.
 		d := (seen - own).Abs()
 		if c.ack == "auto" {
 			// without acks the window closes with the last delivery, which
 			// may come before the loop has worked through its buffer
 			d = max(seen-own, 0)
 		}
-		if d > 5*time.Millisecond+own*3/100 {
+		if d > 10*time.Millisecond+own*5/100 {
 			t.Errorf("%s: the watcher saw %v, the loop %v (%d polls)", name, seen, own, w.Polls)
 		}
 		t.Logf("%s: watcher %v, loop %v, %.0f msg/s, %d polls", name, seen, own, float64(c.n)/seen.Seconds(), w.Polls)
