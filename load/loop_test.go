@@ -203,7 +203,12 @@ func TestLoopQuantum(t *testing.T) {
 	}
 	lag := s.ScheduleLagNs
 	// arrivals spread evenly over 5 ms windows: median lag about 2.5 ms
-	if lag.P50 < int64(1500*time.Microsecond) || lag.P50 > int64(4*time.Millisecond) || lag.Min < 0 {
+	// (more on a machine the -race suite shares, never less)
+	hi := 4 * time.Millisecond
+	if raceEnabled {
+		hi = 25 * time.Millisecond
+	}
+	if lag.P50 < int64(1500*time.Microsecond) || lag.P50 > int64(hi) || lag.Min < 0 {
 		t.Errorf("schedule lag p50 %v, min %v; want about half the 5 ms quantum", time.Duration(lag.P50), time.Duration(lag.Min))
 	}
 	if s.LatencyNs.P50 < lag.P50 {
