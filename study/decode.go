@@ -382,5 +382,7 @@ func parseYAML(file string, data []byte, s any) (pos map[string]Pos, errs ErrorL
 		return d.pos, ErrorList{{File: file, Pos: Pos{1, 1}, Msg: "empty study", Expected: "a mapping with version, name, targets and calls"}}, false
 	}
 	d.decode(doc.Content[0], reflect.ValueOf(s).Elem(), "")
-	return d.pos, d.errs, true
+	// A study over the budget is rejected as it is: checking what was
+	// decoded of it would walk up to the budget's values again.
+	return d.pos, d.errs, d.budget > 0
 }

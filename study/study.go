@@ -230,6 +230,8 @@ type validator struct {
 	// encloses them would only repeat the error.
 	bad  map[string]bool
 	errs ErrorList
+	// caseVars caches each call's case variables (a walk of its request).
+	caseVars map[string][]string
 }
 
 func (v *validator) related(path string) bool {
@@ -712,7 +714,15 @@ func (v *validator) endpoint(path string, t *Target, name string, c *Call) {
 func (v *validator) scenario(path string, sc *Scenario) {
 	c := v.callRef(path+".call", sc.Call)
 	if c != nil {
-		if vars := c.CaseVars(); len(vars) > 0 {
+		vars, ok := v.caseVars[sc.Call]
+		if !ok {
+			vars = c.CaseVars()
+			if v.caseVars == nil {
+				v.caseVars = map[string][]string{}
+			}
+			v.caseVars[sc.Call] = vars
+		}
+		if len(vars) > 0 {
 			v.errorf(path+".call", "a call with a fixed request (case variables are bound by compat cases only)",
 				"call %s uses case variable ${%s}", sc.Call, vars[0])
 		}
