@@ -40,14 +40,22 @@ type Dialer interface {
 	Dial(ctx context.Context) (Conn, error)
 }
 
-var errNoWire = errors.New("load: the event loop speaks plain HTTP/1.1 to an IPv4 address only")
-
-// wireOf is the dialer's Wire, if it offers one.
-func wireOf(d Dialer) (Wire, bool) {
-	if wd, ok := d.(Wired); ok {
-		return wd.Wire()
+// EngineWire chooses a run's engine: the Wire the event loop speaks for
+// engine "loop" (an error if the dialer offers none), nil for the worker
+// engine ("" or "workers").
+func EngineWire(engine string, d Dialer) (Wire, error) {
+	switch engine {
+	case "loop":
+		if wd, ok := d.(Wired); ok {
+			if w, ok := wd.Wire(); ok {
+				return w, nil
+			}
+		}
+		return nil, errors.New("load: the event loop speaks plain HTTP/1.1 to an IPv4 address only")
+	case "", "workers":
+		return nil, nil
 	}
-	return nil, false
+	return nil, fmt.Errorf("load: engine %q: want loop or workers", engine)
 }
 
 // ErrUnbounded is returned for a run bounded by neither count nor time.
@@ -166,16 +174,11 @@ func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	}
 	c.Concurrency = max(c.Concurrency, 1)
 	defaults(&c.Timeout, &c.Unit)
-	switch c.Engine {
-	case "loop":
-		w, ok := wireOf(d)
-		if !ok {
-			return results.Sample{}, errNoWire
+	if w, err := EngineWire(c.Engine, d); err != nil || w != nil {
+		if err != nil {
+			return results.Sample{}, err
 		}
 		return c.runLoop(ctx, w)
-	case "", "workers":
-	default:
-		return results.Sample{}, fmt.Errorf("load: engine %q: want loop or workers", c.Engine)
 	}
 	r, err := dialAll(ctx, d, c.Concurrency, false, c.Live)
 	if err != nil {
@@ -304,19 +307,13 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 		o.MaxWaiting = 10_000
 	}
 	defaults(&o.Timeout, &o.Unit)
-	switch o.Engine {
-	case "loop":
-		w, ok := wireOf(d)
-		if !ok {
-			return results.Sample{}, errNoWire
-		}
+	switch w, err := EngineWire(o.Engine, d); {
+	case err != nil:
+		return results.Sample{}, err
+	case w != nil:
 		return o.runLoop(ctx, w)
-	case "", "workers":
-		if o.Quantum > 0 {
-			return results.Sample{}, errors.New("load: a quantum needs the event loop (engine loop)")
-		}
-	default:
-		return results.Sample{}, fmt.Errorf("load: engine %q: want loop or workers", o.Engine)
+	case o.Quantum > 0:
+		return results.Sample{}, errors.New("load: a quantum needs the event loop (engine loop)")
 	}
 	alarms := make([]*alarm, o.Connections)
 	for i := range alarms {

@@ -78,41 +78,43 @@ type eventLoop struct {
 	oob     []byte
 	events  []unix.EpollEvent
 	inUse   int
+	start   time.Time
 }
 
-// newEventLoop dials n connections into a new epoll set. The caller
-// locks its goroutine to its thread first and closes the loop after.
-func newEventLoop(w Wire, n int, timeout time.Duration, live *Live) (*eventLoop, error) {
+// newEventLoop locks the calling goroutine to its thread, dials n
+// connections into a new epoll set and starts the run's clock, series and
+// recorder (open: an open loop's three distributions). close undoes it all.
+func newEventLoop(w Wire, n int, timeout time.Duration, live *Live, open bool) (*eventLoop, error) {
+	runtime.LockOSThread()
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
+		runtime.UnlockOSThread()
 		return nil, fmt.Errorf("epoll: %w", err)
 	}
 	l := &eventLoop{timeout: timeout, w: w, ep: ep, stamped: true, rbuf: make([]byte, 64<<10), oob: make([]byte, 128),
 		events: make([]unix.EpollEvent, 256), live: live}
 	for i := range n {
-		c := &loopConn{wc: w.NewConn(), fd: -1}
-		l.conns = append(l.conns, c)
+		l.conns = append(l.conns, &loopConn{fd: -1})
 		if err := l.dial(i); err != nil {
 			l.close()
 			return nil, fmt.Errorf("dial connection %d of %d: %w", i+1, n, err)
 		}
 		l.free = append(l.free, i)
 	}
+	l.start = time.Now()
+	l.series = newSeries(l.start)
+	l.rec = newRecorder(open, l.series)
 	return l, nil
 }
 
 // runLoop is Open.Run on the event loop.
 func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	l, err := newEventLoop(w, o.Connections, o.Timeout, o.Live)
+	l, err := newEventLoop(w, o.Connections, o.Timeout, o.Live, true)
 	if err != nil {
 		return results.Sample{}, err
 	}
 	defer l.close()
-	start := time.Now()
-	l.series = newSeries(start)
-	l.rec = newRecorder(true, l.series)
+	start := l.start
 	tt := timetable{Schedule: o.Schedule, start: start, requests: o.Requests, duration: o.Duration}
 	hard := time.Time{}
 	if o.Duration > 0 {
@@ -202,16 +204,12 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 // runLoop is Closed.Run on the event loop: each connection sends its next
 // request as soon as its answer is read.
 func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	l, err := newEventLoop(w, c.Concurrency, c.Timeout, c.Live)
+	l, err := newEventLoop(w, c.Concurrency, c.Timeout, c.Live, false)
 	if err != nil {
 		return results.Sample{}, err
 	}
 	defer l.close()
-	start := time.Now()
-	l.series = newSeries(start)
-	l.rec = newRecorder(false, l.series)
+	start := l.start
 	end := time.Time{}
 	if c.Duration > 0 {
 		end = start.Add(c.Duration)
@@ -289,6 +287,7 @@ func (l *eventLoop) close() {
 		}
 	}
 	unix.Close(l.ep)
+	runtime.UnlockOSThread()
 }
 
 // send sends one arrival on a free connection.

@@ -17,6 +17,12 @@ import (
 	"github.com/tandem-bench/tandem/load"
 )
 
+// slack is how late a timing may land on a shared machine (this suite
+// runs beside others, under the race detector too): the tests hold lower
+// bounds exactly and upper bounds only against gross errors; timing goals
+// live in bench/.
+const slack = 25 * time.Millisecond
+
 // The event loop and the worker engine, side by side on one server, count
 // the same and measure the same: a server that takes 2 ms shows 2.0–2.5 ms
 // at the median on both (the loop's end times are the kernel's receive
@@ -36,14 +42,9 @@ func TestLoopAgreesWithWorkers(t *testing.T) {
 			t.Errorf("%s: %d requests, %d ok, server saw %d, %d dropped; want 500", engine, s.Requests, s.OK, hits.Load(), s.Dropped)
 		}
 		// Never below the server's 2 ms (an end stamp on the wrong clock
-		// would be); the upper bound is loose under the race detector,
-		// where the whole suite shares the machine (timing goals live in
-		// bench/, not here).
+		// would be); the upper bound only against gross errors.
 		p50 := time.Duration(s.LatencyNs.P50)
-		tol := time.Millisecond
-		if raceEnabled {
-			tol = 25 * time.Millisecond
-		}
+		tol := slack
 		if p50 < 2*time.Millisecond || p50 > 2*time.Millisecond+tol || s.ServiceTimeNs.P50 > s.LatencyNs.P50 || s.ServiceTimeNs.Min < int64(2*time.Millisecond) {
 			t.Errorf("%s: p50 latency %v, service %v (min %v); want 2.0 ms to 2 ms + %v", engine, p50, time.Duration(s.ServiceTimeNs.P50),
 				time.Duration(s.ServiceTimeNs.Min), tol)
@@ -203,11 +204,8 @@ func TestLoopQuantum(t *testing.T) {
 	}
 	lag := s.ScheduleLagNs
 	// arrivals spread evenly over 5 ms windows: median lag about 2.5 ms
-	// (more on a machine the -race suite shares, never less)
-	hi := 4 * time.Millisecond
-	if raceEnabled {
-		hi = 25 * time.Millisecond
-	}
+	// (more on a shared machine, never less)
+	hi := 2500*time.Microsecond + slack
 	if lag.P50 < int64(1500*time.Microsecond) || lag.P50 > int64(hi) || lag.Min < 0 {
 		t.Errorf("schedule lag p50 %v, min %v; want about half the 5 ms quantum", time.Duration(lag.P50), time.Duration(lag.Min))
 	}
@@ -231,10 +229,7 @@ func TestLoopClosed(t *testing.T) {
 	if s.Requests != 1000 || s.OK != 1000 || hits.Load() != 1000 || s.ScheduleLagNs != nil {
 		t.Errorf("%d requests, %d ok, server saw %d; want 1000", s.Requests, s.OK, hits.Load())
 	}
-	tol := 2 * time.Millisecond
-	if raceEnabled {
-		tol = 25 * time.Millisecond
-	}
+	tol := slack
 	if p50 := time.Duration(s.LatencyNs.P50); p50 < time.Millisecond || p50 > time.Millisecond+tol {
 		t.Errorf("p50 %v; want the server's 1 ms, at most %v more", p50, tol)
 	}

@@ -140,11 +140,6 @@ func (s *Study) setDefaults() {
 		if b := sc.Load.Batch; b != nil && b.Period == 0 {
 			b.Period = time.Second
 		}
-		if len(sc.Targets) == 0 {
-			for _, t := range s.Targets {
-				sc.Targets = append(sc.Targets, t.Name)
-			}
-		}
 		if sc.Sweep != nil {
 			sc.Sweep.setDefaults()
 		}

@@ -111,18 +111,8 @@ Load shapes:
 			if err != nil {
 				return badInput(err)
 			}
-			switch engine {
-			case "", "workers":
-			case "loop":
-				w, ok := d.(load.Wired)
-				if ok {
-					_, ok = w.Wire()
-				}
-				if !ok || batch > 0 {
-					return badInput(errors.New("--engine loop: a closed or open loop (not --batch) over plain HTTP/1.1 (http://, no --http2) to an IPv4 address"))
-				}
-			default:
-				return badInput(fmt.Errorf("--engine %q: want workers or loop", engine))
+			if w, err := load.EngineWire(engine, d); err != nil || w != nil && batch > 0 {
+				return badInput(fmt.Errorf("--engine %s: workers, or loop for a closed or open loop (not --batch) over plain HTTP/1.1 (http://, no --http2) to an IPv4 address", engine))
 			}
 			if quantum < 0 || quantum > 0 && engine != "loop" {
 				return badInput(errors.New("--quantum: a positive duration, with --engine loop"))

@@ -7,9 +7,7 @@ package amqpdrv
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -91,9 +89,9 @@ func Run(ctx context.Context, o Options) (results.Sample, error) {
 	if err := o.defaults(); err != nil {
 		return results.Sample{}, err
 	}
-	conn, err := amqp.DialConfig(o.URL, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
+	conn, err := dial(o.URL)
 	if err != nil {
-		return results.Sample{}, fmt.Errorf("amqp %s: %w", redact(o.URL), err)
+		return results.Sample{}, err
 	}
 	defer conn.Close()
 	pub, err := conn.Channel()
@@ -104,13 +102,7 @@ func Run(ctx context.Context, o Options) (results.Sample, error) {
 	if err != nil {
 		return results.Sample{}, err
 	}
-	var suffix [6]byte
-	rand.Read(suffix[:])
-	prefix := o.Queue
-	if prefix == "" {
-		prefix = "tandem"
-	}
-	queue := prefix + "-" + hex.EncodeToString(suffix[:])
+	queue := uniqueName(o.Queue)
 	args := amqp.Table{"x-queue-type": o.QueueType}
 	if _, err := pub.QueueDeclare(queue, o.QueueType == "quorum", false, false, false, args); err != nil {
 		return results.Sample{}, fmt.Errorf("declare %s queue: %w", o.QueueType, err)
