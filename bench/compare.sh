@@ -5,7 +5,11 @@
 # rounds (tool order rotates every round). Prints best and median per tool
 # and the ratios that docs/performance.md records.
 #
-#   bench/compare.sh [http|grpc|open|rss|all]   (default: all but rss)
+#   bench/compare.sh [http|pong|grpc|open|rss|all]   (default: all but rss)
+#
+# http: the sample service (Go net/http, one core: the server is the
+# bottleneck); pong: a minimal server (tandem-hotpath --serve, allocating
+# nothing), so that the generators' own capacity shows.
 #
 # Needs two cores. Installs wrk (Debian) and pinned vegeta and ghz.
 set -euo pipefail
@@ -28,14 +32,17 @@ fi
 [ -x "$TOOLS/vegeta" ] || GOBIN="$TOOLS" go install "github.com/tsenart/vegeta/v12@$VEGETA_VERSION"
 [ -x "$TOOLS/ghz" ] || GOBIN="$TOOLS" go install "github.com/bojand/ghz/cmd/ghz@$GHZ_VERSION"
 go build -o "$TOOLS/tandem" ./cmd/tandem
+go build -o "$TOOLS/tandem-hotpath" ./cmd/tandem-hotpath
 T="$TOOLS/tandem"
+QUANTUM=${QUANTUM:-50us}
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || shuf -i 20000-30000 -n1; }
-GP=$(port); HP=$(port)
+GP=$(port); HP=$(port); PP=$(port)
 data=$(mktemp -d)
 taskset -c 1 "$T" sample serve --build a --data "$data" --grpc "127.0.0.1:$GP" --http "127.0.0.1:$HP" --blocks 100 2>/dev/null &
 server=$!
-trap 'kill $server 2>/dev/null; rm -rf "$data"' EXIT
+pongserver=""
+trap 'kill $server $pongserver 2>/dev/null; rm -rf "$data"' EXIT
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$HP/ping" >/dev/null 2>&1 && break; "$T" load "http://127.0.0.1:$HP/ping" --requests 1 >/dev/null 2>&1 && break; sleep 0.1; done
 
 gen() { taskset -c 0 "$@"; }
@@ -44,6 +51,7 @@ run_wrk()    { gen wrk -t1 -c"$CONNS" -d"${SECS}s" "http://127.0.0.1:$HP/ping" |
 run_vegeta() { echo "GET http://127.0.0.1:$HP/ping" | gen "$TOOLS/vegeta" attack -rate=0 -max-workers="$CONNS" -workers="$CONNS" -duration="${SECS}s" | "$TOOLS/vegeta" report -type=json | python3 -c 'import json,sys; print(json.load(sys.stdin)["throughput"])'; }
 run_tandem_http() { gen "$T" load "http://127.0.0.1:$HP/ping" --concurrency "$CONNS" --duration "${SECS}s" --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["throughput"])'; }
 run_tandem_loop() { gen "$T" load "http://127.0.0.1:$HP/ping" --concurrency "$CONNS" --duration "${SECS}s" --engine loop --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["throughput"])'; }
+run_tandem_loopq() { gen "$T" load "http://127.0.0.1:$HP/ping" --concurrency "$CONNS" --duration "${SECS}s" --engine loop --quantum "$QUANTUM" --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["throughput"], "think-p50-us", d["think_time_ns"]["p50"]/1e3)'; }
 run_ghz()    { gen "$TOOLS/ghz" --insecure --call tandem.sample.v1.Ledger/Ping -c "$CONNS" --connections "$CONNS" -z "${SECS}s" "127.0.0.1:$GP" 2>/dev/null | awk '/Requests\/sec/ {print $2}'; }
 run_tandem_grpc() { gen "$T" load "grpc://127.0.0.1:$GP/tandem.sample.v1.Ledger/Ping" --concurrency "$CONNS" --duration "${SECS}s" --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["throughput"])'; }
 
@@ -54,8 +62,8 @@ rounds() {
   for r in $(seq "$ROUNDS"); do
     for i in $(seq 0 $((n - 1))); do
       local t=${tools[$(((i + r) % n))]}
-      v=$("run_$t"); got[$t]="${got[$t]:-} $v"
-      echo "  round $r $t: $v req/s" >&2
+      line=$("run_$t"); v=${line%% *}; got[$t]="${got[$t]:-} $v"
+      echo "  round $r $t: $line req/s" >&2
     done
   done
   for t in "${tools[@]}"; do
@@ -65,14 +73,28 @@ rounds() {
 
 ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.2f}')" "$1" "$2"; }
 
-if [ "$what" = http ] || [ "$what" = default ] || [ "$what" = all ]; then
-  echo "== HTTP/1.1 GET /ping, $CONNS connections, closed loop, ${SECS}s × $ROUNDS rounds"
-  res=$(rounds wrk vegeta tandem_http tandem_loop)
+# http_table TITLE: interleaved rounds of every HTTP generator against
+# $URL, medians and ratios against wrk and vegeta
+http_table() {
+  echo "== $1, $CONNS connections, closed loop, ${SECS}s × $ROUNDS rounds"
+  res=$(rounds wrk vegeta tandem_http tandem_loop tandem_loopq)
   echo "$res" | awk '{printf "  %-12s best %10.0f/s  median %10.0f/s\n", $1, $2, $3}'
-  tm=$(echo "$res" | awk '$1=="tandem_http"{print $3}'); wm=$(echo "$res" | awk '$1=="wrk"{print $3}'); vm=$(echo "$res" | awk '$1=="vegeta"{print $3}')
-  lm=$(echo "$res" | awk '$1=="tandem_loop"{print $3}')
-  echo "  tandem/wrk (median) $(ratio "$tm" "$wm")   tandem/vegeta (median) $(ratio "$tm" "$vm")"
-  echo "  tandem --engine loop: /wrk (median) $(ratio "$lm" "$wm")   /vegeta (median) $(ratio "$lm" "$vm")"
+  wm=$(echo "$res" | awk '$1=="wrk"{print $3}'); vm=$(echo "$res" | awk '$1=="vegeta"{print $3}')
+  for t in tandem_http tandem_loop tandem_loopq; do
+    m=$(echo "$res" | awk -v t=$t '$1==t{print $3}')
+    echo "  $t: /wrk (median) $(ratio "$m" "$wm")   /vegeta (median) $(ratio "$m" "$vm")"
+  done
+  echo "  (tandem_http: --concurrency; tandem_loop: --engine loop; tandem_loopq: --engine loop --quantum $QUANTUM)"
+}
+if [ "$what" = http ] || [ "$what" = default ] || [ "$what" = all ]; then
+  http_table "HTTP/1.1 GET /ping on the sample service"
+fi
+if [ "$what" = pong ] || [ "$what" = default ] || [ "$what" = all ]; then
+  taskset -c 1 "$TOOLS/tandem-hotpath" --serve "127.0.0.1:$PP" &
+  pongserver=$!
+  for _ in $(seq 100); do "$T" load "http://127.0.0.1:$PP/ping" --requests 1 >/dev/null 2>&1 && break; sleep 0.1; done
+  HP=$PP http_table "HTTP/1.1 GET /ping on a minimal server (tandem-hotpath --serve)"
+  kill $pongserver; pongserver=""
 fi
 if [ "$what" = grpc ] || [ "$what" = default ] || [ "$what" = all ]; then
   echo "== gRPC unary Ping, $CONNS connections, closed loop, ${SECS}s × $ROUNDS rounds"

@@ -58,6 +58,8 @@ func EngineWire(engine string, d Dialer) (Wire, error) {
 	return nil, fmt.Errorf("load: engine %q: want loop or workers", engine)
 }
 
+var errQuantum = errors.New("load: a quantum needs the event loop (engine loop)")
+
 // ErrUnbounded is returned for a run bounded by neither count nor time.
 var ErrUnbounded = errors.New("load: a run needs a request count or a duration")
 
@@ -164,6 +166,14 @@ type Closed struct {
 	// Engine is workers (default: a goroutine per connection) or loop (one
 	// thread owns every connection, as for Open; plain HTTP/1.1 only).
 	Engine string
+	// Quantum, with Engine loop, lets the loop read answers at most once
+	// per quantum while they keep coming, instead of waking for each: on
+	// loopback every wake-up of the generator is paid on the server's core
+	// (the answer's send wakes it), so a server the generator saturates
+	// serves more. Answers keep the kernel's receive stamps, so service
+	// time stays exact; the generator's delay shows in ThinkTimeNs. Zero:
+	// wake for every answer. Ignored where the kernel does not stamp.
+	Quantum time.Duration
 }
 
 // Run dials Concurrency connections, runs the loop and returns its sample.
@@ -179,6 +189,9 @@ func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 			return results.Sample{}, err
 		}
 		return c.runLoop(ctx, w)
+	}
+	if c.Quantum > 0 {
+		return results.Sample{}, errQuantum
 	}
 	r, err := dialAll(ctx, d, c.Concurrency, false, c.Live)
 	if err != nil {
@@ -313,7 +326,7 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	case w != nil:
 		return o.runLoop(ctx, w)
 	case o.Quantum > 0:
-		return results.Sample{}, errors.New("load: a quantum needs the event loop (engine loop)")
+		return results.Sample{}, errQuantum
 	}
 	alarms := make([]*alarm, o.Connections)
 	for i := range alarms {

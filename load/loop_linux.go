@@ -60,6 +60,7 @@ type loopConn struct {
 	intended time.Time // of the request in flight
 	sent     time.Time
 	rx       time.Time // the kernel's stamp of the latest bytes read
+	answered time.Time // when the last answer arrived (closed loop: think time)
 	buf      []byte
 }
 
@@ -79,20 +80,33 @@ type eventLoop struct {
 	events  []unix.EpollEvent
 	inUse   int
 	start   time.Time
+	slack   int // the thread's timer slack before the loop set it; -1: not set
 }
 
 // newEventLoop locks the calling goroutine to its thread, dials n
 // connections into a new epoll set and starts the run's clock, series and
-// recorder (open: an open loop's three distributions). close undoes it all.
-func newEventLoop(w Wire, n int, timeout time.Duration, live *Live, open bool) (*eventLoop, error) {
+// recorder (open: an open loop's three distributions; else a closed loop's
+// think time). With a quantum it sets the thread's timer slack to 1 ns, so
+// that the few wake-ups land on the quantum's grid (by default the kernel
+// may end a sleep up to 50 µs late, which lets it spend less on the many
+// wake-ups of a loop without one). close undoes it all.
+func newEventLoop(w Wire, n int, timeout time.Duration, live *Live, open bool, quantum time.Duration) (*eventLoop, error) {
 	runtime.LockOSThread()
+	slack := -1
+	if quantum > 0 {
+		if old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil {
+			slack = old
+			unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+		}
+	}
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
+		restoreSlack(slack)
 		runtime.UnlockOSThread()
 		return nil, fmt.Errorf("epoll: %w", err)
 	}
 	l := &eventLoop{timeout: timeout, w: w, ep: ep, stamped: true, rbuf: make([]byte, 64<<10), oob: make([]byte, 128),
-		events: make([]unix.EpollEvent, 256), live: live}
+		events: make([]unix.EpollEvent, 256), live: live, slack: slack}
 	for i := range n {
 		l.conns = append(l.conns, &loopConn{fd: -1})
 		if err := l.dial(i); err != nil {
@@ -104,12 +118,23 @@ func newEventLoop(w Wire, n int, timeout time.Duration, live *Live, open bool) (
 	l.start = time.Now()
 	l.series = newSeries(l.start)
 	l.rec = newRecorder(open, l.series)
+	if !open {
+		l.rec.think = NewHistogram()
+	}
 	return l, nil
+}
+
+// restoreSlack gives the thread back the timer slack newEventLoop found
+// (-1: it set none).
+func restoreSlack(slack int) {
+	if slack >= 0 {
+		unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(slack), 0, 0, 0)
+	}
 }
 
 // runLoop is Open.Run on the event loop.
 func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
-	l, err := newEventLoop(w, o.Connections, o.Timeout, o.Live, true)
+	l, err := newEventLoop(w, o.Connections, o.Timeout, o.Live, true, o.Quantum)
 	if err != nil {
 		return results.Sample{}, err
 	}
@@ -151,31 +176,24 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 		if !more && len(waiting) == 0 && l.inUse == 0 {
 			break
 		}
-		// How long to wait: to the next arrival, the earliest deadline in
-		// flight, the hard end, at most maxWait.
-		wait := maxWait
+		// Wake at the next arrival (on a quantum's grid: every arrival due
+		// by then goes in that wake-up, late by up to the quantum), the
+		// earliest deadline in flight or the hard end.
+		var until time.Time
 		if more {
-			at := nextDue
+			until = nextDue
 			if q := o.Quantum; q > 0 {
-				// the next wake-up on the quantum's grid: every arrival due
-				// by then goes in that wake-up, late by up to q
-				at = start.Add((nextDue.Sub(start) + q - 1) / q * q)
+				until = start.Add((nextDue.Sub(start) + q - 1) / q * q)
 			}
-			wait = min(wait, at.Sub(now))
 		}
-		if d, ok := l.earliestDeadline(); ok {
-			wait = min(wait, d.Sub(now))
-		}
-		if !hard.IsZero() {
-			wait = min(wait, hard.Sub(now))
-		}
-		wait = max(wait, 0)
+		until = l.deadlines(until, hard)
 		if l.stamped && len(waiting) == 0 && more {
 			// Nothing waits for a connection: sleep through the answers.
-			sleepUntil(monotonic() + wait)
-			wait = 0
+			l.sleep(ctx, until)
+			l.poll(0)
+			continue
 		}
-		l.poll(wait)
+		l.poll(waitFor(now, until))
 	}
 	elapsed := time.Since(start)
 	// Arrivals due but never sent (the run was cut short) were dropped;
@@ -202,9 +220,14 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 }
 
 // runLoop is Closed.Run on the event loop: each connection sends its next
-// request as soon as its answer is read.
+// request as soon as its answer is read. With a quantum, when no answer has
+// arrived the loop sleeps to the next boundary of the quantum's grid
+// instead of waking for the first answer, and reads what came meanwhile
+// (a quantum without any answer: it waits for the next one); each answer's
+// time is the kernel's stamp, so service time stays exact and the wait
+// shows in think time (see Closed.Quantum).
 func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
-	l, err := newEventLoop(w, c.Concurrency, c.Timeout, c.Live, false)
+	l, err := newEventLoop(w, c.Concurrency, c.Timeout, c.Live, false, c.Quantum)
 	if err != nil {
 		return results.Sample{}, err
 	}
@@ -215,6 +238,7 @@ func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 		end = start.Add(c.Duration)
 	}
 	var issued int64
+	idle := false // a quantum went by without an answer
 	for ctx.Err() == nil {
 		now := time.Now()
 		if !end.IsZero() && !now.Before(end) {
@@ -228,14 +252,22 @@ func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 		if l.inUse == 0 {
 			break
 		}
-		wait := maxWait
-		if d, ok := l.earliestDeadline(); ok {
-			wait = min(wait, d.Sub(now))
+		until := l.deadlines(time.Time{}, end)
+		if q := c.Quantum; q > 0 && l.stamped && !idle {
+			if l.poll(0) == 0 {
+				// nothing has arrived: sleep to the grid, not to the first
+				// answer; if a whole quantum brings none, wait for it
+				at := start.Add((now.Sub(start)/q + 1) * q)
+				if until.IsZero() || at.Before(until) {
+					until = at
+				}
+				l.sleep(ctx, until)
+				idle = l.poll(0) == 0
+			}
+			continue
 		}
-		if !end.IsZero() {
-			wait = min(wait, end.Sub(now))
-		}
-		l.poll(max(wait, 0))
+		idle = false
+		l.poll(waitFor(now, until))
 	}
 	elapsed := time.Since(start)
 	return l.rec.sample(elapsed, elapsed, c.Unit, 0, 0), nil
@@ -287,6 +319,7 @@ func (l *eventLoop) close() {
 		}
 	}
 	unix.Close(l.ep)
+	restoreSlack(l.slack)
 	runtime.UnlockOSThread()
 }
 
@@ -299,6 +332,9 @@ func (l *eventLoop) send(intended time.Time) {
 	l.series.issue(sent)
 	if intended.IsZero() {
 		intended = sent // a closed loop
+		if !c.answered.IsZero() {
+			l.rec.recordThink(sent.Sub(c.answered))
+		}
 	}
 	c.intended, c.sent = intended, sent
 	if c.fd < 0 {
@@ -349,6 +385,7 @@ func (l *eventLoop) finish(i int, end time.Time, res Result, reconnect bool) {
 	}
 	l.rec.record(c.intended, c.sent, end, res)
 	l.live.count(res)
+	c.answered = end
 	if c.busy {
 		c.busy = false
 		l.inUse--
@@ -356,18 +393,42 @@ func (l *eventLoop) finish(i int, end time.Time, res Result, reconnect bool) {
 	l.free = append(l.free, i)
 }
 
-// earliestDeadline is the first timeout among the requests in flight.
-func (l *eventLoop) earliestDeadline() (time.Time, bool) {
-	var first time.Time
-	for _, c := range l.conns {
-		if c.busy && (first.IsZero() || c.sent.Before(first)) {
-			first = c.sent
+// deadlines is the earliest of t, end and the first timeout among the
+// requests in flight (a zero time is none).
+func (l *eventLoop) deadlines(t, end time.Time) time.Time {
+	earlier := func(u time.Time) {
+		if !u.IsZero() && (t.IsZero() || u.Before(t)) {
+			t = u
 		}
 	}
-	if first.IsZero() {
-		return first, false
+	earlier(end)
+	for _, c := range l.conns {
+		if c.busy {
+			earlier(c.sent.Add(l.timeout))
+		}
 	}
-	return first.Add(l.timeout), true
+	return t
+}
+
+// waitFor is how long a poll at now may block to wake by until (zero:
+// no bound), at most maxWait so that cancellation is seen.
+func waitFor(now, until time.Time) time.Duration {
+	if until.IsZero() {
+		return maxWait
+	}
+	return max(0, min(maxWait, until.Sub(now)))
+}
+
+// sleep sleeps until t without reading answers (the kernel stamps them),
+// in slices of at most maxWait so that cancellation is seen.
+func (l *eventLoop) sleep(ctx context.Context, t time.Time) {
+	for ctx.Err() == nil {
+		d := time.Until(t)
+		if d <= 0 {
+			return
+		}
+		sleepUntil(monotonic() + min(d, maxWait))
+	}
 }
 
 // expire ends the requests in flight past their timeout.
@@ -379,12 +440,14 @@ func (l *eventLoop) expire(now time.Time) {
 	}
 }
 
-// poll waits up to wait for answers (0: only what is there) and reads them.
-func (l *eventLoop) poll(wait time.Duration) {
+// poll waits up to wait for answers (0: only what is there) and reads
+// them; it returns the number of connections that had something.
+func (l *eventLoop) poll(wait time.Duration) int {
 	n := epollWait(l.ep, l.events, wait)
 	for _, ev := range l.events[:n] {
 		l.read(int(ev.Fd), ev.Events)
 	}
+	return n
 }
 
 // read reads what connection i has and records the answers it completes.

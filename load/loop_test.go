@@ -15,6 +15,7 @@ import (
 
 	"github.com/tandem-bench/tandem/driver/httpdrv"
 	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/results"
 )
 
 // slack is how late a timing may land on a shared machine (this suite
@@ -212,6 +213,13 @@ func TestLoopQuantum(t *testing.T) {
 	if s.LatencyNs.P50 < lag.P50 {
 		t.Errorf("latency p50 %v below the lag p50 %v: latency must count from the intended send", time.Duration(s.LatencyNs.P50), time.Duration(lag.P50))
 	}
+	// a quantum longer than the loop's longest single wait (10 ms, for
+	// cancellation) still holds: about 25 ms of lag at the median
+	s, err = load.Open{Schedule: load.Constant{Rate: 200}, Connections: 2, Duration: 500 * time.Millisecond, Engine: "loop",
+		Quantum: 50 * time.Millisecond}.Run(context.Background(), c)
+	if err != nil || s.Requests != 100 || s.ScheduleLagNs.P50 < int64(15*time.Millisecond) {
+		t.Errorf("50 ms quantum: %v, %d requests, lag p50 %v; want 100, about 25 ms", err, s.Requests, time.Duration(s.ScheduleLagNs.P50))
+	}
 	if _, err := (load.Open{Schedule: load.Constant{Rate: 10}, Duration: 100 * time.Millisecond, Quantum: time.Millisecond}).Run(context.Background(), c); err == nil {
 		t.Error("a quantum without the loop was accepted")
 	}
@@ -237,5 +245,53 @@ func TestLoopClosed(t *testing.T) {
 	s, err = load.Closed{Concurrency: 2, Duration: 300 * time.Millisecond, Engine: "loop"}.Run(context.Background(), c)
 	if err != nil || s.OK < 100 || time.Since(start) > time.Second {
 		t.Errorf("by time: %v, %d ok in %v", err, s.OK, time.Since(start))
+	}
+}
+
+// A closed loop with a quantum reads answers at most once per quantum
+// while they keep coming: the count shows it, the service time stays the
+// server's (answers keep the kernel's receive stamps), and the wait shows
+// as think time. Without a quantum the think time is small; the worker
+// engine and open loops report none.
+func TestLoopClosedQuantum(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1))
+	c, hits := server(t, time.Millisecond, 200)
+	const q, run = 50 * time.Millisecond, 500 * time.Millisecond
+	s, err := load.Closed{Concurrency: 2, Duration: run, Engine: "loop", Quantum: q}.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each connection's answers are read on the quantum's grid (a cycle of
+	// a quantum), or, after a quantum that brought none (a server slowed
+	// down by the machine), at once: at most two a quantum, where the
+	// 1 ms server would answer 500 per connection without a quantum.
+	if most := int64(2 * 2 * (run/q + 1)); s.OK < 2 || s.OK > most || hits.Load() < s.OK {
+		t.Errorf("%d ok (server saw %d); want 2 to %d: at most two answers per connection per %v", s.OK, hits.Load(), most, q)
+	}
+	if p50 := time.Duration(s.ServiceTimeNs.P50); p50 < time.Millisecond || p50 > time.Millisecond+slack {
+		t.Errorf("service time p50 %v; want the server's 1 ms (the kernel's stamps), not the %v quantum", p50, q)
+	}
+	if s.ThinkTimeNs == nil || time.Duration(s.ThinkTimeNs.P50) < 10*time.Millisecond {
+		t.Errorf("think time %+v; want the wait for the quantum's end (about 49 ms)", s.ThinkTimeNs)
+	}
+	if _, err := (load.Closed{Concurrency: 1, Requests: 10, Quantum: q}).Run(context.Background(), c); err == nil {
+		t.Error("a quantum without the loop was accepted")
+	}
+
+	s, err = load.Closed{Concurrency: 2, Requests: 200, Engine: "loop"}.Run(context.Background(), c)
+	if err != nil || s.OK != 200 || s.ThinkTimeNs == nil || s.ThinkTimeNs.P50 > int64(slack) || s.ThinkTimeNs.Min < 0 {
+		t.Errorf("without a quantum: %v, %d ok, think time %+v; want 200 and a small think time", err, s.OK, s.ThinkTimeNs)
+	}
+	for name, run := range map[string]func() (results.Sample, error){
+		"workers": func() (results.Sample, error) {
+			return load.Closed{Concurrency: 2, Requests: 20}.Run(context.Background(), c)
+		},
+		"open loop": func() (results.Sample, error) {
+			return load.Open{Schedule: load.Constant{Rate: 200}, Requests: 20, Engine: "loop"}.Run(context.Background(), c)
+		},
+	} {
+		if s, err := run(); err != nil || s.ThinkTimeNs != nil {
+			t.Errorf("%s: %v, think time %+v; want none", name, err, s.ThinkTimeNs)
+		}
 	}
 }

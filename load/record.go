@@ -35,6 +35,7 @@ func clamp(ns int64) int64 {
 // created lazily, so a recorder costs little until it records.
 type recorder struct {
 	latency, service, lag, first *hdrhistogram.Histogram
+	think                        *hdrhistogram.Histogram // closed loops on the event loop
 	requests, ok, units          int64
 	lastSent                     time.Time
 	errors                       map[string]int64
@@ -81,8 +82,22 @@ func (r *recorder) record(intended, sent, end time.Time, res Result) {
 	}
 }
 
+// recordThink notes the time from an answer to the next request on its
+// connection.
+func (r *recorder) recordThink(d time.Duration) {
+	if r.think != nil {
+		r.think.RecordValue(clamp(int64(d)))
+	}
+}
+
 func (r *recorder) merge(o *recorder) {
 	r.service.Merge(o.service)
+	if o.think != nil {
+		if r.think == nil {
+			r.think = NewHistogram()
+		}
+		r.think.Merge(o.think)
+	}
 	if r.lag != nil && o.lag != nil {
 		r.latency.Merge(o.latency)
 		r.lag.Merge(o.lag)
@@ -130,6 +145,10 @@ func (r *recorder) sample(elapsed, sendWindow time.Duration, unit string, droppe
 	if r.first != nil {
 		d := Distribution(r.first)
 		s.FirstMessageNs = &d
+	}
+	if r.think != nil && r.think.TotalCount() > 0 {
+		d := Distribution(r.think)
+		s.ThinkTimeNs = &d
 	}
 	if secs := elapsed.Seconds(); secs > 0 {
 		s.Throughput = float64(r.ok) / secs

@@ -151,6 +151,11 @@ type Load struct {
 	// Prefetch is an AMQP consumer's window: the in-flight window of the
 	// server-bound rule.
 	Prefetch int `json:"prefetch,omitempty"`
+	// Engine is the load engine of a closed or open loop, "loop" or
+	// "workers" (absent: workers); QuantumNs the event loop's wake-up
+	// quantum, if one was set.
+	Engine    string `json:"engine,omitempty"`
+	QuantumNs int64  `json:"quantum_ns,omitempty"`
 }
 
 // Service is one piece of shared infrastructure of a study.
@@ -204,6 +209,10 @@ type Sample struct {
 	Dropped       int64         `json:"dropped"`
 	// FirstMessageNs is the time to the first message of a stream.
 	FirstMessageNs *Distribution `json:"first_message_ns,omitempty"`
+	// ThinkTimeNs (closed loops on the event loop) is the generator's own
+	// part of each cycle: from an answer's arrival, as the kernel stamped
+	// it, to the next request on its connection.
+	ThinkTimeNs *Distribution `json:"think_time_ns,omitempty"`
 	// OfferedRate is the schedule's mean arrival rate (open and batched
 	// loops); AchievedRate is the rate requests were actually sent at.
 	OfferedRate  float64 `json:"offered_rate,omitempty"`

@@ -559,6 +559,7 @@ calls:
 scenarios:
   - {name: latency, call: ping, load: {concurrency: 1}, requests: 200}
   - {name: open, call: ping, load: {rate: 300, connections: 2, engine: loop}, duration: 1s, rounds: 2, targets: [x, z]}
+  - {name: closed-quantum, call: ping, load: {concurrency: 2, engine: loop, quantum: 200us}, requests: 100, rounds: 1, targets: [x]}
 `
 	res, err := Run(context.Background(), parse(t, src), options(t, nil))
 	if err != nil {
@@ -569,6 +570,12 @@ scenarios:
 		if rd.Failed || rd.OK < 290 || rd.OK != rd.Requests || time.Duration(rd.LatencyNs.P50) < time.Millisecond {
 			t.Errorf("open loop (engine loop) round %d on %s: %+v", rd.Round, rd.Target, rd.Sample)
 		}
+	}
+	// the closed loop on the event loop with a quantum: recorded, with the
+	// generator's think time
+	if sc := res.Scenarios[2]; sc.Load.Engine != "loop" || sc.Load.QuantumNs != int64(200*time.Microsecond) || len(sc.Rounds) != 1 ||
+		sc.Rounds[0].OK != 100 || sc.Rounds[0].ThinkTimeNs == nil {
+		t.Errorf("closed loop with a quantum: load %+v, rounds %+v", sc.Load, sc.Rounds)
 	}
 	// (two rounds decide no verdict on a machine the -race suite shares:
 	// the closed-loop scenario above holds the verdicts)

@@ -45,7 +45,7 @@ func (r *runner) executorFor(sc *study.Scenario, level int, unit string) executo
 	case "open":
 		return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration) (results.Sample, error) {
 			return load.Open{Schedule: schedule(l, bound), Connections: l.Connections, Requests: requests, Duration: bound,
-				MaxWaiting: l.MaxWaiting, Timeout: timeout, Unit: unit, Engine: l.Engine}.Run(ctx, d)
+				MaxWaiting: l.MaxWaiting, Timeout: timeout, Unit: unit, Engine: l.Engine, Quantum: l.Quantum}.Run(ctx, d)
 		}
 	case "batched":
 		return func(ctx context.Context, d load.Dialer, _ int64, bound time.Duration) (results.Sample, error) {
@@ -54,12 +54,14 @@ func (r *runner) executorFor(sc *study.Scenario, level int, unit string) executo
 		}
 	}
 	return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration) (results.Sample, error) {
-		return load.Closed{Concurrency: level, Requests: requests, Duration: bound, Timeout: timeout, Unit: unit, Engine: l.Engine}.Run(ctx, d)
+		return load.Closed{Concurrency: level, Requests: requests, Duration: bound, Timeout: timeout, Unit: unit, Engine: l.Engine,
+			Quantum: l.Quantum}.Run(ctx, d)
 	}
 }
 
 func resultsLoad(l study.Load, d time.Duration) results.Load {
-	out := results.Load{Model: l.Model(), Concurrency: l.Concurrency, Connections: l.Connections}
+	out := results.Load{Model: l.Model(), Concurrency: l.Concurrency, Connections: l.Connections, Engine: l.Engine,
+		QuantumNs: int64(l.Quantum)}
 	switch out.Model {
 	case "open":
 		sch := schedule(l, d)

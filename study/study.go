@@ -6,6 +6,7 @@
 package study
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -779,6 +780,8 @@ func (v *validator) scenario(path string, sc *Scenario) {
 		v.errorf(path+".load.engine", "engine loop for a closed or an open loop", "engine loop for a batched loop")
 	case l.Engine == "loop" && c != nil && c.HTTP == nil && c.JSONRPC == nil:
 		v.errorf(path+".load.engine", "an http or jsonrpc call for engine loop", "call %s is not HTTP", sc.Call)
+	case l.Quantum > 0 && l.Engine != "loop":
+		v.errorf(path+".load.quantum", "a quantum with engine: loop", "a quantum for the %s engine", cmp.Or(l.Engine, "workers"))
 	}
 	if l.Ramp != nil && l.Ramp.From == 0 && l.Ramp.To == 0 {
 		v.errorf(path+".load.ramp", "a ramp with a positive rate somewhere", "ramp from 0 to 0")

@@ -6,6 +6,10 @@
 //
 //	tandem-hotpath --requests N                  (a server in process)
 //	tandem-hotpath --url http://127.0.0.1:PORT/ --requests N
+//	tandem-hotpath --serve 127.0.0.1:PORT        (only the server)
+//
+// --serve runs the minimal server alone, for bench/compare.sh to measure
+// generators against a server cheaper than they are.
 //
 // With no --url it serves on 127.0.0.1:0 itself: with one P the client
 // parks on every read and the server answers, the same path every time, so
@@ -27,7 +31,21 @@ import (
 func main() {
 	url := flag.String("url", "", "a loopback HTTP server's URL; default: one in this process")
 	n := flag.Int("requests", 1000, "requests to send")
+	serve := flag.String("serve", "", "only serve the minimal server on this loopback address")
 	flag.Parse()
+	if *serve != "" {
+		if host, _, err := net.SplitHostPort(*serve); err != nil || !net.ParseIP(host).IsLoopback() {
+			fmt.Fprintf(os.Stderr, "tandem-hotpath: --serve %q: want a loopback address, 127.0.0.1:PORT\n", *serve)
+			os.Exit(2)
+		}
+		ln, err := net.Listen("tcp", *serve)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tandem-hotpath:", err)
+			os.Exit(1)
+		}
+		pong.Serve(ln)
+		return
+	}
 	if *url == "" {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {

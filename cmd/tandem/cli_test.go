@@ -130,6 +130,7 @@ func TestLoadAgainstSample(t *testing.T) {
 		{"open loop", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "500", "--connections", "2", "--duration", "1s"}, 500, map[string]any{}, true},
 		{"closed loop, engine loop", []string{"http://" + s.HTTPAddr() + "/", "--jsonrpc", "getbalance", "--params", `["tz1000042"]`, "--requests", "300", "--concurrency", "4", "--engine", "loop"}, 300, map[string]any{}, true},
 		{"open loop, engine loop", []string{"http://" + s.HTTPAddr() + "/", "--jsonrpc", "getbalance", "--params", `["tz1000042"]`, "--rate", "500", "--connections", "2", "--duration", "1s", "--engine", "loop"}, 500, map[string]any{}, true},
+		{"closed loop, engine loop, quantum", []string{"http://" + s.HTTPAddr() + "/metrics", "--requests", "100", "--concurrency", "4", "--engine", "loop", "--quantum", "100us"}, 100, map[string]any{}, true},
 		{"ramp", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "0-1000", "--duration", "1s"}, 500, map[string]any{}, true},
 		{"steps", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "100,300", "--step", "500ms"}, 200, map[string]any{}, true},
 		{"batched", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--batch", "10", "--period", "100ms", "--connections", "2", "--duration", "1s"}, 200, map[string]any{}, true},
@@ -152,6 +153,11 @@ func TestLoadAgainstSample(t *testing.T) {
 			if got["ok"] != c.ok || !equalJSON(got["errors"], c.errors) || (got["units_per_s"].(float64) > 0) != c.unitsPS {
 				t.Errorf("ok %v, errors %v, units/s %v; want %v, %v", got["ok"], got["errors"], got["units_per_s"], c.ok, c.errors)
 			}
+			// think time: the closed loops of the event loop, no other
+			_, think := got["think_time_ns"]
+			if want := strings.Contains(c.name, "closed loop, engine loop"); think != want {
+				t.Errorf("think_time_ns given: %v; want %v", think, want)
+			}
 		})
 	}
 	for _, args := range [][]string{
@@ -161,6 +167,14 @@ func TestLoadAgainstSample(t *testing.T) {
 	} {
 		if code, _, stderr := tandem(t, append([]string{"load"}, args...)...); code != exitBadInput || !strings.Contains(stderr, "--engine") {
 			t.Errorf("%v: exit %d, %q; want exit 2 naming --engine", args, code, stderr)
+		}
+	}
+	for _, args := range [][]string{
+		{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10", "--quantum", "1ms"},
+		{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10", "--engine", "loop", "--quantum", "-1ms"},
+	} {
+		if code, _, stderr := tandem(t, append([]string{"load"}, args...)...); code != exitBadInput || !strings.Contains(stderr, "--quantum") {
+			t.Errorf("%v: exit %d, %q; want exit 2 naming --quantum", args, code, stderr)
 		}
 	}
 	code, out, _ := tandem(t, "load", "grpc://"+s.GRPCAddr()+"/tandem.sample.v1.Ledger/GetBlockRange", "--data", `{"start": 0, "end": 9}`, "--requests", "3", "--format", "json")

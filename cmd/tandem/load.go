@@ -155,7 +155,7 @@ Load shapes:
 				exec = bind(load.Batched{Connections: connections, PerPeriod: batch, Period: period, Duration: duration, Timeout: timeout, Live: live, Unit: unit}.Run, d)
 			default:
 				exec = bind(load.Closed{Concurrency: concurrency, Requests: requests, Duration: duration, Timeout: timeout, Live: live, Unit: unit,
-					Engine: engine}.Run, d)
+					Engine: engine, Quantum: quantum}.Run, d)
 			}
 			if warmup > 0 {
 				if _, err := (load.Closed{Concurrency: max(concurrency, connections), Duration: warmup, Timeout: timeout}).Run(ctx, d); err != nil {
@@ -201,7 +201,7 @@ Load shapes:
 	f.DurationVar(&period, "period", time.Second, "batched loop: the period")
 	f.DurationVar(&step, "step", 0, "length of each step of --rate R1,R2,…")
 	f.IntVar(&maxWaiting, "max-waiting", 10000, "open loop: arrivals that may wait for a free connection before arrivals are dropped")
-	f.DurationVar(&quantum, "quantum", 0, "with --engine loop: wake at most once per quantum and send every arrival due by then (less CPU; lateness up to the quantum shows in schedule lag and latency)")
+	f.DurationVar(&quantum, "quantum", 0, "with --engine loop: wake at most once per quantum; an open loop sends every arrival due by then (less CPU; the lateness shows in schedule lag and latency), a closed loop reads every answer that came by then (a server the generator saturates serves more; the wait shows in think time)")
 	f.StringVar(&engine, "engine", "", "workers (a goroutine per connection) or loop (one thread owns every connection; in an open loop it sleeps through the answers, which the kernel stamps: less CPU per request; plain HTTP/1.1 only)")
 	f.Int64Var(&requests, "requests", 0, "stop after this many requests")
 	f.DurationVar(&duration, "duration", 0, "stop after this long (default 10s without --requests)")
@@ -412,7 +412,8 @@ type namedDist struct {
 
 // distributions are the rows a load report shows: latency, then in open
 // and batched loops service time and schedule lag, then for streams the
-// time to the first message.
+// time to the first message, and for a closed loop on the event loop the
+// generator's think time.
 func distributions(s results.Sample) []namedDist {
 	rows := []namedDist{{"latency", s.LatencyNs}}
 	if s.ScheduleLagNs != nil {
@@ -420,6 +421,9 @@ func distributions(s results.Sample) []namedDist {
 	}
 	if s.FirstMessageNs != nil {
 		rows = append(rows, namedDist{"first message", *s.FirstMessageNs})
+	}
+	if s.ThinkTimeNs != nil {
+		rows = append(rows, namedDist{"think time", *s.ThinkTimeNs})
 	}
 	return rows
 }
@@ -484,6 +488,9 @@ func loadJSON(s results.Sample, warnings []string) map[string]any {
 	}
 	if s.FirstMessageNs != nil {
 		out["first_message_ns"] = s.FirstMessageNs
+	}
+	if s.ThinkTimeNs != nil {
+		out["think_time_ns"] = s.ThinkTimeNs
 	}
 	return out
 }

@@ -24,7 +24,9 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Options describes one HTTP request or JSON-RPC call.
+// Options describes one HTTP request or JSON-RPC call. Requests carry
+// only the headers they need (Host, and Content-Length and Content-Type
+// for a body or a call) and those in Headers: no User-Agent unless given.
 type Options struct {
 	// URL is the full request URL, http:// or https://.
 	URL string
@@ -115,7 +117,7 @@ func (c *Caller) DialConn(context.Context) (*Conn, error) {
 	}
 	cn.hc = &fasthttp.HostClient{Addr: addr, IsTLS: c.u.Scheme == "https", TLSConfig: tlsConf, MaxConns: 1,
 		MaxIdemponentCallAttempts: 1, DisableHeaderNamesNormalizing: true, DisablePathNormalizing: true,
-		MaxResponseBodySize: c.opts.MaxBody}
+		MaxResponseBodySize: c.opts.MaxBody, NoDefaultUserAgentHeader: true}
 	if c.opts.QuickACK {
 		cn.hc.Dial = func(addr string) (net.Conn, error) { return quickack.Dial(context.Background(), "tcp", addr) }
 	}
@@ -181,6 +183,7 @@ func (cn *Conn) ask(ctx context.Context, deadline time.Time, keep bool) ([]byte,
 		if err != nil {
 			return nil, load.Result{Status: "transport"}
 		}
+		req.Header.Set("User-Agent", "") // none but one the headers give
 		for k, v := range cn.c.opts.Headers {
 			req.Header.Set(k, v)
 		}

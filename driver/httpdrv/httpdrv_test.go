@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/internal/pong"
+	"github.com/tandem-bench/tandem/load"
 
 	"github.com/buger/jsonparser"
 )
@@ -63,14 +64,75 @@ func TestHTTPRequestShape(t *testing.T) {
 		t.Errorf("https to a plain server: status %q; want tls", st)
 	}
 
-	h2c := httptest.NewUnstartedServer(h)
-	h2c.Config.Protocols = new(http.Protocols)
-	h2c.Config.Protocols.SetHTTP1(true)
-	h2c.Config.Protocols.SetUnencryptedHTTP2(true)
-	h2c.Start()
-	defer h2c.Close()
+	h2c := h2cServer(t, h)
 	if _, st := do(t, Options{URL: h2c.URL, HTTP2: true}); st != "" || gotProto != 2 {
 		t.Errorf("h2c: status %q, server saw HTTP/%d", st, gotProto)
+	}
+}
+
+// h2cServer serves h over HTTP/1.1 and cleartext HTTP/2 until the test ends.
+func h2cServer(t *testing.T, h http.Handler) *httptest.Server {
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetHTTP1(true)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// Requests carry no User-Agent (as wrk's) unless the headers give one, on
+// every path: HTTP/1.1, h2c, and the event loop's wire.
+func TestUserAgent(t *testing.T) {
+	seen := make(chan []string, 1) // the User-Agent values of each request
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Header.Values("User-Agent")
+		io.WriteString(w, "ok")
+	})
+	srv := h2cServer(t, h)
+	viaLoop := func(o Options) string {
+		c, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := load.Closed{Concurrency: 1, Requests: 1, Engine: "loop"}.Run(context.Background(), c)
+		if err != nil || s.OK != 1 {
+			t.Fatalf("loop: %v, %+v", err, s)
+		}
+		return ""
+	}
+	viaConn := func(o Options) string { _, st := do(t, o); return st }
+	for _, c := range []struct {
+		name string
+		send func(Options) string
+		o    Options
+	}{
+		{"http/1.1", viaConn, Options{URL: srv.URL}},
+		{"h2c", viaConn, Options{URL: srv.URL, HTTP2: true}},
+		{"loop", viaLoop, Options{URL: srv.URL}},
+	} {
+		for _, ua := range []string{"", "probe/1"} {
+			o := c.o
+			if ua != "" {
+				o.Headers = map[string]string{"User-Agent": ua}
+			}
+			if st := c.send(o); st != "" {
+				t.Fatalf("%s: status %q", c.name, st)
+			}
+			var got []string
+			select {
+			case got = <-seen:
+			default:
+				t.Fatalf("%s: the server saw no request", c.name)
+			}
+			want := []string(nil)
+			if ua != "" {
+				want = []string{ua}
+			}
+			if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+				t.Errorf("%s with User-Agent %q: server saw %q; want %q", c.name, ua, got, want)
+			}
+		}
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 // Wire offers the request to load's event loop: plain HTTP/1.1 (no TLS,
 // no HTTP/2, no QuickACK diagnosis) to an IPv4 address, any method but
 // HEAD. The request's head is built once; a JSON-RPC call appends a fresh
-// id per request.
+// id per request. Like the worker engine's, it carries no User-Agent but
+// one the headers give.
 func (c *Caller) Wire() (load.Wire, bool) {
 	o := c.opts
 	if c.u.Scheme != "http" || o.HTTP2 || o.QuickACK || o.Method == "HEAD" {
@@ -33,9 +34,6 @@ func (c *Caller) Wire() (load.Wire, bool) {
 		if !strings.EqualFold(k, "Host") && !strings.EqualFold(k, "Content-Length") {
 			fmt.Fprintf(&head, "%s: %s\r\n", k, v)
 		}
-	}
-	if _, ok := o.Headers["User-Agent"]; !ok {
-		head.WriteString("User-Agent: tandem\r\n")
 	}
 	return &wire{c: c, addr: addr, head: []byte(head.String())}, true
 }
