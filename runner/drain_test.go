@@ -26,6 +26,7 @@ func TestRabbitMQExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Quick()
+	s.Defaults.MinDuration = 200 * time.Millisecond // the rule, not the figures, is what this checks
 	o := options(t, nil)
 	o.Rounds = 2
 	if _, err := Run(context.Background(), s, o); err != nil {
