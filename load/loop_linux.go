@@ -189,7 +189,7 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 		until = l.deadlines(until, hard)
 		if l.stamped && len(waiting) == 0 && more {
 			// Nothing waits for a connection: sleep through the answers.
-			l.sleep(ctx, until)
+			sleepTo(ctx, until)
 			l.poll(0)
 			continue
 		}
@@ -261,7 +261,7 @@ func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 				if until.IsZero() || at.Before(until) {
 					until = at
 				}
-				l.sleep(ctx, until)
+				sleepTo(ctx, until)
 				idle = l.poll(0) == 0
 			}
 			continue
@@ -419,9 +419,9 @@ func waitFor(now, until time.Time) time.Duration {
 	return max(0, min(maxWait, until.Sub(now)))
 }
 
-// sleep sleeps until t without reading answers (the kernel stamps them),
+// sleepTo sleeps until t without reading answers (the kernel stamps them),
 // in slices of at most maxWait so that cancellation is seen.
-func (l *eventLoop) sleep(ctx context.Context, t time.Time) {
+func sleepTo(ctx context.Context, t time.Time) {
 	for ctx.Err() == nil {
 		d := time.Until(t)
 		if d <= 0 {
