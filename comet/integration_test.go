@@ -100,8 +100,8 @@ func TestQuickGridAgainstCometBFT(t *testing.T) {
 		if mean := a.sum / float64(a.n); math.Abs(mean-c.LatencyNs.Mean)/mean > 0.02 {
 			t.Errorf("cell c=%d r=%v: report's mean %.0f ns, tandem's %.0f ns: more than 2 %% apart", c.Connections, c.Rate, mean, c.LatencyNs.Mean)
 		}
-		if !c.Saturated && c.Confirmed != c.Expected {
-			t.Errorf("cell c=%d r=%v kept up but confirmed %d of %d", c.Connections, c.Rate, c.Confirmed, c.Expected)
+		if !c.Saturated && float64(c.Confirmed) < 0.95*float64(c.Expected) {
+			t.Errorf("cell c=%d r=%v kept up but confirmed %d of %d, below the 95 %% rule", c.Connections, c.Rate, c.Confirmed, c.Expected)
 		}
 		if c.Duplicates != 0 || c.Error != "" {
 			t.Errorf("cell c=%d r=%v: %d duplicates, error %q", c.Connections, c.Rate, c.Duplicates, c.Error)

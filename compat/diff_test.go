@@ -124,7 +124,7 @@ func TestJSONTreeRejects(t *testing.T) {
 }
 
 // The digest is SHA-256 over each message's deterministic encoding, each
-// behind its length as 8 bytes big-endian (DESIGN §1, study A).
+// behind its length as 8 bytes big-endian (docs/methods.md, Compatibility).
 func TestProtoDigest(t *testing.T) {
 	msgs := []proto.Message{&ledgerpb.Block{Height: 7, Hash: []byte{1, 2}}, &ledgerpb.Block{Height: 8}}
 	h := sha256.New()

@@ -234,8 +234,31 @@ func (v *Valgrind) Measure(ctx context.Context, name string, command []string, n
 	c.InstructionsPerOp = (c.InstructionSlopes[0] + c.InstructionSlopes[1]) / 2
 	c.AllocationsPerOp = (c.AllocationSlopes[0] + c.AllocationSlopes[1]) / 2
 	c.BytesPerOp = (bytesSlopes[0] + bytesSlopes[1]) / 2
-	c.Exact = agree(c.InstructionSlopes) && agree(c.AllocationSlopes)
+	c.Inexact = disagreeing(c.InstructionSlopes, c.AllocationSlopes, bytesSlopes)
+	c.Exact = len(c.Inexact) == 0
 	return c, nil
+}
+
+// The figures that Cost.Inexact names.
+const (
+	figInstructions = "instructions"
+	figAllocations  = "allocations"
+	figBytes        = "bytes"
+)
+
+// disagreeing names the figures whose two slopes disagree by more than
+// 1 %: nil when all agree.
+func disagreeing(ins, allocs, bytes [2]float64) []string {
+	var out []string
+	for _, f := range []struct {
+		name   string
+		slopes [2]float64
+	}{{figInstructions, ins}, {figAllocations, allocs}, {figBytes, bytes}} {
+		if !agree(f.slopes) {
+			out = append(out, f.name)
+		}
+	}
+	return out
 }
 
 // agree reports whether two measurements are within 1 % of each other.

@@ -73,15 +73,16 @@ func TestGateCatchesCostlierVariant(t *testing.T) {
 	if growth := costlier.InstructionsPerOp/base.InstructionsPerOp - 1; growth < 0.08 || growth > 0.2 {
 		t.Fatalf("the variant costs %+.1f %%; want about +10 %%", growth*100)
 	}
-	if g := Check([]Cost{again}, []Cost{base}, 5, -1); len(g) != 1 || g[0].Failed {
-		t.Errorf("the same program against its baseline: %+v", g)
+	baseline := &Baseline{File: "base.json", Costs: []Cost{base}}
+	if g, err := Check([]Cost{again}, baseline, 5, -1); err != nil || len(g) != 1 || g[0].Failed {
+		t.Errorf("the same program against its baseline: %+v, %v", g, err)
 	}
-	g := Check([]Cost{costlier}, []Cost{base}, 5, -1)
-	if len(g) != 1 || !g[0].Failed || !strings.Contains(g[0].Message, "against the baseline") {
-		t.Errorf("the costlier variant passed: %+v", g)
+	g, err := Check([]Cost{costlier}, baseline, 5, -1)
+	if err != nil || len(g) != 1 || !g[0].Failed || !strings.Contains(g[0].Message, "against the baseline") {
+		t.Errorf("the costlier variant passed: %+v, %v", g, err)
 	}
-	if g := Check([]Cost{base}, nil, -1, 2); len(g) != 1 || !g[0].Failed {
-		t.Errorf("3 allocations per op under a ceiling of 2: %+v", g)
+	if g, err := Check([]Cost{base}, nil, 5, 2); err != nil || len(g) != 1 || !g[0].Failed {
+		t.Errorf("3 allocations per op under a ceiling of 2: %+v, %v", g, err)
 	}
 }
 
@@ -122,9 +123,9 @@ func TestFromBench(t *testing.T) {
 	if c := got["BenchmarkParse/large"]; c.Exact {
 		t.Errorf("runs with different allocation counts were called exact: %+v", c)
 	}
-	base := []Cost{{Name: "BenchmarkParse/small", AllocationsPerOp: 11, Source: "go-bench"}}
-	if g := Check(costs[:1], base, 0, -1); len(g) != 1 || !g[0].Failed {
-		t.Errorf("12 allocations against a baseline of 11: %+v", g)
+	base := &Baseline{File: "base.json", Costs: []Cost{{Name: "BenchmarkParse/small", AllocationsPerOp: 11, Source: "go-bench"}}}
+	if g, err := Check(costs[:1], base, 0, -1); err != nil || len(g) != 1 || !g[0].Failed {
+		t.Errorf("12 allocations against a baseline of 11: %+v, %v", g, err)
 	}
 	if _, err := FromBench("x", strings.NewReader("BenchmarkX 100 5 ns/op\n")); err == nil {
 		t.Error("a result without -benchmem was accepted")

@@ -1,38 +1,158 @@
 package cost
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
 )
 
-// Check holds the costs against a baseline (instructions per operation may
-// not grow by more than maxIncrease percent; a negative maxIncrease skips
-// the check) and a ceiling on allocations per operation (negative: none).
-func Check(costs []Cost, baseline []Cost, maxIncrease, maxAllocs float64) []Gate {
-	gates := []Gate{}
+// Baseline is an earlier report's costs, to hold new counts against.
+type Baseline struct {
+	// File is where the costs came from, for messages.
+	File  string
+	Costs []Cost
+}
+
+// ReadBaseline reads a report that tandem cost wrote (-o) as a baseline.
+func ReadBaseline(path string) (*Baseline, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: not a %s file: %w", path, Schema, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("%s: not a %s file (schema %q)", path, Schema, r.Schema)
+	}
+	return &Baseline{File: path, Costs: r.Costs}, nil
+}
+
+// MissingError is costs that a baseline holds no usable entry for. A gate
+// against nothing could not fail, so it is an error, not a pass.
+type MissingError struct {
+	File string
+	// Missing names the costs that no entry of the baseline names;
+	// Unusable says, per cost, why the entries of its name cannot gate it.
+	Missing  []string
+	Unusable []string
+	// Holds names the baseline's entries.
+	Holds []string
+}
+
+func (e *MissingError) Error() string {
+	var parts []string
+	if len(e.Missing) > 0 {
+		q := make([]string, len(e.Missing))
+		for i, n := range e.Missing {
+			q[i] = strconv.Quote(n)
+		}
+		noun := "entry"
+		if len(q) > 1 {
+			noun = "entries"
+		}
+		parts = append(parts, fmt.Sprintf("has no %s %s", noun, strings.Join(q, ", ")))
+	}
+	parts = append(parts, e.Unusable...)
+	holds := "no entries"
+	if len(e.Holds) > 0 {
+		holds = strings.Join(e.Holds, ", ")
+	}
+	return fmt.Sprintf("baseline %s %s; it holds: %s", e.File, strings.Join(parts, "; "), holds)
+}
+
+// Holds reports whether the baseline has an entry that a cost of this name
+// and source (valgrind or go-bench) can be held against: nil, or a
+// *MissingError naming the entries it does hold. A command's cost can be
+// looked up before it is counted.
+func (b *Baseline) Holds(name, source string) error {
+	return b.missing([]Cost{{Name: name, Source: source}})
+}
+
+// entries returns the baseline's entries that a cost of this name and
+// source is held against; when there are entries of the name but none
+// can gate it, why says so.
+func (b *Baseline) entries(name, source string) (use []Cost, why string) {
+	var reasons []string
+	for _, e := range b.Costs {
+		switch {
+		case e.Name != name:
+		case e.Source != source:
+			reasons = append(reasons, fmt.Sprintf("it is a %s count, not %s", e.Source, source))
+		case e.Error != "":
+			reasons = append(reasons, "it was not counted: "+e.Error)
+		case source == "valgrind" && e.InstructionsPerOp <= 0:
+			reasons = append(reasons, "it has no instructions per op")
+		default:
+			use = append(use, e)
+		}
+	}
+	if len(use) > 0 || len(reasons) == 0 {
+		return use, ""
+	}
+	return nil, fmt.Sprintf("has entry %q, but it cannot gate a %s count: %s", name, source, strings.Join(reasons, "; "))
+}
+
+// missing is the error for costs without a usable entry (nil if none).
+func (b *Baseline) missing(costs []Cost) error {
+	e := &MissingError{File: b.File}
 	for _, c := range costs {
-		if maxIncrease >= 0 && c.Source == "valgrind" {
-			for _, b := range baseline {
-				if b.Name != c.Name || b.InstructionsPerOp <= 0 {
-					continue
-				}
+		switch use, why := b.entries(c.Name, c.Source); {
+		case why != "":
+			e.Unusable = append(e.Unusable, why)
+		case len(use) == 0:
+			e.Missing = append(e.Missing, c.Name)
+		}
+	}
+	if len(e.Missing) == 0 && len(e.Unusable) == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, c := range b.Costs {
+		if !seen[c.Name] {
+			seen[c.Name] = true
+			e.Holds = append(e.Holds, c.Name)
+		}
+	}
+	return e
+}
+
+// Check holds the costs against a baseline (nil: none) and a ceiling on
+// allocations per operation (maxAllocs; negative: none). Against the
+// baseline, instructions per operation (valgrind) may not grow by more
+// than maxIncrease percent, and a Go benchmark's allocations per
+// operation may not rise. Every cost must have an entry of its name and
+// source in the baseline: for those that have none the gates of the
+// others come back with a *MissingError, since a gate against nothing
+// could not fail.
+func Check(costs []Cost, base *Baseline, maxIncrease, maxAllocs float64) ([]Gate, error) {
+	gates := []Gate{}
+	var without []Cost
+	for _, c := range costs {
+		var entries []Cost
+		if base != nil {
+			if entries, _ = base.entries(c.Name, c.Source); len(entries) == 0 {
+				without = append(without, c)
+			}
+		}
+		for _, b := range entries {
+			switch c.Source {
+			case "valgrind":
 				limit := b.InstructionsPerOp * (1 + maxIncrease/100)
 				g := Gate{Cost: c.Name, Check: "instructions_per_op against the baseline", Base: b.InstructionsPerOp,
 					Value: c.InstructionsPerOp, Limit: limit, Failed: c.InstructionsPerOp > limit}
 				change := (c.InstructionsPerOp/b.InstructionsPerOp - 1) * 100
-				g.Message = fmt.Sprintf("%s: %.1f instructions per op, %+.2f %% against the baseline's %.1f (allowed: +%.3g %%)",
+				g.Message = fmt.Sprintf("%s: %.1f instructions per op, %+.2f %% against the baseline's %.1f (allowed: %+.3g %%)",
 					c.Name, c.InstructionsPerOp, change, b.InstructionsPerOp, maxIncrease)
 				gates = append(gates, g)
-			}
-		}
-		if maxIncrease >= 0 && c.Source == "go-bench" {
-			for _, b := range baseline {
-				if b.Name != c.Name {
-					continue
-				}
+			case "go-bench":
 				g := Gate{Cost: c.Name, Check: "allocations_per_op against the baseline", Base: b.AllocationsPerOp,
 					Value: c.AllocationsPerOp, Limit: b.AllocationsPerOp, Failed: c.AllocationsPerOp > b.AllocationsPerOp}
 				g.Message = fmt.Sprintf("%s: %.4g allocations per op against the baseline's %.4g (may not rise)", c.Name, c.AllocationsPerOp, b.AllocationsPerOp)
@@ -45,12 +165,16 @@ func Check(costs []Cost, baseline []Cost, maxIncrease, maxAllocs float64) []Gate
 			gates = append(gates, g)
 		}
 	}
-	return gates
+	if base != nil {
+		return gates, base.missing(without)
+	}
+	return gates, nil
 }
 
 // FromBench reads Go benchmark output (go test -bench -benchmem) and
-// returns each benchmark's allocations and bytes per op: exact, since the
-// runtime counts them. Several results of one benchmark must agree.
+// returns each benchmark's allocations and bytes per op, which the runtime
+// counts. Several results of one benchmark must agree to be exact; the
+// figures that do not are named in Inexact (the first result's are kept).
 func FromBench(name string, r io.Reader) ([]Cost, error) {
 	br := benchfmt.NewReader(r, name)
 	var costs []Cost
@@ -67,9 +191,14 @@ func FromBench(name string, r io.Reader) ([]Cost, error) {
 		}
 		n := "Benchmark" + benchName(res.Name)
 		if i, seen := index[n]; seen {
-			if costs[i].AllocationsPerOp != allocs {
-				costs[i].Exact = false
+			c := &costs[i]
+			if c.AllocationsPerOp != allocs && !slices.Contains(c.Inexact, figAllocations) {
+				c.Inexact = append(c.Inexact, figAllocations)
 			}
+			if c.BytesPerOp != bytes && !slices.Contains(c.Inexact, figBytes) {
+				c.Inexact = append(c.Inexact, figBytes)
+			}
+			c.Exact = len(c.Inexact) == 0
 			continue
 		}
 		index[n] = len(costs)
@@ -89,10 +218,7 @@ func Text(w io.Writer, r *Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-40s %14s %12s %12s %14s %12s  %s\n", "cost", "instr/op", "allocs/op", "bytes/op", "cold instr", "cold allocs", "exact")
 	for _, c := range r.Costs {
-		exact := "yes"
-		if !c.Exact {
-			exact = fmt.Sprintf("no (slopes %.1f, %.1f)", c.InstructionSlopes[0], c.InstructionSlopes[1])
-		}
+		exact := Exactness(c)
 		ins, cold := fmt.Sprintf("%.1f", c.InstructionsPerOp), fmt.Sprint(c.ColdInstructions)
 		if c.Source == "go-bench" {
 			ins, cold = "–", "–"
@@ -111,6 +237,30 @@ func Text(w io.Writer, r *Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Exactness is the report's "exact" column: yes, or no and the figures
+// whose two measurements disagree, with the slopes where the cost keeps
+// them.
+func Exactness(c Cost) string {
+	if c.Exact {
+		return "yes"
+	}
+	if len(c.Inexact) == 0 {
+		return "no"
+	}
+	figs := make([]string, len(c.Inexact))
+	for i, f := range c.Inexact {
+		figs[i] = f
+		switch {
+		case c.Source != "valgrind":
+		case f == figInstructions:
+			figs[i] += fmt.Sprintf(" (slopes %.1f, %.1f)", c.InstructionSlopes[0], c.InstructionSlopes[1])
+		case f == figAllocations:
+			figs[i] += fmt.Sprintf(" (slopes %.4g, %.4g)", c.AllocationSlopes[0], c.AllocationSlopes[1])
+		}
+	}
+	return "no: " + strings.Join(figs, ", ")
 }
 
 // benchName is a benchmark's name without its GOMAXPROCS suffix, so that

@@ -209,8 +209,7 @@ func charts(r *results.Results) []chart {
 			if _, ok := byConns[c.Connections]; !ok {
 				conns = append(conns, c.Connections)
 			}
-			secs := float64(c.DurationNs)/1e9 - 1
-			byConns[c.Connections] = append(byConns[c.Connections], plotter.XY{X: float64(c.Confirmed) / math.Max(secs, 1), Y: c.LatencyNs.Mean / 1e6})
+			byConns[c.Connections] = append(byConns[c.Connections], plotter.XY{X: c.ConfirmedPerSecond(), Y: c.LatencyNs.Mean / 1e6})
 		}
 		sort.Ints(conns)
 		for i, n := range conns {

@@ -9,12 +9,12 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/stats"
 )
 
 // table is a rendered table: a title, a header and rows of cells.
@@ -25,47 +25,73 @@ type table struct {
 	Rows   [][]string
 }
 
-// Duration formats nanoseconds for people: 812µs, 40.3ms, 1.25s.
+// Duration formats nanoseconds for people with three significant digits:
+// 812µs, 40.3ms, 1.25s; whole seconds from 1,000 s on (1,230s). It rounds
+// before it picks the unit, so 999.6µs is 1ms, never 1e+03µs.
 func Duration(ns float64) string {
-	if math.IsNaN(ns) {
+	if math.IsNaN(ns) || math.IsInf(ns, 0) {
 		return "–"
 	}
-	d := time.Duration(ns)
-	switch {
-	case d >= time.Second:
-		return fmt.Sprintf("%.3gs", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.3gms", float64(d)/float64(time.Millisecond))
-	case d >= time.Microsecond:
-		return fmt.Sprintf("%.3gµs", float64(d)/float64(time.Microsecond))
+	r := math.Round(math.Abs(ns))
+	sign := ""
+	if ns < 0 && r > 0 {
+		sign = "-"
 	}
-	return fmt.Sprintf("%dns", d)
+	if r < 1000 {
+		return fmt.Sprintf("%s%.0fns", sign, r)
+	}
+	f := 1.0 // three significant digits: r a multiple of f, r/f < 1,000
+	for r/f >= 1000 {
+		f *= 10
+	}
+	r = math.Round(r/f) * f
+	switch {
+	case r >= 1e12:
+		return sign + Number(r/1e9) + "s"
+	case r >= 1e9:
+		return fmt.Sprintf("%s%.3gs", sign, r/1e9)
+	case r >= 1e6:
+		return fmt.Sprintf("%s%.3gms", sign, r/1e6)
+	}
+	return fmt.Sprintf("%s%.3gµs", sign, r/1e3)
 }
 
-// Bytes formats a byte count: 1.4 GiB, 320 KiB.
+// Bytes formats a byte count: 1.40 GiB, 320 KiB. It rounds before it
+// picks the unit, so 1,023.9 KiB is 1.00 MiB, never 1,024 KiB.
 func Bytes(n int64) string {
 	const unit = 1024
-	if n < unit {
+	if n > -unit && n < unit {
 		return fmt.Sprintf("%d B", n)
 	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
+	v, exp := math.Abs(float64(n))/unit, 0
+	for exp < 5 && math.Round(v) >= unit {
+		v /= unit
 		exp++
 	}
-	return Number(float64(n)/float64(div)) + fmt.Sprintf(" %ciB", "KMGTPE"[exp])
+	if n < 0 {
+		v = -v
+	}
+	return Number(v) + fmt.Sprintf(" %ciB", "KMGTPE"[exp])
 }
 
 // Number formats a figure with three significant digits below 1,000 and
-// as a whole number with thousands separators above.
+// as a whole number with thousands separators above. It rounds before it
+// picks the form, so 9.996 is 10.0 (not 10.00) and 99.96 is 100.
 func Number(v float64) string {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
+	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "–"
-	case math.Abs(v) < 10:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	case math.Abs(v) < 100:
-		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	for _, f := range []struct {
+		decimals int
+		below    float64
+	}{{2, 10}, {1, 100}} {
+		s := strconv.FormatFloat(v, 'f', f.decimals, 64)
+		if x, _ := strconv.ParseFloat(s, 64); math.Abs(x) < f.below {
+			if x == 0 {
+				s = strings.TrimPrefix(s, "-") // -0.001 is 0.00
+			}
+			return s
+		}
 	}
 	digits := strconv.FormatFloat(math.Round(math.Abs(v)), 'f', 0, 64)
 	var b strings.Builder
@@ -104,6 +130,10 @@ func verdictText(sc *results.Scenario, c results.Comparison) string {
 		}
 	case "indistinguishable":
 		s = fmt.Sprintf("%s and %s are indistinguishable", c.Candidate, c.Base)
+	case stats.Failing:
+		s = fmt.Sprintf("%s is %s", c.Candidate, c.Reason) // the reason starts "failing: "
+	case stats.NoiseReference:
+		s = "noise reference: " + c.Reason
 	default:
 		s = fmt.Sprintf("%s vs %s: verdict withheld (%s)", c.Candidate, c.Base, c.Reason)
 	}
@@ -176,7 +206,12 @@ func tables(r *results.Results, diffRows int) []table {
 		if sc.Direction == "higher" {
 			metric = "throughput (" + sc.Unit + "s/s)"
 		}
-		t := table{Title: "Scenario " + sc.Name, Header: []string{"target", "load", metric + ": best [median … worst]", "rounds", "errors", "verdict"}}
+		open := sc.Load.Model == "open" || sc.Load.Model == "batched"
+		header := []string{"target", "load", metric + ": best [median … worst]", "rounds", "errors"}
+		if open {
+			header = append(header, "offered", "achieved", "dropped")
+		}
+		t := table{Title: "Scenario " + sc.Name, Header: append(header, "verdict")}
 		t.Note = fmt.Sprintf("call %s, %s loop, %s is better", sc.Call, sc.Load.Model, sc.Direction)
 		if sc.Load.Model == "drain" {
 			t.Note = fmt.Sprintf("call %s: each run fills a fresh queue and times the consumer's drain, first delivery to last ack; %s is better", sc.Call, sc.Direction)
@@ -195,7 +230,18 @@ func tables(r *results.Results, diffRows int) []table {
 			if s.N > 0 {
 				cell = fmt.Sprintf("%s [%s … %s]", value(sc, s.Best), value(sc, s.Median), value(sc, s.Worst))
 			}
-			t.Rows = append(t.Rows, []string{s.Target, loadCell(sc.Load, s.Concurrency), cell, fmt.Sprint(s.N), errorCounts(sc, s.Target, s.Concurrency), verdict})
+			side := sc.Side(s.Target, s.Concurrency)
+			rounds := fmt.Sprint(s.N)
+			if side.Failed > 0 {
+				rounds = fmt.Sprintf("%d (%d failed)", s.N, side.Failed)
+			}
+			row := []string{s.Target, loadCell(sc.Load, s.Concurrency), cell, rounds, errorCell(side)}
+			if open {
+				row = append(row, rateCell(sc, s.Target, s.Concurrency, func(rd results.Round) float64 { return rd.OfferedRate }),
+					rateCell(sc, s.Target, s.Concurrency, func(rd results.Round) float64 { return rd.AchievedRate }),
+					fmt.Sprintf("%d of %d", side.Dropped, side.Arrivals))
+			}
+			t.Rows = append(t.Rows, append(row, verdict))
 		}
 		ts = append(ts, t)
 	}
@@ -244,28 +290,28 @@ func loadCell(l results.Load, level int) string {
 	return fmt.Sprintf("%d clients", level)
 }
 
-func errorCounts(sc *results.Scenario, target string, level int) string {
-	sum := map[string]int64{}
+// errorCell is a row's share of failed requests and their kinds:
+// "0 %" or "99.0 % (http:503 ×990)".
+func errorCell(side stats.Side) string {
+	if side.Requests == side.OK {
+		return "0 %"
+	}
+	return fmt.Sprintf("%s (%s)", stats.Percent(side.ErrorShare()), side.ErrorKinds())
+}
+
+// rateCell is the median of a per-round rate over a row's successful
+// rounds.
+func rateCell(sc *results.Scenario, target string, level int, get func(results.Round) float64) string {
+	var vs []float64
 	for _, rd := range sc.Rounds {
-		if rd.Target == target && rd.Concurrency == level {
-			for k, v := range rd.Errors {
-				sum[k] += v
-			}
+		if rd.Target == target && rd.Concurrency == level && !rd.Failed {
+			vs = append(vs, get(rd))
 		}
 	}
-	if len(sum) == 0 {
-		return "0"
+	if len(vs) == 0 {
+		return "–"
 	}
-	keys := make([]string, 0, len(sum))
-	for k := range sum {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s×%d", k, sum[k])
-	}
-	return strings.Join(parts, " ")
+	return Number(stats.Summarize(vs, true).Median) + "/s"
 }
 
 func firstLine(s string) string {

@@ -37,15 +37,41 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// An indistinguishable pair never shows a percentage or a ratio.
+// An indistinguishable pair never shows a percentage or a ratio, in any
+// format: nothing after the word on its row reads "1.05×", "x1.05", "5 %".
 func TestIndistinguishableHasNoNumber(t *testing.T) {
 	r := fixture(t)
-	var b bytes.Buffer
-	Text(&b, r)
-	for _, line := range strings.Split(b.String(), "\n") {
-		if strings.Contains(line, "indistinguishable") && regexp.MustCompile(`%|×\S|\dx\b`).MatchString(line[strings.Index(line, "indistinguishable"):]) {
-			t.Errorf("indistinguishable row shows a number: %q", line)
+	number := regexp.MustCompile(`\d\s*(%|×|x\b)|[×x]\s*\d`)
+	for _, f := range []struct {
+		name   string
+		render func(*bytes.Buffer, *results.Results) error
+		rows   string
+	}{
+		{"text", func(b *bytes.Buffer, r *results.Results) error { return Text(b, r) }, "\n"},
+		{"md", func(b *bytes.Buffer, r *results.Results) error { return Markdown(b, r) }, "\n"},
+		{"html", func(b *bytes.Buffer, r *results.Results) error { return HTML(b, r) }, "</tr>"},
+	} {
+		var b bytes.Buffer
+		if err := f.render(&b, r); err != nil {
+			t.Fatal(err)
 		}
+		seen := 0
+		for _, row := range strings.Split(b.String(), f.rows) {
+			i := strings.Index(row, "are indistinguishable")
+			if i < 0 {
+				continue
+			}
+			seen++
+			if rest := row[i:]; number.MatchString(rest) {
+				t.Errorf("%s: an indistinguishable row shows a number: %q", f.name, rest)
+			}
+		}
+		if seen == 0 {
+			t.Errorf("%s: no indistinguishable row in the fixture to check", f.name)
+		}
+	}
+	if !number.MatchString("are indistinguishable (1.05× )") || !number.MatchString("are indistinguishable, +5 %") {
+		t.Error("the check misses the formats it is for")
 	}
 }
 

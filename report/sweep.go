@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tandem-bench/tandem/metrics"
+	"github.com/tandem-bench/tandem/cost"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -61,14 +62,7 @@ func sweepTables(sweeps []results.Sweep) []table {
 		var notes []string
 		notes = append(notes, fmt.Sprintf("%s load, confirmed by %s; saturated when %s", sw.Load, confirmWord(sw.Confirm), sw.Rule))
 		for _, p := range sw.Saturation {
-			s := fmt.Sprintf("c=%d keeps up to %s/s per connection", p.Connections, rateText(p.HighestOK))
-			if p.HighestOK == 0 {
-				s = fmt.Sprintf("c=%d keeps up at no rate tried", p.Connections)
-			}
-			if p.LowestSaturated > 0 {
-				s += fmt.Sprintf(", saturates at %s/s", rateText(p.LowestSaturated))
-			}
-			notes = append(notes, s)
+			notes = append(notes, saturationText(p))
 		}
 		for _, s := range sw.Search {
 			notes = append(notes, fmt.Sprintf("search c=%d: sustains %s/s, saturates at %s/s (%d probes; stop: %s)",
@@ -78,6 +72,27 @@ func sweepTables(sweeps []results.Sweep) []table {
 		ts = append(ts, t)
 	}
 	return ts
+}
+
+// saturationText says where one connection count saturates. "keeps up to
+// X, saturates at Y" always has X < Y: when the cells disagree (a rate
+// saturated, a higher one kept up) it says the grid is not monotonic
+// instead.
+func saturationText(p results.SaturationPoint) string {
+	hi, lo := rateText(p.HighestOK), rateText(p.LowestSaturated)
+	switch {
+	case p.LowestSaturated > 0 && p.HighestOK == p.LowestSaturated:
+		return fmt.Sprintf("c=%d both kept up and saturated at %s/s per connection: not monotonic, rerun the sweep", p.Connections, lo)
+	case p.LowestSaturated > 0 && p.HighestOK > p.LowestSaturated:
+		return fmt.Sprintf("c=%d saturated at %s/s but kept up at %s/s per connection: not monotonic, rerun the sweep", p.Connections, lo, hi)
+	case p.HighestOK == 0 && p.LowestSaturated > 0:
+		return fmt.Sprintf("c=%d keeps up at no rate tried, saturates at %s/s per connection", p.Connections, lo)
+	case p.HighestOK == 0:
+		return fmt.Sprintf("c=%d keeps up at no rate tried", p.Connections)
+	case p.LowestSaturated > 0:
+		return fmt.Sprintf("c=%d keeps up to %s/s per connection, saturates at %s/s", p.Connections, hi, lo)
+	}
+	return fmt.Sprintf("c=%d keeps up to %s/s per connection", p.Connections, hi)
 }
 
 func metricCell(m map[string]float64, key string) string {
@@ -156,10 +171,7 @@ func costTables(costs []results.Cost) []table {
 			t.Rows = append(t.Rows, []string{c.Name, fmt.Sprint(c.Ops), "–", "–", "–", "–", "–", "failed: " + firstLine(c.Error)})
 			continue
 		}
-		exact := "yes"
-		if !c.Exact {
-			exact = fmt.Sprintf("no (%s, %s)", Number(c.InstructionSlopes[0]), Number(c.InstructionSlopes[1]))
-		}
+		exact := cost.Exactness(c)
 		t.Rows = append(t.Rows, []string{c.Name, fmt.Sprint(c.Ops), Number(c.InstructionsPerOp), fmt.Sprintf("%.4g", c.AllocationsPerOp),
 			fmt.Sprintf("%.4g", c.BytesPerOp), Number(float64(c.ColdInstructions)), fmt.Sprint(c.ColdAllocations), exact})
 	}

@@ -21,19 +21,20 @@ const (
 	red, green, yellow, dim, reset = "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[2m", "\x1b[0m"
 )
 
-// paint colours a verdict or state cell by what it says.
-func paint(c string) string {
+// colour picks the colour of a verdict or state cell by what it says ("" for
+// none).
+func colour(c string) string {
 	switch {
-	case strings.Contains(c, " slower") || strings.HasPrefix(c, "SATURATED"):
-		return red + c + reset
+	case strings.Contains(c, " slower") || strings.Contains(c, " is failing: ") || strings.HasPrefix(c, "SATURATED"):
+		return red
 	case strings.Contains(c, " faster"):
-		return green + c + reset
+		return green
 	case strings.Contains(c, "withheld"):
-		return yellow + c + reset
-	case strings.Contains(c, "indistinguishable"):
-		return dim + c + reset
+		return yellow
+	case strings.Contains(c, "indistinguishable") || strings.HasPrefix(c, "noise reference"):
+		return dim
 	}
-	return c
+	return ""
 }
 
 func text(w io.Writer, r *results.Results, color bool) error {
@@ -47,37 +48,59 @@ func text(w io.Writer, r *results.Results, color bool) error {
 		if t.Note != "" {
 			fmt.Fprintf(&b, "(%s)\n", t.Note)
 		}
-		rows := make([][]string, len(t.Rows))
+		// each cell as its lines: a long one wraps onto continuation lines
+		rows := make([][][]string, len(t.Rows))
 		for i, row := range t.Rows {
-			rows[i] = make([]string, len(row))
+			rows[i] = make([][]string, len(row))
 			for j, c := range row {
-				rows[i][j] = cut(c, maxCell)
+				rows[i][j] = wrap(c, maxCell, maxCellLines)
 			}
 		}
-		t.Rows = rows
 		widths := make([]int, len(t.Header))
-		for _, row := range append([][]string{t.Header}, t.Rows...) {
-			for i, c := range row {
-				widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		for i, c := range t.Header {
+			widths[i] = utf8.RuneCountInString(c)
+		}
+		for _, row := range rows {
+			for i, lines := range row {
+				for _, l := range lines {
+					widths[i] = max(widths[i], utf8.RuneCountInString(l))
+				}
 			}
 		}
 		verdicts := color && (strings.HasPrefix(t.Title, "Scenario ") || strings.HasPrefix(t.Title, "Sweep "))
-		line := func(row []string) {
+		line := func(row []string, paint string) {
+			var l strings.Builder
 			for i, c := range row {
 				if i == len(row)-1 {
-					if verdicts {
-						c = paint(c)
+					if paint != "" && c != "" {
+						c = paint + c + reset
 					}
-					b.WriteString(c)
+					l.WriteString(c)
 					break
 				}
-				b.WriteString(c + strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
+				l.WriteString(c + strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
 			}
-			b.WriteString("\n")
+			b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
 		}
-		line(t.Header)
-		for _, row := range t.Rows {
-			line(row)
+		line(t.Header, "")
+		for i, row := range rows {
+			paint := ""
+			if last := t.Rows[i]; verdicts && len(last) > 0 {
+				paint = colour(last[len(last)-1])
+			}
+			height := 0
+			for _, lines := range row {
+				height = max(height, len(lines))
+			}
+			for k := range height {
+				cells := make([]string, len(row))
+				for j, lines := range row {
+					if k < len(lines) {
+						cells[j] = lines[k]
+					}
+				}
+				line(cells, paint)
+			}
 		}
 	}
 	for _, t := range r.Targets {
@@ -96,10 +119,41 @@ func text(w io.Writer, r *results.Results, color bool) error {
 	return err
 }
 
-// maxCell bounds a terminal table cell, in runes; the other formats show
-// whole values.
-const maxCell = 72
+// A terminal table cell wraps at maxCell runes onto at most maxCellLines
+// lines: a longer one (a whole answer in a compatibility table) keeps its
+// first lines and its end, so the marks at the end of a verdict always
+// show. The other formats show whole values.
+const (
+	maxCell      = 72
+	maxCellLines = 4
+)
 
+// wrap breaks s into lines of at most width runes, at spaces where it
+// can. Beyond maxLines lines it keeps the first maxLines − 1 and, after
+// "…", the last width − 1 runes of s.
+func wrap(s string, width, maxLines int) []string {
+	r := []rune(strings.ReplaceAll(s, "\n", " "))
+	all := r
+	var lines []string
+	for len(r) > width {
+		i := width
+		for i > 0 && r[i] != ' ' {
+			i--
+		}
+		if i == 0 {
+			lines, r = append(lines, string(r[:width])), r[width:] // no space to break at
+			continue
+		}
+		lines, r = append(lines, strings.TrimRight(string(r[:i]), " ")), r[i+1:]
+	}
+	lines = append(lines, string(r))
+	if len(lines) > maxLines {
+		lines = append(lines[:maxLines-1], "…"+string(all[len(all)-(width-1):]))
+	}
+	return lines
+}
+
+// cut shortens s to at most n runes, marking the cut with "…".
 func cut(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s

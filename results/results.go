@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tandem-bench/tandem/stats"
 )
 
 // Schema is the schema identifier this package writes.
@@ -44,6 +46,10 @@ type Results struct {
 	Costs []Cost `json:"costs,omitempty"`
 	// Warnings are things a reader of the numbers should know.
 	Warnings []string `json:"warnings"`
+	// Policy is the verdict policy the comparisons were judged by; tandem
+	// compare judges by it too. Absent in files written before it was
+	// recorded: the default policy applies.
+	Policy *stats.Policy `json:"policy,omitempty"`
 }
 
 // Tool names the tandem that wrote the file.
@@ -94,6 +100,9 @@ type Target struct {
 	// probed outside the rounds.
 	RTTNs   int64  `json:"rtt_ns,omitempty"`
 	RTTCall string `json:"rtt_call,omitempty"`
+	// DataDir is the absolute path of the target's data directory, when
+	// it has one (with --keep-data it is still there after the run).
+	DataDir string `json:"data_dir,omitempty"`
 	// Metrics is what was scraped from the target's Prometheus endpoint.
 	Metrics *Metrics `json:"metrics,omitempty"`
 	// Error says why the target failed, if it did, with evidence (exit
@@ -265,12 +274,18 @@ type Comparison struct {
 	Concurrency int    `json:"concurrency,omitempty"`
 	// Ratio is candidate best / base best of the headline value.
 	Ratio float64 `json:"ratio"`
-	// Verdict is "faster", "slower", "indistinguishable" or "withheld".
+	// Verdict is "faster", "slower", "indistinguishable", "withheld" (no
+	// speed verdict from an unhealthy or too short run), "failing" (the
+	// candidate failed more requests than the base) or "noise-reference"
+	// (the A/A twin, whose distance is the noise floor).
 	Verdict string `json:"verdict"`
 	// Reason says how the verdict was reached.
 	Reason      string `json:"reason"`
 	ServerBound bool   `json:"server_bound"`
 	ClientBound bool   `json:"client_bound"`
+	// NoiseFloor is the noise floor applied, a fraction: the policy's,
+	// raised to the A/A pair's distance at this scenario and level.
+	NoiseFloor float64 `json:"noise_floor,omitempty"`
 	// Paired is the paired-ratio interval and sign test, with ≥ 6 rounds.
 	Paired *Paired `json:"paired,omitempty"`
 }
@@ -403,8 +418,11 @@ type Cost struct {
 	ColdInstructions int64 `json:"cold_instructions"`
 	ColdAllocations  int64 `json:"cold_allocations"`
 	// Exact is true when the two measurements of each slope agree within
-	// 1 % (always, for a Go benchmark's allocation counts).
-	Exact bool `json:"exact"`
+	// 1 % (for a Go benchmark: when its runs report the same allocations
+	// and bytes per op). Inexact names the figures that do not agree:
+	// instructions, allocations, bytes.
+	Exact   bool     `json:"exact"`
+	Inexact []string `json:"inexact,omitempty"`
 	// InstructionSlopes and AllocationSlopes are the two measurements.
 	InstructionSlopes [2]float64 `json:"instruction_slopes"`
 	AllocationSlopes  [2]float64 `json:"allocation_slopes"`
@@ -450,7 +468,8 @@ type Sweep struct {
 	// second in all); Confirm is answer or cometbft.
 	Load    string `json:"load"`
 	Confirm string `json:"confirm"`
-	// Rule says when a cell is saturated, e.g. "confirmed < expected".
+	// Rule says when a cell is saturated, e.g. "confirmed < 95 % of
+	// expected" (the study's shortfall, 5 % by default).
 	Rule  string `json:"rule"`
 	Cells []Cell `json:"cells"`
 	// Saturation has one entry per connection count.
@@ -504,6 +523,19 @@ type Cell struct {
 	Error  string `json:"error,omitempty"`
 }
 
+// ConfirmedPerSecond is the cell's confirmed count per second of load:
+// over the T − 1 s that carry its batches (a batched cell's last batch
+// never goes; an open cell schedules arrivals over the same span), the
+// span Expected counts: a cell that confirms everything confirms c·r a
+// second. It is 0 for a cell of at most one second.
+func (c *Cell) ConfirmedPerSecond() float64 {
+	secs := float64(c.DurationNs)/1e9 - 1
+	if secs <= 0 {
+		return 0
+	}
+	return float64(c.Confirmed) / secs
+}
+
 // BlockPoint is one block's share of a cell.
 type BlockPoint struct {
 	Height        int64 `json:"height"`
@@ -513,11 +545,16 @@ type BlockPoint struct {
 }
 
 // SaturationPoint is where one connection count saturates: the highest
-// rate whose cell kept up and the lowest that did not (0 when none).
+// rate whose cells kept up and the lowest with a cell that did not (0
+// when none). HighestOK ≥ LowestSaturated means the grid is not
+// monotonic (a lower rate saturated, a higher one kept up).
 type SaturationPoint struct {
-	Connections      int     `json:"connections"`
-	HighestOK        float64 `json:"highest_ok_rate"`
-	LowestSaturated  float64 `json:"lowest_saturated_rate"`
+	Connections     int     `json:"connections"`
+	HighestOK       float64 `json:"highest_ok_rate"`
+	LowestSaturated float64 `json:"lowest_saturated_rate"`
+	// ThroughputAtBest is confirmed per second at HighestOK, over the
+	// T − 1 s that carry load (Cell.ConfirmedPerSecond; the mean when
+	// that rate ran more than once).
 	ThroughputAtBest float64 `json:"confirmed_per_s_at_highest_ok"`
 }
 
@@ -695,3 +732,21 @@ var jsonSchema []byte
 
 // JSONSchema returns the JSON Schema of results.json.
 func JSONSchema() []byte { return append([]byte(nil), jsonSchema...) }
+
+// Outcome is what the verdict policy needs to know of the round.
+func (r Round) Outcome() stats.Round {
+	return stats.Round{Headline: r.Headline, Failed: r.Failed, Error: r.Error, Requests: r.Requests, OK: r.OK, Errors: r.Errors,
+		Dropped: r.Dropped, Offered: r.OfferedRate, Achieved: r.AchievedRate, GeneratorUse: r.GeneratorCPUUse}
+}
+
+// Side is one target's rounds at one level (the concurrency of a closed
+// loop, else 0), in round order, as the verdict policy sees them.
+func (sc *Scenario) Side(target string, level int) stats.Side {
+	var rs []stats.Round
+	for _, rd := range sc.Rounds {
+		if rd.Target == target && rd.Concurrency == level {
+			rs = append(rs, rd.Outcome())
+		}
+	}
+	return stats.NewSide(target, rs, sc.Direction == "higher")
+}

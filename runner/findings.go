@@ -11,7 +11,7 @@ import (
 	"github.com/tandem-bench/tandem/results"
 )
 
-// The delayed-ACK stall (DESIGN §4): Nagle's algorithm on the server holds
+// The delayed-ACK stall (docs/methods.md): Nagle's algorithm on the server holds
 // the second write of a response until the client's delayed ACK, which
 // Linux sends after ~40 ms. A latency mode inside this window is a suspect.
 const (

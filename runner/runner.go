@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/url"
 	"os"
@@ -32,6 +31,7 @@ import (
 	"github.com/tandem-bench/tandem/stats"
 	"github.com/tandem-bench/tandem/study"
 	"github.com/tandem-bench/tandem/target"
+	"github.com/tandem-bench/tandem/verdict"
 )
 
 // Options configures a run.
@@ -90,6 +90,8 @@ type runner struct {
 	serviceEndpoints map[string]map[string]string
 	// brokerRTT caches the basic.qos probe by broker URL.
 	brokerRTT map[string]time.Duration
+	// policy is the study's verdict policy.
+	policy stats.Policy
 }
 
 // live is a target during a run.
@@ -130,7 +132,9 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 		}
 	}
 	r := &runner{s: s, o: o, res: results.New(), cpuBase: selfCPU(), generatorCores: runtime.NumCPU(), expanders: map[string]*expander{},
-		serviceEndpoints: map[string]map[string]string{}, brokerRTT: map[string]time.Duration{}}
+		serviceEndpoints: map[string]map[string]string{}, brokerRTT: map[string]time.Duration{},
+		policy: s.Defaults.Policy()}
+	r.res.Policy = &r.policy
 	r.res.Tool = Tool(o.Version)
 	r.res.CreatedAt = time.Now().UTC()
 	r.res.Study = results.Study{Name: s.Name, Description: s.Description, File: s.File, ConfigSHA256: s.SHA256, Seed: s.Seed,
@@ -462,7 +466,7 @@ func (r *runner) compat(ctx context.Context) error {
 // maxAnswer bounds one compat answer's body.
 const maxAnswer = 64 << 20
 
-// RTT probe (DESIGN §4): outside the rounds, the cheapest request a target
+// RTT probe (docs/methods.md): outside the rounds, the cheapest request a target
 // answers (its ready.first_answer call) is timed in a closed loop of one
 // client after a warm-up; its median is the round trip.
 const (
@@ -501,7 +505,7 @@ func (r *runner) probeRTT(ctx context.Context) {
 	}
 }
 
-// The broker's RTT probe (study C): basic.qos, the cheapest request a
+// The broker's RTT probe (the layered broker study): basic.qos, the cheapest request a
 // broker answers, timed brokerRTTCalls times after brokerRTTWarmup.
 const (
 	brokerRTTWarmup = 2000
@@ -642,7 +646,12 @@ func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 	if err != nil {
 		return fmt.Errorf("target %s: data_dir: %w", t.Name, err)
 	}
-	l.dataDir = dataDir
+	if dataDir != "" {
+		if dataDir, err = filepath.Abs(dataDir); err != nil {
+			return fmt.Errorf("target %s: data_dir: %w", t.Name, err)
+		}
+	}
+	l.dataDir, l.res.DataDir = dataDir, dataDir
 	if l.metrics, err = e.expand(t.Metrics); err != nil {
 		return fmt.Errorf("target %s: metrics: %w", t.Name, err)
 	}
@@ -863,105 +872,98 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// serverBound reports whether the baseline's run was spent waiting for
-// round trips: (RTT ÷ in-flight window) ≥ ½ × its time per unit, with the
-// time per unit from its median round.
-func (r *runner) serverBound(out *results.Scenario, level int) bool {
-	var rtt int64
-	for _, t := range r.res.Targets {
-		if t.Name == r.s.Baseline {
-			rtt = t.RTTNs
+// serverBound says whether the baseline's run at a level was spent waiting
+// for round trips: (RTT ÷ in-flight window) ≥ ½ × its time per request of
+// the scenario's own call (per message for a drain), from its median
+// round. The mark is judged only where it can be false: the RTT must be of
+// the scenario's own transport (the same protocol and endpoint), and a
+// closed loop of one client is left unmarked, since its every request
+// waits one round trip by construction. why says why it was not judged.
+func (r *runner) serverBound(sc *study.Scenario, out *results.Scenario, level int) (bound bool, why string) {
+	var base *live
+	for _, l := range r.live {
+		if l.spec.Name == r.s.Baseline {
+			base = l
 		}
 	}
-	var rates []float64
-	for _, rd := range out.Rounds {
-		if rd.Target == r.s.Baseline && rd.Concurrency == level && !rd.Failed && rd.UnitsPerS > 0 {
-			rates = append(rates, rd.UnitsPerS)
-		}
+	if base == nil || base.res.RTTNs == 0 {
+		return false, ""
 	}
-	if rtt == 0 || len(rates) == 0 {
-		return false
-	}
+	drain := out.Load.Model == "drain"
 	window := float64(level)
 	switch {
 	case out.Load.Prefetch > 0:
 		window = float64(out.Load.Prefetch) // a consumer's deliveries in flight
 	case out.Load.Model != "closed":
 		window = float64(max(out.Load.Connections, 1))
+	case level <= 1:
+		return false, "server-bound not judged: at one client every request waits a round trip by construction"
 	}
-	perUnit := 1e9 / stats.Summarize(rates, true).Median
-	return float64(rtt)/window >= 0.5*perUnit
-}
-
-// clientBoundUse is the share of its cores at which the generator may have
-// set the pace instead of the target.
-const clientBoundUse = 0.90
-
-func (r *runner) summarize(out *results.Scenario, ls []*live, level int, higher bool) {
-	sums := map[string]stats.Summary{}
-	perRound := map[string][]float64{} // headline by round number, NaN if failed
-	busiest := map[string]float64{}    // the generator's highest CPU use in a round
-	for _, l := range ls {
-		var vals []float64
-		for _, rd := range out.Rounds {
-			if rd.Target != l.spec.Name || rd.Concurrency != level {
-				continue
-			}
-			for len(perRound[l.spec.Name]) < rd.Round {
-				perRound[l.spec.Name] = append(perRound[l.spec.Name], math.NaN())
-			}
-			busiest[l.spec.Name] = max(busiest[l.spec.Name], rd.GeneratorCPUUse)
-			if !rd.Failed {
-				vals = append(vals, rd.Headline)
-				perRound[l.spec.Name][rd.Round-1] = rd.Headline
-			}
-		}
-		s := stats.Summarize(vals, higher)
-		sums[l.spec.Name] = s
-		out.Summary = append(out.Summary, results.Summary{Target: l.spec.Name, Concurrency: level, N: s.N,
-			Best: s.Best, Median: s.Median, Worst: s.Worst, Spread: s.Spread})
+	if !drain && !sameTransport(r.s.Calls[base.res.RTTCall], r.s.Calls[sc.Call], base.spec) {
+		return false, fmt.Sprintf("server-bound not judged: the round trip was probed with %s, another transport than %s", base.res.RTTCall, sc.Call)
 	}
-	base, ok := sums[r.s.Baseline]
-	if !ok {
-		return
-	}
-	// The noise floor: the study's, raised to how far an A/A pair (two
-	// targets running one build) landed apart at this level.
-	floor := r.s.Defaults.NoiseFloor / 100
-	aaNote := ""
-	if aa := r.s.AA; len(aa) == 2 {
-		a, b := sums[aa[0]], sums[aa[1]]
-		if a.N > 0 && b.N > 0 && a.Best != 0 {
-			if d := math.Abs(b.Best-a.Best) / math.Abs(a.Best); d > floor {
-				floor = d
-				aaNote = fmt.Sprintf(" (noise floor %.1f%% from the A/A pair %s, %s)", d*100, aa[0], aa[1])
-			}
-		}
-	}
-	for _, l := range ls {
-		name := l.spec.Name
-		if name == r.s.Baseline {
+	var perRequest []float64
+	for _, rd := range out.Rounds {
+		if rd.Target != r.s.Baseline || rd.Concurrency != level || rd.Failed || rd.DurationNs <= 0 {
 			continue
 		}
-		ratio, verdict, reason := stats.Verdict(base, sums[name], higher, floor)
-		reason += aaNote
-		if c := sums[name]; out.Load.Model == "drain" && (verdict == "faster" || verdict == "slower") && c.Best > 0 && base.Best > 0 {
+		n := rd.Requests // per request of the call, also for a stream of messages
+		if drain {
+			n = int64(rd.UnitsPerS * time.Duration(rd.DurationNs).Seconds()) // per message drained
+		}
+		if n > 0 {
+			perRequest = append(perRequest, float64(rd.DurationNs)/float64(n))
+		}
+	}
+	if len(perRequest) == 0 {
+		return false, ""
+	}
+	return float64(base.res.RTTNs)/window >= 0.5*stats.Summarize(perRequest, false).Median, ""
+}
+
+// sameTransport reports whether two calls reach a target over the same
+// protocol and endpoint.
+func sameTransport(a, b *study.Call, t *study.Target) bool {
+	if a == nil || b == nil || a.Protocol() != b.Protocol() {
+		return false
+	}
+	ea, errA := a.EndpointName(t)
+	eb, errB := b.EndpointName(t)
+	return errA == nil && errB == nil && ea == eb
+}
+
+// generatorCapacity is the cores a scenario's load engine can use: one for
+// the event loop, which runs on one thread, else the generator's cores.
+func (r *runner) generatorCapacity(l study.Load) float64 {
+	if l.Engine == "loop" {
+		return 1
+	}
+	return float64(r.generatorCores)
+}
+
+// summarize judges the level by the study's verdict policy and marks each
+// comparison server-bound where the baseline's run was spent on round trips.
+func (r *runner) summarize(sc *study.Scenario, out *results.Scenario, ls []*live, level int) {
+	names := make([]string, len(ls))
+	for i, l := range ls {
+		names[i] = l.spec.Name
+	}
+	first := len(out.Comparisons)
+	verdict.Level(r.policy, out, level, names, r.s.Baseline, r.s.AA)
+	bound, why := r.serverBound(sc, out, level)
+	for i := first; i < len(out.Comparisons); i++ {
+		c := &out.Comparisons[i]
+		if c.Verdict == stats.NoiseReference {
+			continue
+		}
+		c.ServerBound = bound
+		if why != "" && (c.Verdict == stats.Faster || c.Verdict == stats.Slower || c.Verdict == stats.Indistinguishable) {
+			c.Reason += "; " + why
+		}
+		b, cand := out.Side(c.Base, level).Summary, out.Side(c.Candidate, level).Summary
+		if out.Load.Model == "drain" && (c.Verdict == stats.Faster || c.Verdict == stats.Slower) && cand.Best > 0 && b.Best > 0 {
 			// a layer's overhead: the time per message it adds to the baseline's
-			reason += fmt.Sprintf("; %+.2f µs per message against %s", 1e6/c.Best-1e6/base.Best, r.s.Baseline)
+			c.Reason += fmt.Sprintf("; %+.2f µs per message against %s", 1e6/cand.Best-1e6/b.Best, c.Base)
 		}
-		if math.IsNaN(ratio) {
-			ratio = 0
-		}
-		c := results.Comparison{Base: r.s.Baseline, Candidate: name, Concurrency: level, Ratio: ratio, Verdict: verdict, Reason: reason}
-		c.ServerBound = r.serverBound(out, level)
-		if p, ok := stats.Pair(perRound[r.s.Baseline], perRound[name]); ok {
-			c.Paired = &results.Paired{N: p.N, Lo: p.Lo, Hi: p.Hi, Confidence: p.Confidence, Above: p.Above, Below: p.Below, SignP: p.SignP}
-		}
-		if use := max(busiest[r.s.Baseline], busiest[name]); use >= clientBoundUse {
-			c.ClientBound = true
-			c.Verdict = stats.Withheld
-			c.Reason = fmt.Sprintf("the generator used %.0f%% of its cores in a round: it, not the targets, may have set the pace", use*100)
-		}
-		out.Comparisons = append(out.Comparisons, c)
 	}
 }

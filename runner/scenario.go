@@ -227,7 +227,7 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Sce
 			}
 			cpu := selfCPU() - cpu0
 			rd := results.Round{Round: round, Order: i + 1, Target: l.spec.Name, Concurrency: level, Sample: s, Headline: r.headline(s, higher),
-				GeneratorCPUNs: cpu, GeneratorCPUUse: float64(cpu) / float64(time.Since(t0)) / float64(r.generatorCores)}
+				GeneratorCPUNs: cpu, GeneratorCPUUse: float64(cpu) / float64(time.Since(t0)) / r.generatorCapacity(sc.Load)}
 			if err != nil {
 				rd.Failed, rd.Error, rd.Headline = true, err.Error(), 0
 				var exit *target.ExitError
@@ -248,7 +248,7 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Sce
 			}
 		}
 	}
-	r.summarize(out, ls, level, higher)
+	r.summarize(sc, out, ls, level)
 	return r.save()
 }
 

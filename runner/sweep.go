@@ -29,13 +29,7 @@ func (r *runner) sweep(ctx context.Context, sc *study.Scenario) error {
 	if len(ls) == 0 {
 		return nil
 	}
-	rule := "confirmed < expected"
-	if sw.Shortfall > 0 {
-		rule = fmt.Sprintf("confirmed < expected × %.4g", 1-sw.Shortfall)
-	}
-	if sw.MaxP99 > 0 {
-		rule += fmt.Sprintf(", or p99 latency > %s", sw.MaxP99)
-	}
+	rule := saturationRule(sw)
 	idx := map[string]int{}
 	for _, l := range ls {
 		idx[l.spec.Name] = len(r.res.Sweeps)
@@ -147,9 +141,42 @@ func (r *runner) search(sw *study.Sweep, probe func(rate float64, repeat int) (b
 	return res, nil
 }
 
+// saturationRule says in words when a cell of sw is saturated: the rule
+// results.json records and every report prints.
+func saturationRule(sw *study.Sweep) string {
+	rule := "confirmed < expected"
+	if k := sw.SaturatedBelow(); k < 1 {
+		rule = fmt.Sprintf("confirmed < %.6g %% of expected", 100*k)
+	}
+	if sw.MaxP99 > 0 {
+		rule += fmt.Sprintf(", or p99 latency > %s", sw.MaxP99)
+	}
+	return rule
+}
+
+// saturated applies sw's rule to a measured cell: confirmed below the
+// kept fraction of expected, or (with max_p99) a p99 latency above it.
+func saturated(sw *study.Sweep, c *results.Cell) bool {
+	return float64(c.Confirmed) < float64(c.Expected)*sw.SaturatedBelow() ||
+		sw.MaxP99 > 0 && c.LatencyNs.P99 > int64(sw.MaxP99)
+}
+
 // saturation finds, per connection count, the highest rate that kept up
-// and the lowest that did not.
+// and the lowest that did not. A rate run more than once (a search's
+// repeats) saturates if any of its cells did, as the search counts it,
+// so one rate is never both. When the cells disagree across rates (a
+// lower rate saturated, a higher one kept up) both are kept as measured:
+// HighestOK ≥ LowestSaturated then marks a grid that is not monotonic.
 func saturation(cells []results.Cell) []results.SaturationPoint {
+	type key struct {
+		conns int
+		rate  float64
+	}
+	sat := map[key]bool{}
+	for _, c := range cells {
+		k := key{c.Connections, c.Rate}
+		sat[k] = sat[k] || c.Saturated
+	}
 	var out []results.SaturationPoint
 	for _, c := range cells {
 		i := slices.IndexFunc(out, func(p results.SaturationPoint) bool { return p.Connections == c.Connections })
@@ -158,13 +185,26 @@ func saturation(cells []results.Cell) []results.SaturationPoint {
 			i = len(out) - 1
 		}
 		p := &out[i]
-		if c.Saturated {
+		if sat[key{c.Connections, c.Rate}] {
 			if p.LowestSaturated == 0 || c.Rate < p.LowestSaturated {
 				p.LowestSaturated = c.Rate
 			}
 		} else if c.Rate > p.HighestOK {
 			p.HighestOK = c.Rate
-			p.ThroughputAtBest = float64(c.Confirmed) / (float64(c.DurationNs) / 1e9)
+		}
+	}
+	for i := range out {
+		p := &out[i]
+		var sum float64
+		n := 0
+		for _, c := range cells {
+			if c.Connections == p.Connections && c.Rate == p.HighestOK {
+				sum += c.ConfirmedPerSecond()
+				n++
+			}
+		}
+		if n > 0 {
+			p.ThroughputAtBest = sum / float64(n)
 		}
 	}
 	return out
@@ -274,8 +314,7 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 	if l.collector != nil {
 		cellMetrics(&c, l.collector.Snapshot())
 	}
-	c.Saturated = float64(c.Confirmed) < float64(c.Expected)*(1-sw.Shortfall) ||
-		sw.MaxP99 > 0 && c.LatencyNs.P99 > int64(sw.MaxP99)
+	c.Saturated = saturated(sw, &c)
 	return c
 }
 

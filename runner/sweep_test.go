@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,7 +69,7 @@ scenarios:
 		t.Fatalf("sweeps: %+v", res.Sweeps)
 	}
 	sw := res.Sweeps[0]
-	if sw.Rule != "confirmed < expected" || sw.Load != "batched" || sw.Confirm != "answer" {
+	if sw.Rule != "confirmed < 95 % of expected" || sw.Load != "batched" || sw.Confirm != "answer" {
 		t.Errorf("sweep header: %+v", sw)
 	}
 	for _, c := range sw.Cells {
@@ -250,5 +252,110 @@ scenarios:
 	}
 	if q := res.Scenarios[1]; q.Rounds[0].OK != 1000 {
 		t.Errorf("quorum: %d messages; want the 1000 asked for", q.Rounds[0].OK)
+	}
+}
+
+// failingServer answers ok but 503 to its first n requests: a cell of
+// 500 confirms 500 − n.
+func failingServer(t *testing.T, n int64) string {
+	var seen atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if seen.Add(1) <= n {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/"
+}
+
+// A cell is saturated when it confirms < 95 % of expected by default (499
+// of 500 keeps up, 474 does not), and the study's shortfall moves the
+// line; results record the rule.
+func TestSweepShortfall(t *testing.T) {
+	misses := map[string]int64{"miss1": 1, "miss25": 25, "miss26": 26}
+	for _, tc := range []struct {
+		shortfall string
+		rule      string
+		sat       map[string]bool // by target
+	}{
+		{"", "confirmed < 95 % of expected", map[string]bool{"miss1": false, "miss25": false, "miss26": true}},
+		{", shortfall: 0", "confirmed < expected", map[string]bool{"miss1": true}},
+		{", shortfall: 0.01", "confirmed < 99 % of expected", map[string]bool{"miss1": false, "miss25": true}},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			var targets strings.Builder
+			for _, name := range slices.Sorted(maps.Keys(tc.sat)) {
+				fmt.Fprintf(&targets, "  - {name: %s, endpoints: {http: %q}}\n", name, failingServer(t, misses[name]))
+			}
+			s := parse(t, fmt.Sprintf(`
+version: 1
+name: shortfall
+defaults: {timeout: 2s}
+targets:
+%scalls: {get: {http: {path: /}}}
+scenarios:
+  - name: edge
+    call: get
+    sweep: {connections: [1], rate: [500], duration: 2s%s}
+`, targets.String(), tc.shortfall))
+			o := options(t, nil)
+			if _, err := Run(context.Background(), s, o); err != nil {
+				t.Fatal(err)
+			}
+			res := readResults(t, o.Out)
+			if len(res.Sweeps) != len(tc.sat) {
+				t.Fatalf("sweeps: %+v", res.Sweeps)
+			}
+			for _, sw := range res.Sweeps {
+				if sw.Rule != tc.rule {
+					t.Errorf("%s: rule %q; want %q", sw.Target, sw.Rule, tc.rule)
+				}
+				if len(sw.Cells) != 1 {
+					t.Fatalf("%s: cells %+v", sw.Target, sw.Cells)
+				}
+				c := sw.Cells[0]
+				if c.Expected != 500 || c.Confirmed != 500-misses[sw.Target] {
+					t.Fatalf("%s: %d of %d confirmed; want %d of 500", sw.Target, c.Confirmed, c.Expected, 500-misses[sw.Target])
+				}
+				if c.Saturated != tc.sat[sw.Target] {
+					t.Errorf("%s: %d of %d confirmed, saturated %v; want %v under %q", sw.Target, c.Confirmed, c.Expected, c.Saturated, tc.sat[sw.Target], tc.rule)
+				}
+			}
+		})
+	}
+}
+
+// saturation reports, per connection count, the highest rate that kept
+// up, the lowest that saturated and confirmed/s over the T − 1 s that
+// carry load; a rate run twice saturates if either run did.
+func TestSweepSaturationPoints(t *testing.T) {
+	const T = int64(6 * time.Second)
+	cells := []results.Cell{
+		{Connections: 1, Rate: 50, DurationNs: T, Expected: 250, Confirmed: 250},
+		{Connections: 1, Rate: 200, DurationNs: T, Expected: 1000, Confirmed: 1000},
+		{Connections: 2, Rate: 50, DurationNs: T, Expected: 500, Confirmed: 500},
+		{Connections: 2, Rate: 100, DurationNs: T, Expected: 1000, Confirmed: 1000, Search: true, Repeat: 1},
+		{Connections: 2, Rate: 100, DurationNs: T, Expected: 1000, Confirmed: 900, Saturated: true, Search: true, Repeat: 2},
+		{Connections: 2, Rate: 200, DurationNs: T, Expected: 2000, Confirmed: 1200, Saturated: true},
+	}
+	got := saturation(cells)
+	want := []results.SaturationPoint{
+		{Connections: 1, HighestOK: 200, ThroughputAtBest: 200},
+		{Connections: 2, HighestOK: 50, LowestSaturated: 100, ThroughputAtBest: 100},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("saturation: %+v; want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("saturation %d: %+v; want %+v", i, got[i], want[i])
+		}
+	}
+	for _, c := range cells[:3] {
+		if got, want := c.ConfirmedPerSecond(), float64(c.Connections)*c.Rate; got != want {
+			t.Errorf("c=%d r=%v kept up: %v confirmed/s; want c·r = %v", c.Connections, c.Rate, got, want)
+		}
 	}
 }

@@ -4,12 +4,11 @@
 package stats
 
 import (
-	"fmt"
 	"math"
 	"slices"
 )
 
-// DefaultNoiseFloor is δ: relative differences below it are noise.
+// DefaultNoiseFloor is δ: relative differences at or below it are noise.
 const DefaultNoiseFloor = 0.02
 
 // Summary is best, median and worst of a set of headline values.
@@ -45,40 +44,13 @@ func Summarize(values []float64, higherBetter bool) Summary {
 	return Summary{N: n, Best: best, Median: med, Worst: worst, Spread: math.Abs(best - worst)}
 }
 
-// Verdict words.
+// Verdict words of a speed verdict, and of none.
 const (
 	Faster            = "faster"
 	Slower            = "slower"
 	Indistinguishable = "indistinguishable"
 	Withheld          = "withheld"
 )
-
-// Verdict compares a candidate against a base. It is Indistinguishable when
-// the bests differ by less than the larger spread, or by less than
-// noiseFloor relative to the base; otherwise Faster or Slower for the
-// candidate. Ratio is candidate best / base best.
-func Verdict(base, cand Summary, higherBetter bool, noiseFloor float64) (ratio float64, verdict, reason string) {
-	if base.N == 0 || cand.N == 0 || base.Best == 0 {
-		return math.NaN(), Withheld, "not enough successful rounds to compare"
-	}
-	ratio = cand.Best / base.Best
-	diff := math.Abs(cand.Best - base.Best)
-	spread := math.Max(base.Spread, cand.Spread)
-	switch {
-	case diff < spread:
-		return ratio, Indistinguishable, fmt.Sprintf("difference of bests %.4g is within the run-to-run spread %.4g", diff, spread)
-	case diff/math.Abs(base.Best) < noiseFloor:
-		return ratio, Indistinguishable, fmt.Sprintf("relative difference below the %.0f%% noise floor", noiseFloor*100)
-	}
-	better := cand.Best < base.Best
-	if higherBetter {
-		better = !better
-	}
-	if better {
-		return ratio, Faster, fmt.Sprintf("best differs by %.4g, more than the spread %.4g", diff, spread)
-	}
-	return ratio, Slower, fmt.Sprintf("best differs by %.4g, more than the spread %.4g", diff, spread)
-}
 
 // Paired is what paired rounds say about a candidate against a base: round
 // i of both is one pair, ratio rᵢ = candidate / base.

@@ -10,12 +10,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/tandem-bench/tandem/stats"
 )
 
 // Protocol keys of a call.
@@ -35,9 +38,18 @@ const (
 	DefaultMinDuration  = 5 * time.Second
 	DefaultTimeout      = 10 * time.Second
 	DefaultReadyTimeout = 120 * time.Second
-	// DefaultNoiseFloor is δ, as a fraction (methods.md).
-	DefaultNoiseFloor = 0.02
 )
+
+// Policy is the verdict policy the defaults set (their percentages as
+// fractions).
+func (d Defaults) Policy() stats.Policy {
+	p := stats.DefaultPolicy()
+	p.NoiseFloor = d.NoiseFloor / 100
+	p.MaxErrorShareDiff = d.MaxErrorShareDiff / 100
+	p.MaxShortfall = d.MaxShortfall / 100
+	p.ClientBoundUse = d.ClientBound / 100
+	return p
+}
 
 // Read reads and validates the study file at path.
 func Read(path string) (*Study, error) {
@@ -106,8 +118,18 @@ func (s *Study) setDefaults() {
 	if d.Order == "" {
 		d.Order = "alternate"
 	}
+	def := stats.DefaultPolicy()
 	if d.NoiseFloor == 0 {
-		d.NoiseFloor = 100 * DefaultNoiseFloor
+		d.NoiseFloor = 100 * def.NoiseFloor
+	}
+	if d.MaxErrorShareDiff == 0 {
+		d.MaxErrorShareDiff = 100 * def.MaxErrorShareDiff
+	}
+	if d.MaxShortfall == 0 {
+		d.MaxShortfall = 100 * def.MaxShortfall
+	}
+	if d.ClientBound == 0 {
+		d.ClientBound = 100 * def.ClientBoundUse
 	}
 	for i := range s.Targets {
 		if s.Targets[i].Ready.Timeout == 0 {
@@ -292,8 +314,15 @@ func (v *validator) check() {
 			v.targetRef(fmt.Sprintf("aa[%d]", i), name)
 		}
 	}
-	if f := s.Defaults.NoiseFloor; f < 0 || f >= 100 {
-		v.errorf("defaults.noise_floor", "a percentage from 0 to 100", "noise floor %v", f)
+	for _, f := range []struct {
+		key  string
+		v    float64
+		high float64
+	}{{"noise_floor", s.Defaults.NoiseFloor, 100}, {"max_error_share_diff", s.Defaults.MaxErrorShareDiff, 100},
+		{"max_rate_shortfall", s.Defaults.MaxShortfall, 100}, {"client_bound", s.Defaults.ClientBound, 100.000001}} {
+		if f.v < 0 || f.v >= f.high || math.IsNaN(f.v) {
+			v.errorf("defaults."+f.key, "a percentage from 0 to 100", "%s %v", strings.ReplaceAll(f.key, "_", " "), f.v)
+		}
 	}
 	for _, name := range sortedKeys(s.Calls) {
 		v.call(name, s.Calls[name])

@@ -16,7 +16,19 @@ const (
 	DefaultTxSize      = 1024
 	DefaultBroadcast   = "broadcast_tx_sync"
 	DefaultRPCEndpoint = "rpc"
+	// DefaultShortfall is the fraction of expected a sweep's cell may miss
+	// and still keep up: it is saturated below 95 % of expected.
+	DefaultShortfall = 0.05
 )
+
+// SaturatedBelow is the fraction of expected under which a cell is
+// saturated: 1 − shortfall (0.95 by default).
+func (s *Sweep) SaturatedBelow() float64 {
+	if s.Shortfall == nil {
+		return 1 - DefaultShortfall
+	}
+	return 1 - *s.Shortfall
+}
 
 func (s *Sweep) setDefaults() {
 	if s.Load == "" {
@@ -30,6 +42,10 @@ func (s *Sweep) setDefaults() {
 	}
 	if s.Drain == 0 {
 		s.Drain = DefaultDrain
+	}
+	if s.Shortfall == nil {
+		f := DefaultShortfall
+		s.Shortfall = &f
 	}
 	if se := s.Search; se != nil {
 		if se.Precision == 0 {
@@ -104,8 +120,8 @@ func (v *validator) sweep(path string, sc *Scenario) {
 	if q := sw.Quick; q != nil && q.Duration != 0 && q.Duration < 2*time.Second {
 		v.errorf(p+".quick.duration", "at least 2s", "duration %s", q.Duration)
 	}
-	if sw.Shortfall < 0 || sw.Shortfall >= 1 {
-		v.errorf(p+".shortfall", "a fraction from 0 to 1", "shortfall %v", sw.Shortfall)
+	if f := sw.Shortfall; f != nil && (*f < 0 || *f >= 1) {
+		v.errorf(p+".shortfall", "a fraction from 0 (any shortfall saturates) to below 1; default 0.05", "shortfall %v", *f)
 	}
 }
 

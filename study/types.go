@@ -39,7 +39,11 @@ type Defaults struct {
 	MinDuration time.Duration `yaml:"min_duration" doc:"Calibration makes each measured run last at least this; default 5s."`
 	Timeout     time.Duration `yaml:"timeout" doc:"Per-request timeout; default 10s."`
 	Order       string        `yaml:"order" doc:"Order of the targets within a round: alternate (A B, B A, …; default) or shuffle (seeded by seed)."`
-	NoiseFloor  float64       `yaml:"noise_floor" doc:"Relative differences below this percentage are indistinguishable; default 2."`
+	NoiseFloor  float64       `yaml:"noise_floor" doc:"Relative differences of bests at or below this percentage are indistinguishable; default 2."`
+	// The verdict's health gate (docs/methods.md, Verdicts).
+	MaxErrorShareDiff float64 `yaml:"max_error_share_diff" doc:"Percentage points by which a candidate's share of failed requests may exceed the baseline's before it is failing (any errors where the baseline has none are failing too); default 1."`
+	MaxShortfall      float64 `yaml:"max_rate_shortfall" doc:"Percent by which an open or batched loop's achieved rate may fall short of the offered rate before the verdict is withheld (any dropped arrival withholds it too); default 1."`
+	ClientBound       float64 `yaml:"client_bound" doc:"Percent of the load engine's capacity the generator may use in a round before the verdict is withheld as client-bound; default 90."`
 }
 
 // Generator configures the load generator.
@@ -221,7 +225,7 @@ type Sweep struct {
 	Confirm     string        `yaml:"confirm" doc:"What counts as processed: answer (default: a successful answer) or cometbft (the transaction is in a committed block)."`
 	Endpoint    string        `yaml:"endpoint" doc:"For confirm: cometbft, the target endpoint of the node's RPC (http://…); default rpc."`
 	Drain       time.Duration `yaml:"drain" doc:"For confirm: cometbft, how long to wait after a cell for the mempool to empty; default 60s."`
-	Shortfall   float64       `yaml:"shortfall" doc:"A cell is saturated when confirmed < expected × (1 − shortfall); default 0: any shortfall."`
+	Shortfall   *float64      `yaml:"shortfall" doc:"The fraction of expected a cell may miss: it is saturated when confirmed < expected × (1 − shortfall). From 0 (any shortfall saturates) to below 1; default 0.05, saturated below 95 % of expected."`
 	MaxP99      time.Duration `yaml:"max_p99" doc:"A cell is also saturated when its p99 latency exceeds this; default: no bound."`
 	Search      *Search       `yaml:"search" doc:"Instead of a rate list: find the highest sustainable rate by bisection."`
 	Quick       *SweepQuick   `yaml:"quick" doc:"The grid under --quick; default: the last connection count, cells of 2s."`

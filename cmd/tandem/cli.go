@@ -21,7 +21,7 @@ import (
 // version is tandem's version; release builds set it with -ldflags.
 var version = "0.1.0-dev"
 
-// Exit codes (DESIGN §5).
+// Exit codes (README.md).
 const (
 	exitOK          = 0
 	exitCheckFailed = 1

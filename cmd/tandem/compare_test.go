@@ -63,26 +63,105 @@ func TestCompare(t *testing.T) {
 	}
 	head := resultsWith(t, "head.json", 150, 151, 149)
 	code, out, _ := tandem(t, "compare", base, head)
-	if code != exitCheckFailed || !strings.Contains(out, "lat a c=1: slower (head/base 1.49)  REGRESSION") {
+	if code != exitCheckFailed || !strings.Contains(out, "lat a c=1 (errors 0.0 % → 0.0 %): slower (head/base 1.49: 49.0 % worse)  REGRESSION") {
 		t.Errorf("text: exit %d, %q", code, out)
 	}
 	code, out, _ = tandem(t, "compare", base, resultsWith(t, "same.json", 100, 102, 101))
-	if code != exitOK || strings.Contains(out, "%") || strings.Contains(out, "head/base") {
+	if _, verdict, _ := strings.Cut(out, "): "); code != exitOK || verdict != "indistinguishable\n" {
 		t.Errorf("indistinguishable pair shows a number: %q", out)
 	}
 	if code, _, stderr := tandem(t, "compare", base, filepath.Join(t.TempDir(), "missing.json")); code != exitBadInput || !strings.Contains(stderr, "no such file") {
 		t.Errorf("missing head: exit %d, %q", code, stderr)
 	}
 	code, out, _ = tandem(t, "compare", base, head, "--format", "md")
-	if code != exitCheckFailed || !strings.Contains(out, "| lat | a | c=1 | **slower, regression** | 1.49 |") || !strings.Contains(out, "**regression** beyond 0 %") {
+	if code != exitCheckFailed || !strings.Contains(out, "| lat | a | c=1 | **slower, regression** | 1.49 | 0.0 % → 0.0 % |") || !strings.Contains(out, "**regression** beyond 0 %") {
 		t.Errorf("md, slower: exit %d\n%s", code, out)
 	}
 	code, out, _ = tandem(t, "compare", base, resultsWith(t, "same2.json", 100, 102, 101), "--format", "md")
-	if code != exitOK || !strings.Contains(out, "| lat | a | c=1 | indistinguishable | – |") {
+	if code != exitOK || !strings.Contains(out, "| lat | a | c=1 | indistinguishable | – | 0.0 % → 0.0 % |") {
 		t.Errorf("md, indistinguishable: exit %d\n%s", code, out)
 	}
 	if code, _, _ := tandem(t, "compare", base, head, "--format", "xml"); code != exitBadInput {
 		t.Errorf("--format xml: exit %d; want 2", code)
+	}
+}
+
+// writeResults writes r to a file in a temp dir.
+func writeResults(t *testing.T, r *results.Results) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := results.Write(path, r); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// throughputResults is a results file of one throughput scenario, each
+// target's rounds at the given units/s, every round sending 1,000 requests
+// and f applied to each round.
+func throughputResults(targets map[string][]float64, f func(*results.Round)) *results.Results {
+	r := results.New()
+	r.Machine = results.Machine{CPUModel: "cpu", Cores: 2, Kernel: "6.1"}
+	sc := results.Scenario{Name: "tput", Call: "ping", Metric: "units_per_s", Direction: "higher", Unit: "request",
+		Load: results.Load{Model: "closed", Concurrency: []int{8}}, Rounds: []results.Round{}, Comparisons: []results.Comparison{}}
+	for _, name := range []string{"a", "b"} {
+		vs, ok := targets[name]
+		if !ok {
+			continue
+		}
+		for i, v := range vs {
+			rd := results.Round{Round: i + 1, Target: name, Concurrency: 8, Headline: v, GeneratorCPUUse: 0.4,
+				Sample: results.Sample{Requests: 1000, OK: 1000, UnitsPerS: v, Errors: map[string]int64{}}}
+			if f != nil {
+				f(&rd)
+			}
+			sc.Rounds = append(sc.Rounds, rd)
+		}
+		sc.Summary = append(sc.Summary, results.Summary{Target: name, Concurrency: 8, N: len(vs)})
+	}
+	r.Scenarios = append(r.Scenarios, sc)
+	return r
+}
+
+// compare applies the run's policy: a busy generator withholds, a 4.9 %
+// fall passes 5 %, a failing or lost target is a regression, NaN is a
+// usage error.
+func TestCompareAppliesThePolicy(t *testing.T) {
+	base := writeResults(t, throughputResults(map[string][]float64{"a": {100_000, 100_000}, "b": {100_000, 100_000}}, nil))
+	busy := func(rd *results.Round) { rd.GeneratorCPUUse = 0.97 }
+	failing := func(rd *results.Round) {
+		if rd.Target == "b" {
+			rd.OK, rd.Errors, rd.Failed, rd.Error, rd.Headline = 0, map[string]int64{"refused": 1000}, true, "no successful request", 0
+		}
+	}
+	cases := []struct {
+		name string
+		head *results.Results
+		args []string
+		code int
+		want string
+	}{
+		{"a busy generator", throughputResults(map[string][]float64{"a": {60_000, 60_000}, "b": {60_000, 60_000}}, busy), nil, exitOK,
+			"tput a c=8 (errors 0.0 % → 0.0 %): withheld: client-bound: the generator used 97.0 % of its capacity in a round of head"},
+		{"a 4.9 % fall within 5 %", throughputResults(map[string][]float64{"a": {95_100, 95_100}, "b": {100_000, 100_000}}, nil), []string{"--max-regression", "5"}, exitOK,
+			"tput a c=8 (errors 0.0 % → 0.0 %): slower (head/base 0.951: 4.9 % worse)\n"},
+		{"a 6 % fall beyond 5 %", throughputResults(map[string][]float64{"a": {94_000, 94_000}, "b": {100_000, 100_000}}, nil), []string{"--max-regression", "5"}, exitCheckFailed,
+			"tput a c=8 (errors 0.0 % → 0.0 %): slower (head/base 0.94: 6.0 % worse)  REGRESSION"},
+		{"a target failing every round", throughputResults(map[string][]float64{"a": {100_000, 100_000}, "b": {0, 0}}, failing), nil, exitCheckFailed,
+			"tput b c=8 (errors 0.0 % → 100.0 %): failing: 100.0 % of requests failed (refused ×2000); base: 0.0 %  REGRESSION"},
+		{"a target lost", throughputResults(map[string][]float64{"a": {100_000, 100_000}}, nil), nil, exitCheckFailed,
+			": missing: measured in the base, not in the head  REGRESSION"},
+	}
+	for _, c := range cases {
+		code, out, stderr := tandem(t, append([]string{"compare", base, writeResults(t, c.head)}, c.args...)...)
+		if code != c.code || !strings.Contains(out, c.want) {
+			t.Errorf("%s: exit %d\n%s%s\nwant exit %d and %q", c.name, code, out, stderr, c.code, c.want)
+		}
+	}
+	for _, bad := range []string{"NaN", "-1", "+Inf"} {
+		if code, _, stderr := tandem(t, "compare", base, base, "--max-regression", bad); code != exitBadInput || !strings.Contains(stderr, "--max-regression") {
+			t.Errorf("--max-regression %s: exit %d, %q; want 2", bad, code, stderr)
+		}
 	}
 }
 

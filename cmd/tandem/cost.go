@@ -25,15 +25,19 @@ func costCmd(stdout io.Writer) *cobra.Command {
 		Long: `cost runs CMD with {ops} in its arguments replaced by 1, N and 2N under
 valgrind: callgrind counts instructions, DHAT heap allocations and bytes. Per
 operation = (X(2N) − X(N)) / N, measured twice; "exact" when the two agree
-within 1 %. The run of 1 operation is the cold cost. With --bench it reads Go
-benchmark output (go test -bench -benchmem) instead: allocations per op,
-exact by construction.
+within 1 %, else the report names the figures (instructions, allocations,
+bytes) that disagree. The run of 1 operation is the cold cost. With --bench
+it reads Go benchmark output (go test -bench -benchmem) instead: allocations
+and bytes per op as the runtime counts them, exact when the runs agree.
 
 Gates: exit 1 when instructions per op grew more than --max-increase percent
 over --baseline (an earlier JSON from cost), when a Go benchmark's
 allocations per op rose over the baseline, or when allocations per op exceed
---max-allocs. Exit 2 for a missing valgrind, a command that fails or whose
-cost does not grow with {ops}.`,
+--max-allocs. Every cost needs an entry of its name (--name) and kind in
+the baseline: one without is exit 2 (1 if a gate failed too), since a gate
+against nothing cannot fail; the report is still shown and written (-o), to
+become the new baseline. Exit 2 also for a missing valgrind, a command that
+fails or whose cost does not grow with {ops}.`,
 		Example: "  tandem cost --ops 1000 -- ./decode --messages {ops}\n" +
 			"  tandem cost --ops 1000 --baseline cost.json --max-increase 5 --max-allocs 3 -- ./decode --messages {ops}\n" +
 			"  go test -run '^$' -bench . -benchmem ./... | tandem cost --bench - --baseline allocs.json\n" +
@@ -41,6 +45,16 @@ cost does not grow with {ops}.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
 				return badInput(fmt.Errorf("--format %q: want text or json", format))
+			}
+			var base *cost.Baseline
+			if baseline != "" {
+				b, err := cost.ReadBaseline(baseline)
+				if err != nil {
+					return badInput(err)
+				}
+				base = b
+			} else if cmd.Flags().Changed("max-increase") {
+				return badInput(errors.New("--max-increase needs a --baseline to hold the counts against"))
 			}
 			rep := &cost.Report{Schema: cost.Schema, Costs: []cost.Cost{}}
 			switch {
@@ -71,35 +85,30 @@ cost does not grow with {ops}.`,
 				if _, err := cost.Argv(args, ops); err != nil {
 					return badInput(err)
 				}
+				if name == "" {
+					name = strings.Join(args, " ")
+				}
+				if base != nil {
+					// Before counting, which takes minutes.
+					if err := base.Holds(name, "valgrind"); err != nil {
+						return badInput(fmt.Errorf("%w (--name names the cost)", err))
+					}
+				}
 				v, err := cost.FindValgrind()
 				if err != nil {
 					return badInput(err)
 				}
 				v.Toggle, v.Env = toggle, env
-				if name == "" {
-					name = strings.Join(args, " ")
-				}
 				c, err := v.Measure(cmd.Context(), name, args, ops)
 				if err != nil {
 					return badInput(err)
 				}
 				rep.Costs, rep.Valgrind, rep.Flags = []cost.Cost{c}, v.Version, v.Flags()
 			}
-			var base []cost.Cost
-			if baseline != "" {
-				data, err := os.ReadFile(baseline)
-				if err != nil {
-					return badInput(err)
-				}
-				var b cost.Report
-				if err := json.Unmarshal(data, &b); err != nil || b.Schema != cost.Schema {
-					return badInput(fmt.Errorf("%s: not a %s file: %v", baseline, cost.Schema, err))
-				}
-				base = b.Costs
-			} else {
-				maxIncrease = -1
-			}
-			rep.Gates = cost.Check(rep.Costs, base, maxIncrease, maxAllocs)
+			// Without an entry for every cost the report is still shown
+			// and written (-o): it is the new baseline's material.
+			gates, missing := cost.Check(rep.Costs, base, maxIncrease, maxAllocs)
+			rep.Gates = gates
 			var b strings.Builder
 			if format == "json" {
 				enc := json.NewEncoder(&b)
@@ -127,7 +136,13 @@ cost does not grow with {ops}.`,
 				}
 			}
 			if len(failed) > 0 {
+				if missing != nil {
+					failed = append(failed, missing.Error())
+				}
 				return &exitError{exitCheckFailed, errors.New(strings.Join(failed, "; "))}
+			}
+			if missing != nil {
+				return badInput(missing)
 			}
 			return nil
 		},

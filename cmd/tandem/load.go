@@ -469,7 +469,7 @@ func loadMarkdown(w io.Writer, s results.Sample, warnings []string) error {
 	return err
 }
 
-// loadJSON is the --format json object of DESIGN §5: the sample's fields
+// loadJSON is the --format json object (docs/results-schema.md): the sample's fields
 // plus warnings. offered_rate is null for a closed loop, which offers none.
 func loadJSON(s results.Sample, warnings []string) map[string]any {
 	var offered any

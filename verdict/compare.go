@@ -1,0 +1,161 @@
+package verdict
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/stats"
+)
+
+// Verdicts of a change that only tandem compare gives.
+const (
+	// Missing is a scenario, target or level the base has and the head
+	// lacks: a regression, since what was measured before no longer is.
+	Missing = "missing"
+	// New is one only the head has: listed, never a regression.
+	New = "new"
+)
+
+// Change is one scenario, target and level held between two runs: the
+// base run's rounds as the base, the head run's as the candidate.
+type Change struct {
+	Scenario    string `json:"scenario"`
+	Target      string `json:"target"`
+	Concurrency int    `json:"concurrency,omitempty"`
+	// Base and Head are the bests of the successful rounds.
+	Base float64 `json:"base"`
+	Head float64 `json:"head"`
+	// Ratio is head / base; 0 without a speed verdict.
+	Ratio float64 `json:"ratio"`
+	// Change is how much worse the head is, as a fraction of the base:
+	// for latency (head − base) / base, for throughput (base − head) /
+	// base; negative when the head is better. 0 without a speed verdict.
+	Change float64 `json:"change"`
+	// BaseErrorShare and HeadErrorShare are the shares of failed requests.
+	BaseErrorShare float64 `json:"base_error_share"`
+	HeadErrorShare float64 `json:"head_error_share"`
+	Verdict        string  `json:"verdict"`
+	Reason         string  `json:"reason"`
+	ClientBound    bool    `json:"client_bound,omitempty"`
+	// Regression is a slower head beyond the allowance, a head that is
+	// failing, or a row the head lost.
+	Regression bool `json:"regression"`
+}
+
+// Compare holds every scenario, target and level of head against base by
+// the head's policy (the base's if the head has none recorded), its noise
+// floor raised to the larger A/A distance either run measured there.
+// maxRegression is the tolerated worsening, a fraction. The warnings say
+// what a reader should know (different machines or policies, rows only
+// one side has).
+func Compare(base, head *results.Results, maxRegression float64) ([]Change, []string, error) {
+	if math.IsNaN(maxRegression) || math.IsInf(maxRegression, 0) || maxRegression < 0 {
+		return nil, nil, fmt.Errorf("max regression %v: want a percentage of 0 or more", maxRegression*100)
+	}
+	var warnings []string
+	bm, hm := base.Machine, head.Machine
+	if bm.CPUModel != hm.CPUModel || bm.Cores != hm.Cores || bm.Kernel != hm.Kernel {
+		warnings = append(warnings, fmt.Sprintf("the machines differ (%s, %d cores vs %s, %d cores): differences may be the machine's", bm.CPUModel, bm.Cores, hm.CPUModel, hm.Cores))
+	}
+	p := PolicyOf(head)
+	if head.Policy == nil {
+		p = PolicyOf(base)
+	}
+	if base.Policy != nil && head.Policy != nil && *base.Policy != *head.Policy {
+		warnings = append(warnings, fmt.Sprintf("the runs were judged by different policies; compare uses the head's (%+v)", *head.Policy))
+	}
+	if err := p.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("head: %w", err)
+	}
+	changes := []Change{}
+	for _, k := range rowKeys(base, head) {
+		bs, hs := scenario(base, k.scenario), scenario(head, k.scenario)
+		ch := Change{Scenario: k.scenario, Target: k.target, Concurrency: k.level}
+		switch {
+		case !hasRow(hs, k.target, k.level):
+			ch.Verdict, ch.Regression = Missing, true
+			ch.Reason = "measured in the base, not in the head"
+			changes = append(changes, ch)
+			continue
+		case !hasRow(bs, k.target, k.level):
+			ch.Verdict, ch.Reason = New, "measured in the head only"
+			changes = append(changes, ch)
+			continue
+		}
+		b, h := bs.Side(k.target, k.level), hs.Side(k.target, k.level)
+		b.Name, h.Name = "base", "head" // one target in two runs
+		floor := p.Floor(max(floorAt(bs, k.level), floorAt(hs, k.level)))
+		j := p.Judge(b, h, Metric(hs), floor)
+		ch.Base, ch.Head = b.Summary.Best, h.Summary.Best
+		ch.BaseErrorShare, ch.HeadErrorShare = b.ErrorShare(), h.ErrorShare()
+		ch.Verdict, ch.Reason, ch.ClientBound = j.Verdict, j.Reason, j.ClientBound
+		if j.Verdict == stats.Faster || j.Verdict == stats.Slower {
+			ch.Ratio = j.Ratio
+			ch.Change = j.Ratio - 1 // latency grew
+			if hs.Direction == "higher" {
+				ch.Change = 1 - j.Ratio // throughput fell
+			}
+		}
+		switch j.Verdict {
+		case stats.Slower:
+			ch.Regression = ch.Change > maxRegression
+		case stats.Failing:
+			ch.Regression = true
+		}
+		changes = append(changes, ch)
+	}
+	return changes, warnings, nil
+}
+
+type rowKey struct {
+	scenario, target string
+	level            int
+}
+
+// rowKeys lists every scenario, target and level of either run, the
+// head's order first, then what only the base has.
+func rowKeys(base, head *results.Results) []rowKey {
+	var keys []rowKey
+	for _, r := range []*results.Results{head, base} {
+		for _, sc := range r.Scenarios {
+			for _, s := range sc.Summary {
+				k := rowKey{sc.Name, s.Target, s.Concurrency}
+				if !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	return keys
+}
+
+func scenario(r *results.Results, name string) *results.Scenario {
+	for i := range r.Scenarios {
+		if r.Scenarios[i].Name == name {
+			return &r.Scenarios[i]
+		}
+	}
+	return nil
+}
+
+// hasRow reports whether a scenario (nil: absent) has a summary row for
+// the target at the level.
+func hasRow(sc *results.Scenario, target string, level int) bool {
+	return sc != nil && slices.ContainsFunc(sc.Summary, func(s results.Summary) bool {
+		return s.Target == target && s.Concurrency == level
+	})
+}
+
+// floorAt is the highest noise floor a run applied at a level: the A/A
+// distance it measured there, if it was above the policy's.
+func floorAt(sc *results.Scenario, level int) float64 {
+	f := 0.0
+	for _, c := range sc.Comparisons {
+		if c.Concurrency == level {
+			f = max(f, c.NoiseFloor)
+		}
+	}
+	return f
+}
