@@ -29,7 +29,8 @@ type Result struct {
 }
 
 // Conn sends requests over one connection. A Conn is used by one worker at
-// a time. Do sends one request, which must end by deadline; ctx ends the run.
+// a time. Do sends one request, which must end by deadline (the earlier of
+// the request's timeout and the run's end); ctx ends the run.
 type Conn interface {
 	Do(ctx context.Context, deadline time.Time) Result
 	Close() error
@@ -123,22 +124,49 @@ func (r *run) merged() *recorder {
 }
 
 // one sends a request intended at intended (zero: now, as in a closed loop)
-// and records it, unless the run ended while it was in flight (then it
-// reports false and records nothing).
+// and records it. ctx is the run: its deadline, if any, is the run's end.
+// The request must end by its timeout or the run's end, whichever comes
+// first. Nothing is sent or recorded at or after the run's end: one
+// reports false for a request the end cut off (see cutOff), which is
+// neither a failure nor a latency, and for one it did not send.
 func (r *run) one(ctx context.Context, i int, intended time.Time, timeout time.Duration) bool {
 	sent := time.Now()
+	runEnd, bounded := ctx.Deadline()
+	if ctx.Err() != nil || bounded && !sent.Before(runEnd) {
+		return false
+	}
+	deadline := sent.Add(timeout)
+	if bounded && runEnd.Before(deadline) {
+		deadline = runEnd
+	}
 	if intended.IsZero() {
 		intended = sent
 	}
-	r.series.issue(sent)
-	res := r.conns[i].Do(ctx, sent.Add(timeout))
+	res := r.conns[i].Do(ctx, deadline)
 	end := time.Now()
-	if ctx.Err() != nil && res.Status != "" {
-		return false // cut off by the end of the run, not a failure
+	if cutOff(ctx, deadline, end, res) {
+		return false
 	}
 	r.recs[i].record(intended, sent, end, res)
 	r.live.count(res)
 	return true
+}
+
+// cutOff says whether a request that ended at end with res, held to
+// deadline, was cut off by the end of the run ctx is: it ended at or after
+// the run's deadline; or it timed out at a deadline that was the run's,
+// not its own timeout's; or it failed after the run was cancelled. A
+// timeout at the request's own deadline before the run's end is a
+// failure like any other. The run's context alone cannot tell: it ends on
+// a timer that fires a little after its deadline, and in between a driver
+// that holds a request to the context's deadline fails it at once.
+func cutOff(ctx context.Context, deadline, end time.Time, res Result) bool {
+	if runEnd, ok := ctx.Deadline(); ok {
+		if !end.Before(runEnd) || res.Status == "timeout" && !deadline.Before(runEnd) {
+			return true
+		}
+	}
+	return res.Status != "" && errors.Is(ctx.Err(), context.Canceled)
 }
 
 func defaults(timeout *time.Duration, unit *string) {
@@ -152,7 +180,9 @@ func defaults(timeout *time.Duration, unit *string) {
 
 // Closed is a closed loop: Concurrency clients, each sending its next
 // request when the last is answered. A run ends after Requests requests (if
-// positive) or Duration (if positive), whichever comes first.
+// positive) or Duration (if positive), whichever comes first. Requests that
+// the end of Duration (or of ctx) cuts off are not counted at all: neither
+// failures nor latencies.
 type Closed struct {
 	Concurrency int
 	Requests    int64
@@ -231,7 +261,7 @@ func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 // still counts from its intended time; at most MaxWaiting wait, and the
 // oldest arrivals beyond that are dropped and counted. The run ends when the
 // schedule does, after Requests arrivals, or at Duration; arrivals still
-// waiting Timeout after that are dropped.
+// waiting or in flight Timeout after that are dropped.
 //
 // There is no pacer goroutine: each worker, when its connection is free,
 // claims the next arrival of the timetable and sleeps until it is due on a

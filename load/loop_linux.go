@@ -80,7 +80,9 @@ type eventLoop struct {
 	events  []unix.EpollEvent
 	inUse   int
 	start   time.Time
-	slack   int // the thread's timer slack before the loop set it; -1: not set
+	end     time.Time // the run's end (zero: none): nothing ends later and is recorded
+	cut     int64     // requests that ended at or after end, not recorded
+	slack   int       // the thread's timer slack before the loop set it; -1: not set
 }
 
 // newEventLoop locks the calling goroutine to its thread, dials n
@@ -145,6 +147,7 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 	if o.Duration > 0 {
 		hard = start.Add(o.Duration + o.Timeout)
 	}
+	l.end = hard
 	var next, dropped int64
 	var waiting []time.Time // intended times of arrivals waiting for a connection
 	for {
@@ -197,8 +200,8 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 	}
 	elapsed := time.Since(start)
 	// Arrivals due but never sent (the run was cut short) were dropped;
-	// so were requests still in flight when it was cut.
-	dropped += int64(len(waiting)) + int64(l.inUse)
+	// so were requests still in flight when it was cut, or answered after.
+	dropped += int64(len(waiting)) + int64(l.inUse) + l.cut
 	scheduled := next
 	if k := scheduled; k > 0 && ctx.Err() == nil {
 		if all := tt.dueBy(time.Now(), k-1); all > scheduled {
@@ -237,6 +240,7 @@ func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 	if c.Duration > 0 {
 		end = start.Add(c.Duration)
 	}
+	l.end = end
 	var issued int64
 	idle := false // a quantum went by without an answer
 	for ctx.Err() == nil {
@@ -329,7 +333,6 @@ func (l *eventLoop) send(intended time.Time) {
 	l.free = l.free[:len(l.free)-1]
 	c := l.conns[i]
 	sent := time.Now()
-	l.series.issue(sent)
 	if intended.IsZero() {
 		intended = sent // a closed loop
 		if !c.answered.IsZero() {
@@ -376,15 +379,20 @@ func writeAll(fd int, b []byte, deadline time.Time) error {
 }
 
 // finish records the request on connection i as ended at end with res
-// and frees the connection; reconnect closes it first (its next request
-// dials again).
+// (unless that is at or after the run's end: an answer read late, stamped
+// after it, is cut off like one still in flight) and frees the connection;
+// reconnect closes it first (its next request dials again).
 func (l *eventLoop) finish(i int, end time.Time, res Result, reconnect bool) {
 	c := l.conns[i]
 	if reconnect && c.fd >= 0 {
 		l.drop(i)
 	}
-	l.rec.record(c.intended, c.sent, end, res)
-	l.live.count(res)
+	if !l.end.IsZero() && !end.Before(l.end) {
+		l.cut++
+	} else {
+		l.rec.record(c.intended, c.sent, end, res)
+		l.live.count(res)
+	}
 	c.answered = end
 	if c.busy {
 		c.busy = false

@@ -18,16 +18,19 @@ import (
 	"github.com/tandem-bench/tandem/results"
 )
 
-// slack is how late a timing may land on a shared machine (this suite
-// runs beside others, under the race detector too): the tests hold lower
-// bounds exactly and upper bounds only against gross errors; timing goals
-// live in bench/.
-const slack = 25 * time.Millisecond
+// Timing bounds: these tests run on a shared machine, beside others and
+// under the race detector too, so they hold lower bounds exactly and upper
+// bounds on medians, which a few late wake-ups do not move. An upper bound
+// must still fail what it guards against: each is well below what the
+// error it names would show (timing goals live in bench/).
 
 // The event loop and the worker engine, side by side on one server, count
-// the same and measure the same: a server that takes 2 ms shows 2.0–2.5 ms
-// at the median on both (the loop's end times are the kernel's receive
-// stamps, so this also checks they are on the right clock).
+// the same and measure the same: a server that takes 2 ms shows 2.0–3.0 ms
+// at the median on the loop and 2.0–3.5 ms on the workers. The loop's end
+// times are the kernel's receive stamps, so this checks they are on the
+// right clock (never below 2 ms) and that they are used: the loop sleeps
+// through answers until the next arrival (2 ms apart here), and answers
+// stamped when it reads them show a median of about 4 ms.
 func TestLoopAgreesWithWorkers(t *testing.T) {
 	// The loop holds a P while it waits (its waits are raw system calls):
 	// give the in-process server its own.
@@ -43,12 +46,17 @@ func TestLoopAgreesWithWorkers(t *testing.T) {
 			t.Errorf("%s: %d requests, %d ok, server saw %d, %d dropped; want 500", engine, s.Requests, s.OK, hits.Load(), s.Dropped)
 		}
 		// Never below the server's 2 ms (an end stamp on the wrong clock
-		// would be); the upper bound only against gross errors.
+		// would be). Above it, the round trip and the in-process server's
+		// own cost (0.2–0.4 ms here under -race); the workers also wait
+		// for the runtime to wake them (0.4–0.8 ms).
 		p50 := time.Duration(s.LatencyNs.P50)
-		tol := slack
-		if p50 < 2*time.Millisecond || p50 > 2*time.Millisecond+tol || s.ServiceTimeNs.P50 > s.LatencyNs.P50 || s.ServiceTimeNs.Min < int64(2*time.Millisecond) {
-			t.Errorf("%s: p50 latency %v, service %v (min %v); want 2.0 ms to 2 ms + %v", engine, p50, time.Duration(s.ServiceTimeNs.P50),
-				time.Duration(s.ServiceTimeNs.Min), tol)
+		hi := 3 * time.Millisecond
+		if engine == "workers" {
+			hi = 3500 * time.Microsecond
+		}
+		if p50 < 2*time.Millisecond || p50 > hi || s.ServiceTimeNs.P50 > s.LatencyNs.P50 || s.ServiceTimeNs.Min < int64(2*time.Millisecond) {
+			t.Errorf("%s: p50 latency %v, service %v (min %v); want 2 ms to %v", engine, p50, time.Duration(s.ServiceTimeNs.P50),
+				time.Duration(s.ServiceTimeNs.Min), hi)
 		}
 		t.Logf("%s: p50 %v p99 %v, lag p99 %v", engine, p50, time.Duration(s.LatencyNs.P99), time.Duration(s.ScheduleLagNs.P99))
 	}
@@ -205,10 +213,10 @@ func TestLoopQuantum(t *testing.T) {
 	}
 	lag := s.ScheduleLagNs
 	// arrivals spread evenly over 5 ms windows: median lag about 2.5 ms
-	// (more on a shared machine, never less)
-	hi := 2500*time.Microsecond + slack
-	if lag.P50 < int64(1500*time.Microsecond) || lag.P50 > int64(hi) || lag.Min < 0 {
-		t.Errorf("schedule lag p50 %v, min %v; want about half the 5 ms quantum", time.Duration(lag.P50), time.Duration(lag.Min))
+	// (more on a shared machine, never less), and below the quantum (an
+	// arrival sent a wake-up late would show more)
+	if lag.P50 < int64(1500*time.Microsecond) || lag.P50 > int64(4*time.Millisecond) || lag.Min < 0 {
+		t.Errorf("schedule lag p50 %v, min %v; want about half the 5 ms quantum (1.5–4 ms)", time.Duration(lag.P50), time.Duration(lag.Min))
 	}
 	if s.LatencyNs.P50 < lag.P50 {
 		t.Errorf("latency p50 %v below the lag p50 %v: latency must count from the intended send", time.Duration(s.LatencyNs.P50), time.Duration(lag.P50))
@@ -217,8 +225,8 @@ func TestLoopQuantum(t *testing.T) {
 	// cancellation) still holds: about 25 ms of lag at the median
 	s, err = load.Open{Schedule: load.Constant{Rate: 200}, Connections: 2, Duration: 500 * time.Millisecond, Engine: "loop",
 		Quantum: 50 * time.Millisecond}.Run(context.Background(), c)
-	if err != nil || s.Requests != 100 || s.ScheduleLagNs.P50 < int64(15*time.Millisecond) {
-		t.Errorf("50 ms quantum: %v, %d requests, lag p50 %v; want 100, about 25 ms", err, s.Requests, time.Duration(s.ScheduleLagNs.P50))
+	if err != nil || s.Requests != 100 || s.ScheduleLagNs.P50 < int64(15*time.Millisecond) || s.ScheduleLagNs.P50 > int64(35*time.Millisecond) {
+		t.Errorf("50 ms quantum: %v, %d requests, lag p50 %v; want 100, about 25 ms (15–35 ms)", err, s.Requests, time.Duration(s.ScheduleLagNs.P50))
 	}
 	if _, err := (load.Open{Schedule: load.Constant{Rate: 10}, Duration: 100 * time.Millisecond, Quantum: time.Millisecond}).Run(context.Background(), c); err == nil {
 		t.Error("a quantum without the loop was accepted")
@@ -237,9 +245,14 @@ func TestLoopClosed(t *testing.T) {
 	if s.Requests != 1000 || s.OK != 1000 || hits.Load() != 1000 || s.ScheduleLagNs != nil {
 		t.Errorf("%d requests, %d ok, server saw %d; want 1000", s.Requests, s.OK, hits.Load())
 	}
-	tol := slack
-	if p50 := time.Duration(s.LatencyNs.P50); p50 < time.Millisecond || p50 > time.Millisecond+tol {
-		t.Errorf("p50 %v; want the server's 1 ms, at most %v more", p50, tol)
+	// The server's 1 ms and more: its four handlers each spin for their
+	// millisecond (see preciseWait), and on a shared machine of two cores
+	// that alone makes its median 2–2.5 ms. The loop wakes for every
+	// answer; one that waited for its 10 ms cap on a wait (maxWait)
+	// instead would show a median of about 10 ms.
+	hi := 5 * time.Millisecond
+	if p50 := time.Duration(s.LatencyNs.P50); p50 < time.Millisecond || p50 > hi {
+		t.Errorf("p50 %v; want the server's 1 ms to %v", p50, hi)
 	}
 	start := time.Now()
 	s, err = load.Closed{Concurrency: 2, Duration: 300 * time.Millisecond, Engine: "loop"}.Run(context.Background(), c)
@@ -268,8 +281,10 @@ func TestLoopClosedQuantum(t *testing.T) {
 	if most := int64(2 * 2 * (run/q + 1)); s.OK < 2 || s.OK > most || hits.Load() < s.OK {
 		t.Errorf("%d ok (server saw %d); want 2 to %d: at most two answers per connection per %v", s.OK, hits.Load(), most, q)
 	}
-	if p50 := time.Duration(s.ServiceTimeNs.P50); p50 < time.Millisecond || p50 > time.Millisecond+slack {
-		t.Errorf("service time p50 %v; want the server's 1 ms (the kernel's stamps), not the %v quantum", p50, q)
+	// (a median of the few answers a quantum lets through: up to 2.2 ms
+	// on a shared machine; the time the loop read them, about 49 ms)
+	if p50 := time.Duration(s.ServiceTimeNs.P50); p50 < time.Millisecond || p50 > 5*time.Millisecond {
+		t.Errorf("service time p50 %v; want the server's 1 ms to 5 ms (the kernel's stamps), not the %v quantum", p50, q)
 	}
 	if s.ThinkTimeNs == nil || time.Duration(s.ThinkTimeNs.P50) < 10*time.Millisecond {
 		t.Errorf("think time %+v; want the wait for the quantum's end (about 49 ms)", s.ThinkTimeNs)
@@ -279,8 +294,10 @@ func TestLoopClosedQuantum(t *testing.T) {
 	}
 
 	s, err = load.Closed{Concurrency: 2, Requests: 200, Engine: "loop"}.Run(context.Background(), c)
-	if err != nil || s.OK != 200 || s.ThinkTimeNs == nil || s.ThinkTimeNs.P50 > int64(slack) {
-		t.Errorf("without a quantum: %v, %d ok, think time %+v; want 200 and a small think time", err, s.OK, s.ThinkTimeNs)
+	// the loop's own work between an answer and the next request: tens
+	// of µs, where the 1 ms server's next answer would be a millisecond
+	if err != nil || s.OK != 200 || s.ThinkTimeNs == nil || s.ThinkTimeNs.P50 > int64(500*time.Microsecond) {
+		t.Errorf("without a quantum: %v, %d ok, think time %+v; want 200 and a think time under 0.5 ms", err, s.OK, s.ThinkTimeNs)
 	}
 	for name, run := range map[string]func() (results.Sample, error){
 		"workers": func() (results.Sample, error) {

@@ -88,13 +88,15 @@ func (s *series) at(t time.Time) *slot {
 
 func (s *series) issue(t time.Time) { s.at(t).issued.Add(1) }
 
+// done notes an answer at t; the second's percentiles are of successful
+// answers only.
 func (s *series) done(t time.Time, latency time.Duration, ok bool) {
 	sl := s.at(t)
-	if ok {
-		sl.ok.Add(1)
-	} else {
+	if !ok {
 		sl.errored.Add(1)
+		return
 	}
+	sl.ok.Add(1)
 	sl.counts[coarseIndex(int64(latency))].Add(1)
 }
 

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tandem-bench/tandem/metrics"
 	"github.com/tandem-bench/tandem/cost"
+	"github.com/tandem-bench/tandem/metrics"
 	"github.com/tandem-bench/tandem/results"
 )
 

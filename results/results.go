@@ -210,8 +210,9 @@ type Sample struct {
 	Throughput float64 `json:"throughput"`
 	Unit       string  `json:"unit"`
 	UnitsPerS  float64 `json:"units_per_s"`
-	// LatencyNs is measured from the intended send time in open loop and
-	// equals ServiceTimeNs in closed loop.
+	// LatencyNs is of the successful answers only (a failure is counted in
+	// Errors, never timed): measured from the intended send time in open
+	// loop, and equal to ServiceTimeNs in closed loop.
 	LatencyNs     Distribution  `json:"latency_ns"`
 	ServiceTimeNs Distribution  `json:"service_time_ns"`
 	ScheduleLagNs *Distribution `json:"schedule_lag_ns,omitempty"`

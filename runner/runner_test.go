@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -21,8 +22,10 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/driver/amqpdrv"
+	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/sample"
+	"github.com/tandem-bench/tandem/stats"
 	"github.com/tandem-bench/tandem/study"
 )
 
@@ -56,6 +59,7 @@ func serveDelay(args []string) int {
 	startDelay := fs.Duration("start-delay", 0, "")
 	dieAfter := fs.Int64("die-after", 0, "exit after this many requests")
 	garbage := fs.Bool("garbage", false, "answer with bytes that are not HTTP")
+	failEvery := fs.Int64("fail", 0, "answer an instant 503 to all but every this-many-th request")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -71,6 +75,10 @@ func serveDelay(args []string) int {
 		if n := served.Add(1); *dieAfter > 0 && n > *dieAfter {
 			fmt.Fprintln(os.Stderr, "fatal: out of budget after", *dieAfter, "requests")
 			os.Exit(7)
+		}
+		if n := served.Load(); *failEvery > 0 && n%*failEvery != 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
 		}
 		if *garbage {
 			if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
@@ -539,6 +547,27 @@ func TestSummarizeMarks(t *testing.T) {
 	}
 }
 
+// A round with no successful unit is failed (NaN), whichever the
+// direction: a throughput of 0 is no figure to judge by.
+func TestHeadline(t *testing.T) {
+	cases := []struct {
+		s      results.Sample
+		higher bool
+		want   float64
+	}{
+		{results.Sample{OK: 10, UnitsPerS: 500, LatencyNs: results.Distribution{P50: 2000}}, false, 2000},
+		{results.Sample{OK: 10, UnitsPerS: 500, LatencyNs: results.Distribution{P50: 2000}}, true, 500},
+		{results.Sample{Requests: 10, OK: 0}, false, math.NaN()},
+		{results.Sample{Requests: 10, OK: 0}, true, math.NaN()},
+		{results.Sample{Requests: 10, OK: 10, UnitsPerS: 0}, true, math.NaN()},
+	}
+	for _, c := range cases {
+		if got := headline(c.s, c.higher); got != c.want && !(math.IsNaN(got) && math.IsNaN(c.want)) {
+			t.Errorf("headline(%+v, higher %v) = %v; want %v", c.s, c.higher, got, c.want)
+		}
+	}
+}
+
 // The event loop runs on one thread: its generator use is a share of one
 // core, so client-bound can fire on a machine of many cores.
 func TestGeneratorCapacity(t *testing.T) {
@@ -640,6 +669,55 @@ scenarios:
 	}
 	if len(res.Findings) != 0 {
 		t.Errorf("findings on healthy targets: %+v", res.Findings)
+	}
+}
+
+// An unhealthy run gets no speed verdict: a target answering 99 % of its
+// requests with an instant 503 is failing, not faster; one that cannot keep
+// up with an open loop's arrivals (they are dropped) is withheld, not faster.
+func TestUnhealthyRunsGetNoSpeedVerdict(t *testing.T) {
+	target := func(name string, args ...string) string {
+		return fmt.Sprintf(`
+  - name: %s
+    start:
+      command: ["${tandem}", --addr, "127.0.0.1:${port.http}", %s]
+      env: {TANDEM_TEST_DELAY: "1"}
+    endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
+    ready: {log: "listening on", timeout: 20s}`, name, strings.Join(args, ", "))
+	}
+	src := "version: 1\nname: unhealthy\ndefaults: {rounds: 2, warmup: 50ms}\ntargets:" +
+		target("healthy", "--delay", "1ms") + target("failing", "--delay", "1ms", "--fail", "100") + target("stalling", "--delay", "20ms") + `
+calls:
+  ping: {http: {path: ""}}
+scenarios:
+  - {name: latency, call: ping, load: {concurrency: 1}, requests: 200, targets: [healthy, failing]}
+  - {name: open, call: ping, load: {rate: 200, connections: 1, max_waiting: 4}, duration: 1s, targets: [healthy, stalling]}
+`
+	res, err := Run(context.Background(), parse(t, src), options(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs := res.Scenarios[0].Comparisons; len(cs) != 1 || cs[0].Verdict != stats.Failing || cs[0].Ratio != 0 ||
+		!strings.Contains(cs[0].Reason, "failing: 99.0 % of requests failed (http:503 ×396); healthy: 0.0 %") {
+		t.Errorf("99 %% instant 503s: %+v; want failing, with the share and the status", cs)
+	}
+	for _, rd := range res.Scenarios[0].Rounds {
+		if rd.Target == "failing" && (rd.Failed || rd.OK != 2 || time.Duration(rd.LatencyNs.P50) < time.Millisecond) {
+			t.Errorf("failing round %d: %+v; want the headline from its 2 successful (1 ms) answers only", rd.Round, rd.Sample)
+		}
+	}
+	cs := res.Scenarios[1].Comparisons
+	if len(cs) != 1 || cs[0].Verdict != stats.Withheld || !strings.Contains(cs[0].Reason, "could not keep up: stalling dropped") {
+		t.Errorf("a target that drops arrivals: %+v; want withheld, could not keep up", cs)
+	}
+	var txt bytes.Buffer
+	if err := report.Text(&txt, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"failing is failing: 99.0 % of requests failed", "99.0 % (http:503 ×396)", "offered", "dropped"} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("the text report lacks %q:\n%s", want, txt.String())
+		}
 	}
 }
 

@@ -147,12 +147,14 @@ func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
 	return nil
 }
 
-func (r *runner) headline(s results.Sample, higher bool) float64 {
-	if higher {
-		return s.UnitsPerS
-	}
-	if s.OK == 0 {
+// headline is a round's value of the scenario's metric, from its
+// successful answers; NaN (a failed round) when it has none.
+func headline(s results.Sample, higher bool) float64 {
+	switch {
+	case s.OK == 0, higher && s.UnitsPerS <= 0:
 		return math.NaN()
+	case higher:
+		return s.UnitsPerS
 	}
 	return float64(s.LatencyNs.P50)
 }
@@ -226,7 +228,7 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Sce
 				return ctx.Err()
 			}
 			cpu := selfCPU() - cpu0
-			rd := results.Round{Round: round, Order: i + 1, Target: l.spec.Name, Concurrency: level, Sample: s, Headline: r.headline(s, higher),
+			rd := results.Round{Round: round, Order: i + 1, Target: l.spec.Name, Concurrency: level, Sample: s, Headline: headline(s, higher),
 				GeneratorCPUNs: cpu, GeneratorCPUUse: float64(cpu) / float64(time.Since(t0)) / r.generatorCapacity(sc.Load)}
 			if err != nil {
 				rd.Failed, rd.Error, rd.Headline = true, err.Error(), 0
@@ -236,7 +238,7 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Sce
 				}
 			}
 			if math.IsNaN(rd.Headline) {
-				rd.Failed, rd.Error, rd.Headline = true, "no successful request", 0
+				rd.Failed, rd.Error, rd.Headline = true, "no successful "+unit, 0
 			}
 			if rd.Errors == nil {
 				rd.Errors = map[string]int64{}
