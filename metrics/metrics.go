@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -101,13 +102,34 @@ func Scrape(ctx context.Context, client *http.Client, url string, names []string
 	}
 }
 
+// newTransport is an HTTP transport of tandem's own, with
+// http.DefaultTransport's settings, for one collector or one query: its
+// connections are tandem's alone, so closing them when done (see
+// Collector.Stop) leaves none open to a server that is about to shut down.
+// Go's http.Server.Shutdown, for one, closes idle keep-alive connections
+// at once but waits up to 5 s for a connection on which no request has
+// arrived, such as one that net/http went on dialling for a scrape that was
+// cancelled (at Stop, or at the scrape's timeout) and then kept for later.
+func newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
 // Collector scrapes one endpoint every interval until stopped.
 type Collector struct {
-	url      string
-	names    []string
-	interval time.Duration
-	client   *http.Client
-	start    time.Time
+	url       string
+	names     []string
+	interval  time.Duration
+	transport *http.Transport
+	client    *http.Client
+	start     time.Time
 
 	mu      sync.Mutex
 	series  map[string]*results.Series
@@ -129,7 +151,8 @@ func Start(url string, names []string, interval time.Duration) *Collector {
 		interval = time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Collector{url: url, names: names, interval: interval, client: &http.Client{Timeout: interval},
+	tr := newTransport()
+	c := &Collector{url: url, names: names, interval: interval, transport: tr, client: &http.Client{Timeout: interval, Transport: tr},
 		start: time.Now(), series: map[string]*results.Series{}, stop: cancel, done: make(chan struct{})}
 	go c.loop(ctx)
 	return c
@@ -216,9 +239,14 @@ func (c *Collector) Snapshot() results.Metrics {
 	return m
 }
 
-// Stop ends the scraping and returns everything scraped.
+// Stop ends the scraping, closes the collector's connections to the
+// endpoint (idle ones, and any still being dialled for a cancelled scrape,
+// which would otherwise hold up the target's HTTP server when it shuts
+// down) and returns everything scraped. Stop the collector before the
+// target; a second Stop returns the same.
 func (c *Collector) Stop() results.Metrics {
 	c.stop()
 	<-c.done
+	c.transport.CloseIdleConnections()
 	return c.Snapshot()
 }

@@ -32,7 +32,8 @@ func Selector(name string, labels map[string]string) string {
 // QueryRange asks a Prometheus server for the named series of one target
 // (those carrying labels) over [start, end] at step, and returns them the
 // way a Collector would have scraped them. A failed query is counted in
-// Errors, not fatal.
+// Errors, not fatal. Its connections to the server are closed when it
+// returns.
 func QueryRange(ctx context.Context, server string, names []string, labels map[string]string, start, end time.Time, step time.Duration) results.Metrics {
 	if len(names) == 0 {
 		names = DefaultSeries
@@ -41,7 +42,9 @@ func QueryRange(ctx context.Context, server string, names []string, labels map[s
 		step = time.Second
 	}
 	m := results.Metrics{URL: server + " " + Selector("", labels), StartUnixNs: start.UnixNano(), IntervalNs: int64(step), Series: []results.Series{}}
-	client, err := api.NewClient(api.Config{Address: server})
+	tr := newTransport() // not the api package's, which would keep idle connections to the server
+	defer tr.CloseIdleConnections()
+	client, err := api.NewClient(api.Config{Address: server, RoundTripper: tr})
 	if err != nil {
 		m.Errors, m.LastError = 1, err.Error()
 		return m

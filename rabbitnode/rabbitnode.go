@@ -97,7 +97,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		"RABBITMQ_PID_FILE=" + filepath.Join(n.Dir, "pid"), "RABBITMQ_ENABLED_PLUGINS_FILE=" + filepath.Join(n.Dir, "enabled_plugins"),
 		"ERL_EPMD_ADDRESS=127.0.0.1",
 		"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-kernel inet_dist_use_interface {127,0,0,1}"}}
-	if n.proc, err = target.Start(spec); err != nil {
+	if n.proc, err = target.Start(ctx, spec); err != nil {
 		n.cleanup()
 		return nil, err
 	}

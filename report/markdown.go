@@ -68,6 +68,6 @@ func Markdown(w io.Writer, r *results.Results) error {
 		fmt.Fprintf(&b, "- warning: %s\n", mdEscape(wn))
 	}
 	fmt.Fprintf(&b, "\n<sub>%s · tandem %s · study sha256 %s</sub>\n", mdEscape(machineLine(r)), mdEscape(r.Tool.Version), r.Study.ConfigSHA256)
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, Printable(b.String()))
 	return err
 }

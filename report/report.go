@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
@@ -248,7 +249,46 @@ func tables(r *results.Results, diffRows int) []table {
 	ts = append(ts, sweepTables(r.Sweeps)...)
 	ts = append(ts, metricsTables(r.Targets)...)
 	ts = append(ts, costTables(r.Costs)...)
+	for i := range ts { // no cell moves a terminal's cursor or title
+		t := &ts[i]
+		t.Title, t.Note = Printable(t.Title), Printable(t.Note)
+		for _, row := range append([][]string{t.Header}, t.Rows...) {
+			for j := range row {
+				row[j] = Printable(row[j])
+			}
+		}
+	}
 	return ts
+}
+
+// Printable makes text safe to print on a terminal: control characters
+// other than newline and tab (ESC, CR, BEL, the C1 set, DEL), which could
+// clear a screen, retitle a window or overwrite a line, are shown as
+// escapes ("\x1b") instead. Text that came from a study, a target's
+// output or a server's answer passes through it before tandem prints it.
+func Printable(s string) string {
+	i := strings.IndexFunc(s, unsafeRune)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for _, r := range s[i:] {
+		if unsafeRune(r) {
+			if r < 0x100 {
+				fmt.Fprintf(&b, `\x%02x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r < 0xa0) || r == '\u2028' || r == '\u2029' || r == utf8.RuneError
 }
 
 // spread shows several starts as median [best … worst], lower being better.

@@ -30,7 +30,7 @@ func (r *runner) buildConsumer(ctx context.Context, l *live, e *expander) error 
 		if err != nil {
 			return fmt.Errorf("target %s: build: %w", name, err)
 		}
-		r.progress("target %s: build: %s", name, strings.Join(argv, " "))
+		r.progress("target %s: build: %s", name, e.redact(strings.Join(argv, " ")))
 		b := spec
 		b.Name = "target " + name + ": build"
 		if err := target.RunOnce(ctx, b, argv); err != nil {
@@ -38,7 +38,10 @@ func (r *runner) buildConsumer(ctx context.Context, l *live, e *expander) error 
 		}
 	}
 	l.res.Command = spec.Command
-	r.progress("target %s: consumer %s on %s", name, strings.Join(spec.Command, " "), redactURL(l.endpoints["amqp"]))
+	if !c.Raw {
+		l.res.Command = e.shown(c.Command, spec.Command)
+	}
+	r.progress("target %s: consumer %s on %s", name, strings.Join(l.res.Command, " "), redactURL(l.endpoints["amqp"]))
 	return nil
 }
 
@@ -47,7 +50,7 @@ func (r *runner) buildConsumer(ctx context.Context, l *live, e *expander) error 
 func (r *runner) consumerSpec(l *live, e *expander) (target.Spec, error) {
 	c := l.spec.Consumer
 	what := "target " + l.spec.Name
-	spec := target.Spec{Name: l.spec.Name}
+	spec := target.Spec{Name: l.spec.Name, Redact: e.redact}
 	var err error
 	if c.Raw {
 		// tandem's loop in a process of its own, like the consumers it is
@@ -106,7 +109,7 @@ func (r *runner) drainRun(ctx context.Context, l *live, callName string, n int64
 		spec.Env = append(spec.Env, "TANDEM_AMQP_URL="+url, "TANDEM_QUEUE="+queue, "TANDEM_QUEUE_TYPE="+qt,
 			"TANDEM_PREFETCH="+strconv.Itoa(prefetch), "TANDEM_ACK="+ack, "TANDEM_MESSAGES="+strconv.FormatInt(n, 10),
 			"TANDEM_SIZE="+strconv.Itoa(size))
-		p, err := target.Start(spec)
+		p, err := target.Start(ctx, spec)
 		if err != nil {
 			return nil, err
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/tandem-bench/tandem/driver/amqpdrv"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/metrics"
+	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
 	"github.com/tandem-bench/tandem/study"
@@ -115,14 +116,6 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 	if o.StopGrace <= 0 {
 		o.StopGrace = 5 * time.Second
 	}
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return nil, fmt.Errorf("create output dir: %w", err)
-	}
-	out, err := filepath.Abs(o.Out)
-	if err != nil {
-		return nil, err
-	}
-	o.Out = out
 	for _, name := range o.Only {
 		if name == "compat" && s.Compat == nil {
 			return nil, errors.New("--only compat: the study has no compat section")
@@ -131,6 +124,14 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 			return nil, fmt.Errorf("--only %s: no such scenario (startup, compat, costs or a scenario name)", name)
 		}
 	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("create output dir: %w", err)
+	}
+	out, err := filepath.Abs(o.Out)
+	if err != nil {
+		return nil, err
+	}
+	o.Out = out
 	r := &runner{s: s, o: o, res: results.New(), cpuBase: selfCPU(), generatorCores: runtime.NumCPU(), expanders: map[string]*expander{},
 		serviceEndpoints: map[string]map[string]string{}, brokerRTT: map[string]time.Duration{},
 		policy: s.Defaults.Policy()}
@@ -205,7 +206,7 @@ func (r *runner) warn(msg string) {
 
 func (r *runner) progress(format string, args ...any) {
 	if r.o.Progress != nil {
-		fmt.Fprintf(r.o.Progress, format+"\n", args...)
+		fmt.Fprintln(r.o.Progress, report.Printable(fmt.Sprintf(format, args...)))
 	}
 }
 
@@ -561,6 +562,43 @@ type expander struct {
 	ports                   map[string]int
 	// services are the running services' endpoints.
 	services map[string]map[string]string
+	// secrets are the values expanded from ${env.*} and the passwords of
+	// the URLs expanded: never written or printed (redact).
+	secrets []string
+}
+
+// redact hides every secret the expander has expanded, and any URL
+// password, in s: for what tandem writes and prints.
+func (e *expander) redact(s string) string {
+	for _, v := range e.secrets {
+		s = strings.ReplaceAll(s, v, "xxx")
+	}
+	return urlPassword.ReplaceAllString(s, "${1}xxx@")
+}
+
+// urlPassword matches the user:password@ of a URL.
+var urlPassword = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*:)[^@\s/]+@`)
+
+// shown is how an argument expanded from tmpl is recorded: as written
+// where it used ${env.*} (so it is reproducible without the value), else
+// expanded with any URL password hidden.
+func (e *expander) shown(tmpl []string, expanded []string) []string {
+	out := make([]string, len(expanded))
+	for i, v := range expanded {
+		if strings.Contains(tmpl[i], "${env.") {
+			out[i] = tmpl[i]
+		} else {
+			out[i] = e.redact(v)
+		}
+	}
+	return out
+}
+
+// secret notes an expanded value to keep out of what tandem writes.
+func (e *expander) secret(v string) {
+	if v != "" && !slices.Contains(e.secrets, v) {
+		e.secrets = append(e.secrets, v)
+	}
 }
 
 // newExpander is an expander with its own ports and scratch dir.
@@ -592,6 +630,11 @@ func (e *expander) expand(s string) (string, error) {
 			if !ok && lookupErr == nil {
 				lookupErr = fmt.Errorf("service %s has no running endpoint %s", svc, ep)
 			}
+			if u, err := url.Parse(v); err == nil && u.User != nil {
+				if pw, ok := u.User.Password(); ok {
+					e.secret(pw)
+				}
+			}
 			return v, false
 		case ns == "port":
 			p, ok := e.ports[rest]
@@ -609,6 +652,7 @@ func (e *expander) expand(s string) (string, error) {
 			if !ok {
 				lookupErr = fmt.Errorf("environment variable %s is not set", rest)
 			}
+			e.secret(v)
 			return v, false
 		}
 		return "", true
@@ -673,9 +717,9 @@ func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 	if t.Ready.Log != "" {
 		spec.ReadyLine = regexp.MustCompile(t.Ready.Log) // validated
 	}
-	l.res.Command, l.res.CPUs = spec.Command, spec.CPUs
-	r.progress("target %s: starting %s", t.Name, strings.Join(spec.Command, " "))
-	proc, err := target.Start(spec)
+	l.res.Command, l.res.CPUs = e.shown(t.Start.Command, spec.Command), spec.CPUs
+	r.progress("target %s: starting %s", t.Name, strings.Join(l.res.Command, " "))
+	proc, err := target.Start(ctx, spec)
 	if err != nil {
 		return err
 	}
@@ -707,6 +751,9 @@ func (r *runner) startSpec(e *expander, what string, st *study.Start) (target.Sp
 	if spec.Wipe, err = e.all(st.Wipe); err != nil {
 		return spec, fmt.Errorf("%s: wipe: %w", what, err)
 	}
+	spec.WipeRoot, spec.WipeOutside = e.workdir, st.WipeOutside
+	spec.Redact = e.redact
+	spec.Wipe = append(spec.Wipe, st.WipeOutside...)
 	for _, ic := range st.Init {
 		argv, err := e.all(ic)
 		if err != nil {

@@ -60,6 +60,7 @@ func serveDelay(args []string) int {
 	dieAfter := fs.Int64("die-after", 0, "exit after this many requests")
 	garbage := fs.Bool("garbage", false, "answer with bytes that are not HTTP")
 	failEvery := fs.Int64("fail", 0, "answer an instant 503 to all but every this-many-th request")
+	fs.String("token", "", "a secret, ignored")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -403,7 +404,7 @@ targets:
     endpoints: {grpc: "127.0.0.1:1"}
 calls:
   ping: {grpc: {method: a.B/C}}
-`, `start target gone: fork/exec /nonexistent/server: no such file or directory`},
+`, `start target gone: exec: "/nonexistent/server": stat /nonexistent/server: no such file or directory`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -717,6 +718,61 @@ scenarios:
 	for _, want := range []string{"failing is failing: 99.0 % of requests failed", "99.0 % (http:503 ×396)", "offered", "dropped"} {
 		if !strings.Contains(txt.String(), want) {
 			t.Errorf("the text report lacks %q:\n%s", want, txt.String())
+		}
+	}
+}
+
+// Secrets never reach results.json or the progress lines: a value from
+// ${env.*} is recorded as the placeholder, a URL password as xxx.
+func TestSecretsRedacted(t *testing.T) {
+	t.Setenv("TANDEM_TEST_SECRET", "hunter2-s3cret")
+	e := &expander{services: map[string]map[string]string{"broker": {"amqp": "amqp://user:pa55word@127.0.0.1:5672/"}}, ports: map[string]int{}}
+	tmpl := []string{"server", "--token=${env.TANDEM_TEST_SECRET}", "${services.broker.amqp}"}
+	argv, err := e.all(tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if argv[1] != "--token=hunter2-s3cret" || argv[2] != "amqp://user:pa55word@127.0.0.1:5672/" {
+		t.Fatalf("expanded %q", argv)
+	}
+	if got := e.shown(tmpl, argv); !slices.Equal(got, []string{"server", "--token=${env.TANDEM_TEST_SECRET}", "amqp://user:xxx@127.0.0.1:5672/"}) {
+		t.Errorf("shown = %q", got)
+	}
+	if got := e.redact("init failed: server --token=hunter2-s3cret pa55word amqp://u:other@h/"); strings.Contains(got, "hunter2") ||
+		strings.Contains(got, "pa55word") || strings.Contains(got, "other") {
+		t.Errorf("redact left a secret: %q", got)
+	}
+
+	src := `version: 1
+name: secrets
+defaults: {rounds: 2, warmup: 50ms}
+targets:
+  - name: a
+    start:
+      command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --token, "${env.TANDEM_TEST_SECRET}"]
+      env: {TANDEM_TEST_DELAY: "1"}
+    endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
+    ready: {log: "listening on", timeout: 20s}
+calls:
+  ping: {http: {path: ""}}
+scenarios:
+  - {name: latency, call: ping, load: {concurrency: 1}, requests: 20}
+`
+	progress := &syncBuffer{}
+	o := options(t, progress)
+	if _, err := Run(context.Background(), parse(t, src), o); err != nil {
+		t.Fatal(err)
+	}
+	onDisk, err := os.ReadFile(filepath.Join(o.Out, ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, text := range map[string]string{"results.json": string(onDisk), "progress": progress.String()} {
+		if strings.Contains(text, "hunter2") {
+			t.Errorf("%s holds the secret", what)
+		}
+		if !strings.Contains(text, "${env.TANDEM_TEST_SECRET}") {
+			t.Errorf("%s does not show the placeholder", what)
 		}
 	}
 }

@@ -95,8 +95,8 @@ func (r *runner) startService(ctx context.Context, sv *study.Service, res *resul
 	if sv.Ready.Log != "" {
 		spec.ReadyLine = regexp.MustCompile(sv.Ready.Log) // validated
 	}
-	r.progress("service %s: starting %s", sv.Name, strings.Join(spec.Command, " "))
-	proc, err := target.Start(spec)
+	r.progress("service %s: starting %s", sv.Name, e.redact(strings.Join(spec.Command, " ")))
+	proc, err := target.Start(ctx, spec)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,8 @@
 package study
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -185,7 +185,11 @@ func includeCases(s *Study, studyFile string) ErrorList {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(filepath.Dir(studyFile), path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
+	var tooLarge ErrorList
+	if errors.As(err, &tooLarge) {
+		return tooLarge
+	}
 	if err != nil {
 		return ErrorList{{File: studyFile, Pos: Pos{1, 1}, Path: "compat.file", Msg: err.Error(), Expected: "a readable YAML file of cases"}}
 	}

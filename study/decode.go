@@ -1,11 +1,15 @@
 package study
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"reflect"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -81,10 +85,21 @@ type decoder struct {
 	// budget bounds the nodes decoded, so aliases cannot expand a small
 	// file into an enormous study.
 	budget int
+	// full is set once maxErrors+1 errors are collected: decoding stops
+	// there, as it does when the budget runs out.
+	full bool
 }
 
 // maxNodes is the most YAML nodes a study may expand to.
 const maxNodes = 1 << 20
+
+// maxFileSize is the largest study (or compat case file) read, so that a
+// huge file is refused before it is parsed.
+const maxFileSize = 8 << 20
+
+// maxErrors is the most errors reported for one file; past it, one last
+// error says there are more (see capErrors).
+const maxErrors = 100
 
 // spend takes one node from the budget and reports whether any was left.
 func (d *decoder) spend(n *yaml.Node, path string) bool {
@@ -96,8 +111,17 @@ func (d *decoder) spend(n *yaml.Node, path string) bool {
 }
 
 func (d *decoder) errorf(n *yaml.Node, path, expected, format string, args ...any) {
+	if d.full {
+		return
+	}
 	d.errs = append(d.errs, &Error{File: d.file, Pos: Pos{n.Line, n.Column}, Path: path, Msg: fmt.Sprintf(format, args...), Expected: expected})
+	// One more than is reported, so capErrors knows where the rest begin.
+	d.full = len(d.errs) > maxErrors
 }
+
+// stop reports whether decoding should stop: the budget is spent or the
+// errors are more than are reported.
+func (d *decoder) stop() bool { return d.budget <= 0 || d.full }
 
 func describe(n *yaml.Node) string {
 	switch n.Kind {
@@ -135,7 +159,7 @@ func join(path, key string) string {
 
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	n = resolve(n)
-	if !d.spend(n, path) {
+	if d.full || !d.spend(n, path) {
 		return
 	}
 	d.pos[path] = Pos{n.Line, n.Column}
@@ -159,7 +183,11 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	case t == intListType:
 		if n.Kind == yaml.ScalarNode {
 			var one int
+			before := len(d.errs)
 			d.decode(n, reflect.ValueOf(&one).Elem(), path)
+			if len(d.errs) > before {
+				return // one mistake, one message
+			}
 			if one <= 0 {
 				d.errorf(n, path, "a positive integer or a list of them", "got %s", describe(n))
 				return
@@ -185,7 +213,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		}
 		m := reflect.MakeMap(t)
 		seen := map[string]bool{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
+		for i := 0; i+1 < len(n.Content) && !d.stop(); i += 2 {
 			k, val := resolve(n.Content[i]), n.Content[i+1]
 			if k.Kind != yaml.ScalarNode {
 				d.errorf(k, path, "a string key", "got %s", describe(k))
@@ -208,6 +236,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		}
 		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
 		for i, c := range n.Content {
+			if d.stop() {
+				break
+			}
 			d.decode(c, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
 		}
 		v.Set(s)
@@ -285,7 +316,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	}
 	fs := fields(v.Type())
 	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	for i := 0; i+1 < len(n.Content) && !d.stop(); i += 2 {
 		k, val := resolve(n.Content[i]), n.Content[i+1]
 		idx := slices.IndexFunc(fs, func(f field) bool { return f.key == k.Value })
 		switch {
@@ -301,7 +332,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		}
 	}
 	for _, f := range fs {
-		if f.required && !seen[f.key] {
+		if f.required && !seen[f.key] && !d.stop() {
 			d.errorf(n, path, f.doc, "missing required key %q", f.key)
 		}
 	}
@@ -310,13 +341,13 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 // free decodes a free-form value.
 func (d *decoder) free(n *yaml.Node, path string) any {
 	n = resolve(n)
-	if !d.spend(n, path) {
+	if d.full || !d.spend(n, path) {
 		return nil
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
+		for i := 0; i+1 < len(n.Content) && !d.stop(); i += 2 {
 			k := resolve(n.Content[i])
 			if _, dup := m[k.Value]; dup {
 				d.errorf(k, join(path, k.Value), "each key once", "duplicate key %q", k.Value)
@@ -328,6 +359,9 @@ func (d *decoder) free(n *yaml.Node, path string) any {
 	case yaml.SequenceNode:
 		s := make([]any, len(n.Content))
 		for i, c := range n.Content {
+			if d.stop() {
+				break
+			}
 			s[i] = d.free(c, fmt.Sprintf("%s[%d]", path, i))
 		}
 		return s
@@ -357,32 +391,130 @@ func (d *decoder) free(n *yaml.Node, path string) any {
 }
 
 // parseYAML decodes data into s, collecting every structural error;
-// decoded is false when the file is not YAML or is empty.
+// decoded is false when the file is not YAML, is empty, is too large or
+// has more errors than are reported, so that no further check runs.
 func parseYAML(file string, data []byte, s any) (pos map[string]Pos, errs ErrorList, decoded bool) {
 	d := &decoder{file: file, pos: map[string]Pos{}, budget: maxNodes}
+	if len(data) > maxFileSize {
+		return d.pos, ErrorList{sizeError(file, int64(len(data)), true)}, false
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		line := 1
-		msg := err.Error()
-		var te *yaml.TypeError
-		if !errors.As(err, &te) {
-			// yaml.v3 syntax errors read "yaml: line N: what".
-			if rest, ok := strings.CutPrefix(msg, "yaml: line "); ok {
-				if num, what, ok := strings.Cut(rest, ": "); ok {
-					if l, err := strconv.Atoi(num); err == nil {
-						line, msg = l, what
-					}
-				}
-			}
-		}
-		msg = strings.TrimPrefix(msg, "yaml: ")
-		return d.pos, ErrorList{{File: file, Pos: Pos{line, 1}, Msg: "YAML syntax: " + msg}}, false
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		return d.pos, ErrorList{syntaxError(file, err)}, false
 	}
 	if len(doc.Content) == 0 {
 		return d.pos, ErrorList{{File: file, Pos: Pos{1, 1}, Msg: "empty study", Expected: "a mapping with version, name, targets and calls"}}, false
 	}
 	d.decode(doc.Content[0], reflect.ValueOf(s).Elem(), "")
+	// A second document would be ignored: refuse it where it starts.
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == io.EOF:
+	case err != nil:
+		d.errs = append(d.errs, syntaxError(file, err))
+	default:
+		d.errs = append(d.errs, &Error{File: file, Pos: Pos{max(next.Line, 1), max(next.Column, 1)},
+			Msg: msgSecondDocument, Expected: "one document: a study file holds one study"})
+	}
 	// A study over the budget is rejected as it is: checking what was
-	// decoded of it would walk up to the budget's values again.
-	return d.pos, d.errs, d.budget > 0
+	// decoded of it would walk up to the budget's values again. One with
+	// more errors than are reported was not decoded to the end.
+	return d.pos, d.errs, !d.stop()
+}
+
+// readFile reads a study (or compat case) file, refusing one over
+// maxFileSize before it is read whole; that refusal is an ErrorList.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > maxFileSize {
+		return nil, ErrorList{sizeError(path, fi.Size(), true)}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFileSize {
+		return nil, ErrorList{sizeError(path, 0, false)}
+	}
+	return data, nil
+}
+
+// msgSecondDocument is the error of a file with a second YAML document.
+const msgSecondDocument = "a second YAML document"
+
+// fileLevel reports whether an error is about the file as a whole (a
+// second document, or a syntax error in it), not about a value of the
+// study, so that it does not keep the values from being checked.
+func fileLevel(e *Error) bool {
+	return e.Path == "" && (e.Msg == msgSecondDocument || strings.HasPrefix(e.Msg, "YAML syntax: "))
+}
+
+// syntaxError is a YAML parser's error, located.
+func syntaxError(file string, err error) *Error {
+	line := 1
+	msg := err.Error()
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		// yaml.v3 syntax errors read "yaml: line N: what".
+		if rest, ok := strings.CutPrefix(msg, "yaml: line "); ok {
+			if num, what, ok := strings.Cut(rest, ": "); ok {
+				if l, err := strconv.Atoi(num); err == nil && l > 0 {
+					line, msg = l, what
+				}
+			}
+		}
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	return &Error{File: file, Pos: Pos{line, 1}, Msg: "YAML syntax: " + msg}
+}
+
+// sizeError refuses a file of size bytes, over maxFileSize; exact is false
+// when only a part of it was read.
+func sizeError(file string, size int64, exact bool) *Error {
+	msg := fmt.Sprintf("file of %s bytes", thousands(size))
+	if !exact {
+		msg = fmt.Sprintf("file of more than %s bytes", thousands(maxFileSize))
+	}
+	return &Error{File: file, Pos: Pos{1, 1}, Msg: msg + " is too large",
+		Expected: fmt.Sprintf("at most %s bytes (8 MiB)", thousands(maxFileSize))}
+}
+
+// thousands writes n with commas between groups of three digits.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// capErrors sorts errs in file order and keeps the first maxErrors, with
+// one last error, where the first left out is, saying there are more.
+func capErrors(errs ErrorList) ErrorList {
+	sort.SliceStable(errs, func(i, j int) bool {
+		if errs[i].Line != errs[j].Line {
+			return errs[i].Line < errs[j].Line
+		}
+		return errs[i].Col < errs[j].Col
+	})
+	if len(errs) <= maxErrors {
+		return errs
+	}
+	rest := errs[maxErrors]
+	return append(errs[:maxErrors:maxErrors], &Error{File: rest.File, Pos: rest.Pos, Msg: "… and more errors",
+		Expected: fmt.Sprintf("only the first %d are reported", maxErrors)})
 }

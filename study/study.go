@@ -11,10 +11,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -51,26 +50,37 @@ func (d Defaults) Policy() stats.Policy {
 	return p
 }
 
-// Read reads and validates the study file at path.
+// Read reads and validates the study file at path; a file over 8 MiB is
+// refused unread. Load bounds are checked against this machine (see Parse).
 func Read(path string) (*Study, error) {
-	data, err := os.ReadFile(path)
+	return read(path, machineLimits())
+}
+
+func read(path string, lim limits) (*Study, error) {
+	data, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, data)
+	return parse(path, data, lim)
 }
 
 // Parse validates a study file's bytes; file names it in errors. The error,
-// if any, is an ErrorList.
+// if any, is an ErrorList of at most 100 errors (and one that says there
+// are more). Connection counts are held against this machine's open-file
+// limit.
 func Parse(file string, data []byte) (*Study, error) {
+	return parse(file, data, machineLimits())
+}
+
+func parse(file string, data []byte, lim limits) (*Study, error) {
 	s := &Study{}
 	pos, errs, decoded := parseYAML(file, data, s)
 	if decoded {
 		// Semantic checks run even after structural errors, so that one
 		// pass reports everything; they skip values that failed to decode.
-		v := &validator{s: s, file: file, pos: pos, bad: map[string]bool{}}
+		v := &validator{s: s, file: file, pos: pos, bad: map[string]bool{}, lim: lim}
 		for _, e := range errs {
-			if !strings.HasPrefix(e.Msg, "missing required key") {
+			if !strings.HasPrefix(e.Msg, "missing required key") && !fileLevel(e) {
 				v.bad[e.Path] = true
 			}
 		}
@@ -81,16 +91,10 @@ func Parse(file string, data []byte) (*Study, error) {
 		}
 	}
 	if len(errs) > 0 {
-		sort.SliceStable(errs, func(i, j int) bool {
-			if errs[i].Line != errs[j].Line {
-				return errs[i].Line < errs[j].Line
-			}
-			return errs[i].Col < errs[j].Col
-		})
-		return nil, errs
+		return nil, capErrors(errs)
 	}
 	sum := sha256.Sum256(data)
-	s.File, s.SHA256 = file, hex.EncodeToString(sum[:])
+	s.File, s.SHA256, s.pos = file, hex.EncodeToString(sum[:]), pos
 	s.setDefaults()
 	return s, nil
 }
@@ -250,6 +254,8 @@ type validator struct {
 	errs ErrorList
 	// caseVars caches each call's case variables (a walk of its request).
 	caseVars map[string][]string
+	// lim is the machine the load bounds are checked against.
+	lim limits
 }
 
 func (v *validator) related(path string) bool {
@@ -267,7 +273,7 @@ func within(path, parent string) bool {
 }
 
 func (v *validator) errorf(path, expected, format string, args ...any) {
-	if v.related(path) {
+	if v.related(path) || len(v.errs) > maxErrors {
 		return
 	}
 	p, ok := v.pos[path]
@@ -357,6 +363,7 @@ func (v *validator) check() {
 	if m := s.Metrics; m != nil && m.Interval < 0 {
 		v.errorf("metrics.interval", "a positive duration", "interval %s", m.Interval)
 	}
+	v.settings()
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -545,9 +552,19 @@ func (v *validator) start(path string, st *Start, strs map[string]string) {
 	}
 	v.argvs(path+".start.init", "init", st.Init, strs)
 	for i, w := range st.Wipe {
-		strs[fmt.Sprintf("%s.start.wipe[%d]", path, i)] = w
+		key := fmt.Sprintf("%s.start.wipe[%d]", path, i)
+		strs[key] = w
 		if strings.TrimSpace(w) == "" || w == "/" {
-			v.errorf(fmt.Sprintf("%s.start.wipe[%d]", path, i), "a data path", "refusing to wipe %q", w)
+			v.errorf(key, "a data path", "refusing to wipe %q", w)
+		} else if !WipeInWorkdir(w) {
+			v.errorf(key, "a path under ${workdir}; name one outside it in wipe_outside", "%q is not under ${workdir}", w)
+		}
+	}
+	for i, w := range st.WipeOutside {
+		key := fmt.Sprintf("%s.start.wipe_outside[%d]", path, i)
+		strs[key] = w
+		if c := filepath.Clean(w); !filepath.IsAbs(w) || c == "/" || strings.Contains(w, "${") {
+			v.errorf(key, "an absolute path without placeholders, not /", "refusing to wipe %q", w)
 		}
 	}
 	for k, e := range st.Env {
@@ -826,4 +843,20 @@ func (v *validator) scenario(path string, sc *Scenario) {
 	if sc.Metric != "" && sc.Metric != "latency" && sc.Metric != "throughput" {
 		v.errorf(path+".metric", "latency or throughput", "unknown metric %q", sc.Metric)
 	}
+}
+
+// WipeInWorkdir reports whether a wipe path stays under ${workdir} once
+// its ".." are resolved: it must start with ${workdir}/ and never climb
+// above it. (Symlinks are checked when the path is deleted.)
+func WipeInWorkdir(w string) bool {
+	const root = "/workdir"
+	if w == "${workdir}" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(w, "${workdir}/")
+	if !ok || strings.Contains(rest, "${") {
+		return false
+	}
+	c := filepath.Clean(root + "/" + rest)
+	return strings.HasPrefix(c, root+"/")
 }

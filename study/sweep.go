@@ -159,6 +159,9 @@ func (s *Study) Quick() {
 		}
 		if sc.Duration > time.Second {
 			sc.Duration = time.Second
+			if b := sc.Load.Batch; b != nil {
+				sc.Duration = max(sc.Duration, b.Period) // one batch at least
+			}
 		}
 		sw := sc.Sweep
 		if sw == nil {

@@ -27,6 +27,8 @@ type Study struct {
 	File string `yaml:"-"`
 	// SHA256 is the hex SHA-256 of the file's bytes.
 	SHA256 string `yaml:"-"`
+	// pos locates every value read from the file by its path (MissingEnv).
+	pos map[string]Pos
 }
 
 // Calls maps call names to calls.
@@ -99,8 +101,10 @@ type Start struct {
 	Init    [][]string        `yaml:"init" doc:"Commands run to completion, in order, after the wipe and before command (e.g. a node's init); argv, no shell."`
 	Dir     string            `yaml:"dir" doc:"Working directory."`
 	Env     map[string]string `yaml:"env" doc:"Extra environment variables."`
-	Wipe    []string          `yaml:"wipe" doc:"Paths removed before every start, so the target starts from empty."`
-	CPUs    string            `yaml:"cpus" doc:"CPU list to pin the target to, e.g. \"1\" or \"2-3\"."`
+	Wipe    []string          `yaml:"wipe" doc:"Paths under ${workdir} removed before every start, so the target starts from empty; a path that leads out of ${workdir} (by .. or a symlink) is refused."`
+	// WipeOutside opts in, path by path, to deleting outside the workdir.
+	WipeOutside []string `yaml:"wipe_outside" doc:"Absolute paths outside ${workdir} removed before every start, each named here on purpose (tandem deletes nothing else outside its output directory)."`
+	CPUs        string   `yaml:"cpus" doc:"CPU list to pin the target to, e.g. \"1\" or \"2-3\"."`
 }
 
 // Ready is a target's readiness: the first answer, then a condition.

@@ -68,8 +68,9 @@ func (s *sampler) sample(root int) {
 
 // procStat is what tandem reads of /proc/PID/stat.
 type procStat struct {
-	ppid  int
-	ticks int64 // utime + stime + cutime + cstime
+	ppid, pgrp int
+	own        int64 // utime + stime
+	children   int64 // cutime + cstime: of the children it waited for
 }
 
 func readStat(pid int) (procStat, bool) {
@@ -87,13 +88,12 @@ func readStat(pid int) (procStat, bool) {
 	if len(f) < 15 {
 		return procStat{}, false
 	}
-	ppid, _ := strconv.Atoi(f[1])
-	var ticks int64
-	for _, k := range []int{11, 12, 13, 14} { // utime stime cutime cstime
+	num := func(k int) int64 {
 		v, _ := strconv.ParseInt(f[k], 10, 64)
-		ticks += v
+		return v
 	}
-	return procStat{ppid: ppid, ticks: ticks}, true
+	// fields from state: state ppid pgrp … utime(11) stime cutime cstime
+	return procStat{ppid: int(num(1)), pgrp: int(num(2)), own: num(11) + num(12), children: num(13) + num(14)}, true
 }
 
 // peakRSS reads VmHWM, the process's peak resident set, in bytes.
@@ -111,7 +111,9 @@ func peakRSS(pid int) int64 {
 	return 0
 }
 
-// treeUsage sums CPU time and peak RSS over root and its descendants.
+// treeUsage sums CPU time and peak RSS over the descendants of root, the
+// target's supervisor, with the CPU time of those it has reaped; the
+// supervisor's own are not the target's.
 func treeUsage(root int) (time.Duration, int64, bool) {
 	rootStat, ok := readStat(root)
 	if !ok {
@@ -128,13 +130,13 @@ func treeUsage(root int) (time.Duration, int64, bool) {
 			children[st.ppid] = append(children[st.ppid], pid)
 		}
 	}
-	ticks, rss := rootStat.ticks, peakRSS(root)
+	ticks, rss := rootStat.children, int64(0)
 	queue := children[root]
 	for len(queue) > 0 {
 		pid := queue[0]
 		queue = queue[1:]
 		if st, ok := readStat(pid); ok {
-			ticks += st.ticks
+			ticks += st.own + st.children
 			rss += peakRSS(pid)
 		}
 		queue = append(queue, children[pid]...)

@@ -10,12 +10,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,14 +33,20 @@ type Spec struct {
 	Command []string
 	Dir     string
 	// Env is added to tandem's own environment.
-	Env  []string
-	Wipe []string
+	Env []string
+	// Wipe paths are removed before the start; each must stay under
+	// WipeRoot, symlinks resolved, unless it is also in WipeOutside.
+	Wipe        []string
+	WipeRoot    string
+	WipeOutside []string
 	// Init commands run to completion, in order, after the wipe.
 	Init [][]string
 	CPUs []int
 	// ReadyLine, if set, is watched for in the output: LineSeen is closed
 	// at the first line that matches.
 	ReadyLine *regexp.Regexp
+	// Redact, if set, hides secrets in what errors say of the commands.
+	Redact func(string) string
 }
 
 // Process is a running target.
@@ -66,38 +75,45 @@ func (e *ExitError) Error() string {
 	return msg
 }
 
-// Start wipes spec's paths and starts the command. The process is in its
-// own process group so Stop reaches its children too.
-func Start(spec Spec) (*Process, error) {
+// Start wipes spec's paths, runs its init commands and starts the command
+// under a supervisor, in a process group of its own: Stop reaches its
+// children too, and nothing of it outlives tandem (see supervise.go).
+// Cancelling ctx stops a running init command; the target, once started,
+// lives until Stop.
+func Start(ctx context.Context, spec Spec) (*Process, error) {
 	if len(spec.Command) == 0 {
 		return nil, fmt.Errorf("target %s: empty command", spec.Name)
 	}
 	for _, w := range spec.Wipe {
-		if w == "" || filepath.Clean(w) == "/" {
-			return nil, fmt.Errorf("target %s: refusing to wipe %q", spec.Name, w)
-		}
-		if err := os.RemoveAll(w); err != nil {
-			return nil, fmt.Errorf("target %s: wipe %s: %w", spec.Name, w, err)
+		if err := wipe(w, spec.WipeRoot, slices.Contains(spec.WipeOutside, w)); err != nil {
+			return nil, fmt.Errorf("target %s: %w", spec.Name, err)
 		}
 	}
 	for _, ic := range spec.Init {
 		init := spec
 		init.Name = "target " + spec.Name + ": init"
-		if err := RunOnce(context.Background(), init, ic); err != nil {
+		if err := RunOnce(ctx, init, ic); err != nil {
 			return nil, err
 		}
 	}
-	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
-	cmd.Dir = spec.Dir
-	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd, startedR, err := supervised(context.Background(), spec.Command, spec.Dir, spec.Env)
+	if err != nil {
+		return nil, fmt.Errorf("start target %s: %w", spec.Name, err)
+	}
+	defer startedR.Close()
 	lt := newTail(40)
 	lt.watch, lt.seen = spec.ReadyLine, make(chan struct{})
 	cmd.Stdout, cmd.Stderr = lt, lt
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	done := make(chan struct{})
-	if err := startPinned(cmd, spec.CPUs, done); err != nil {
+	err = startPinned(cmd, spec.CPUs, done)
+	cmd.ExtraFiles[0].Close()
+	if err != nil {
 		return nil, fmt.Errorf("start target %s: %w", spec.Name, err)
 	}
+	// the target's start, not the supervisor's: one byte when it has
+	// started, or EOF if it could not be
+	startedR.SetReadDeadline(time.Now().Add(30 * time.Second))
+	startedR.Read(make([]byte, 1))
 	p := &Process{Name: spec.Name, Started: time.Now(), cmd: cmd, log: lt, done: done}
 	p.sampler = startSampler(cmd.Process.Pid, p.done)
 	go func() {
@@ -107,22 +123,68 @@ func Start(spec Spec) (*Process, error) {
 	return p, nil
 }
 
+// wipe removes path, refusing / and, unless outside is set, a path whose
+// directory leads out of root once its symlinks are resolved (the path
+// itself, if a symlink, is removed as a link: RemoveAll never follows one).
+func wipe(path, root string, outside bool) error {
+	if path == "" || filepath.Clean(path) == "/" {
+		return fmt.Errorf("refusing to wipe %q", path)
+	}
+	if !outside {
+		if root == "" {
+			return fmt.Errorf("refusing to wipe %s: no directory to keep it in", path)
+		}
+		realRoot, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			return fmt.Errorf("wipe %s: %w", path, err)
+		}
+		dir, err := filepath.EvalSymlinks(filepath.Dir(filepath.Clean(path)))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // nothing there to remove
+		}
+		if err != nil {
+			return fmt.Errorf("wipe %s: %w", path, err)
+		}
+		if rel, err := filepath.Rel(realRoot, dir); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			return fmt.Errorf("refusing to wipe %s: it leads out of %s (to %s)", path, root, dir)
+		}
+	}
+	if err := os.RemoveAll(path); err != nil {
+		return fmt.Errorf("wipe %s: %w", path, err)
+	}
+	return nil
+}
+
 // initTimeout bounds one init command.
 const initTimeout = 5 * time.Minute
 
 // RunOnce runs argv to completion in spec's dir and environment, within
-// ctx and at most 5 minutes; a failure carries the last lines of its
-// output.
+// ctx and at most 5 minutes, supervised like a target: when ctx ends, it and
+// everything it started are killed. A failure carries the last lines of its
+// output; a cancellation is ctx's error.
 func RunOnce(ctx context.Context, spec Spec, argv []string) error {
 	ctx, cancel := context.WithTimeout(ctx, initTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = spec.Dir
-	cmd.Env = append(os.Environ(), spec.Env...)
+	if len(argv) == 0 {
+		return fmt.Errorf("%s: empty command", spec.Name)
+	}
+	cmd, startedR, err := supervised(ctx, argv, spec.Dir, spec.Env)
+	if err != nil {
+		return fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	defer startedR.Close()
+	defer cmd.ExtraFiles[0].Close()
 	lt := newTail(20)
 	cmd.Stdout, cmd.Stderr = lt, lt
 	if err := cmd.Run(); err != nil {
-		msg := fmt.Sprintf("%s: %s: %v", spec.Name, strings.Join(argv, " "), err)
+		shown := strings.Join(argv, " ")
+		if spec.Redact != nil {
+			shown = spec.Redact(shown)
+		}
+		if cerr := ctx.Err(); cerr != nil && errors.Is(cerr, context.Canceled) {
+			return fmt.Errorf("%s: %s: %w", spec.Name, shown, cerr)
+		}
+		msg := fmt.Sprintf("%s: %s: %v", spec.Name, shown, err)
 		if lines := lt.lines(); len(lines) > 0 {
 			msg += "; last output:\n    " + strings.Join(lines, "\n    ")
 		}
@@ -243,14 +305,46 @@ func DiskUsage(dir string) (int64, error) {
 	return total, err
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that is free now, chosen below
+// the kernel's ephemeral range: a port the kernel hands out for outgoing
+// connections (tandem's own among them) could be taken between now and
+// the target's bind, and a target restarted on it could meet "address
+// already in use". Only when no such port is free is one of the ephemeral
+// range returned.
 func FreePort() (int, error) {
+	lo := ephemeralLow()
+	for range 200 {
+		if lo <= minPort {
+			break
+		}
+		p := minPort + rand.IntN(lo-minPort)
+		if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err == nil {
+			ln.Close()
+			return p, nil
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("find a free port: %w", err)
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// minPort is the lowest port FreePort chooses: above the well-known and
+// most registered services' ports.
+const minPort = 10000
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux's
+// default 32768 where it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if f := strings.Fields(string(b)); err == nil && len(f) == 2 {
+		if lo, err := strconv.Atoi(f[0]); err == nil {
+			return lo
+		}
+	}
+	return 32768
 }
 
 // Wait blocks until ctx ends or the process exits; an exit is an

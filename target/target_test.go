@@ -1,6 +1,7 @@
 package target
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -16,7 +17,7 @@ func TestStartStopAndTail(t *testing.T) {
 	stale := filepath.Join(dir, "data")
 	os.MkdirAll(stale, 0o755)
 	os.WriteFile(filepath.Join(stale, "old"), []byte("x"), 0o644)
-	p, err := Start(Spec{Name: "sh", Command: []string{"sh", "-c", `echo one; echo two >&2; printf partial; exec sleep 30`}, Wipe: []string{stale}, Env: []string{"X=1"}})
+	p, err := Start(context.Background(), Spec{Name: "sh", Command: []string{"sh", "-c", `echo one; echo two >&2; printf partial; exec sleep 30`}, Wipe: []string{stale}, WipeRoot: dir, Env: []string{"X=1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestStartStopAndTail(t *testing.T) {
 }
 
 func TestStopKillsStubbornProcess(t *testing.T) {
-	p, err := Start(Spec{Name: "stubborn", Command: []string{"sh", "-c", `trap "" TERM; echo ready; while :; do sleep 1; done`}})
+	p, err := Start(context.Background(), Spec{Name: "stubborn", Command: []string{"sh", "-c", `trap "" TERM; echo ready; while :; do sleep 1; done`}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestStopKillsStubbornProcess(t *testing.T) {
 }
 
 func TestExitError(t *testing.T) {
-	p, err := Start(Spec{Name: "failing", Command: []string{"sh", "-c", "echo cannot open database >&2; exit 3"}})
+	p, err := Start(context.Background(), Spec{Name: "failing", Command: []string{"sh", "-c", "echo cannot open database >&2; exit 3"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,10 +69,10 @@ func TestExitError(t *testing.T) {
 	if !strings.Contains(e.Error(), "target failing exited: exit status 3") || !strings.Contains(e.Error(), "cannot open database") {
 		t.Errorf("ExitErr = %q", e)
 	}
-	if _, err := Start(Spec{Name: "x", Command: []string{"/nonexistent/bin"}}); err == nil {
+	if _, err := Start(context.Background(), Spec{Name: "x", Command: []string{"/nonexistent/bin"}}); err == nil {
 		t.Error("Start of a missing binary = nil error")
 	}
-	if _, err := Start(Spec{Name: "x", Command: []string{"true"}, Wipe: []string{"/"}}); err == nil {
+	if _, err := Start(context.Background(), Spec{Name: "x", Command: []string{"true"}, Wipe: []string{"/"}}); err == nil {
 		t.Error("Start with wipe / = nil error")
 	}
 }
@@ -79,7 +80,7 @@ func TestExitError(t *testing.T) {
 func TestUsageAndPinning(t *testing.T) {
 	cpus := []int{runtime.NumCPU() - 1}
 	// Busy for a while, in a child of the shell, so the tree matters.
-	p, err := Start(Spec{Name: "busy", CPUs: cpus, Command: []string{"sh", "-c", `sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo done'; sleep 30`}})
+	p, err := Start(context.Background(), Spec{Name: "busy", CPUs: cpus, Command: []string{"sh", "-c", `sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo done'; sleep 30`}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,5 +129,62 @@ func TestDiskUsageAndPorts(t *testing.T) {
 	b, err2 := FreePort()
 	if err1 != nil || err2 != nil || a <= 0 || b <= 0 {
 		t.Errorf("FreePort = %d %v, %d %v", a, err1, b, err2)
+	}
+}
+
+// A wipe never leaves its root through a symlink, and removes a symlink
+// itself as a link; a path opted in as outside is removed.
+func TestWipeStaysInItsRoot(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	victim := filepath.Join(outside, "victim")
+	os.WriteFile(victim, []byte("keep"), 0o644)
+	os.Symlink(outside, filepath.Join(root, "link"))
+	os.MkdirAll(filepath.Join(root, "data", "sub"), 0o755)
+	cases := []struct {
+		path    string
+		outside bool
+		err     string
+	}{
+		{filepath.Join(root, "link", "victim"), false, "leads out of"},
+		{filepath.Join(root, "..", filepath.Base(outside), "victim"), false, "leads out of"},
+		{filepath.Join(root, "data"), false, ""},
+		{filepath.Join(root, "link"), false, ""},
+		{filepath.Join(root, "missing", "x"), false, ""},
+	}
+	for _, c := range cases {
+		err := wipe(c.path, root, c.outside)
+		if (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("wipe(%s) = %v; want %q", c.path, err, c.err)
+		}
+	}
+	if b, err := os.ReadFile(victim); err != nil || string(b) != "keep" {
+		t.Errorf("the file outside the root: %q, %v; want it kept", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "link")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the symlink itself is still there: %v", err)
+	}
+	if err := wipe(victim, root, true); err != nil {
+		t.Errorf("wipe of an opted-in outside path: %v", err)
+	}
+	if _, err := os.Stat(victim); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the opted-in outside path is still there: %v", err)
+	}
+}
+
+// Ports for targets come from below the kernel's ephemeral range, where no
+// outgoing connection takes them between the choice and the bind.
+func TestFreePortOutsideEphemeralRange(t *testing.T) {
+	lo := ephemeralLow()
+	if lo <= minPort {
+		t.Skipf("the ephemeral range starts at %d: no room below it", lo)
+	}
+	for range 20 {
+		p, err := FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p < minPort || p >= lo {
+			t.Errorf("FreePort() = %d; want one in [%d, %d)", p, minPort, lo)
+		}
 	}
 }

@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "tandem: %v\n", err)
+	fmt.Fprintf(stderr, "tandem: %s\n", report.Printable(err.Error()))
 	var ee *exitError
 	var sl study.ErrorList
 	var te *runner.TargetError
@@ -61,6 +61,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &te):
 		return exitTarget
 	case errors.Is(err, context.Canceled):
+		var in interruption
+		if errors.As(context.Cause(ctx), &in) {
+			return in.code() // 130 after SIGINT, 143 after SIGTERM
+		}
 		return exitInterrupted
 	}
 	if strings.HasPrefix(err.Error(), "unknown command") || strings.Contains(err.Error(), "flag") || strings.Contains(err.Error(), "arg(s)") {
@@ -207,8 +211,14 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 		Example: "  tandem run study.yaml --out out/\n  tandem run study.yaml --only getblock-latency --rounds 5\n  tandem run study.yaml --only compat --strict",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if rounds < 0 {
+				return badInput(fmt.Errorf("--rounds %d: want a positive count (or 0 for the study's)", rounds))
+			}
 			s, err := study.Read(args[0])
 			if err != nil {
+				return badInput(err)
+			}
+			if err := s.MissingEnv(os.LookupEnv); err != nil {
 				return badInput(err)
 			}
 			if quick {
@@ -222,7 +232,7 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().BoolVar(&strict, "strict", false, "exit 1 when a compat case in equal mode disagrees")
 	c.Flags().BoolVar(&quick, "quick", false, "short runs: one start per target, short rounds, each sweep's quick grid")
 	c.Flags().BoolVar(&keepData, "keep-data", false, "keep the targets' data_dir after the run (default: removed)")
-	c.Flags().IntVar(&rounds, "rounds", 0, "override every scenario's rounds")
+	c.Flags().IntVar(&rounds, "rounds", 0, "override every scenario's rounds (0: the study's)")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "show progress on stderr even when it is not a terminal")
 	return c
 }
@@ -245,6 +255,9 @@ func validateCmd(stdout io.Writer) *cobra.Command {
 			}
 			s, err := study.Read(args[0])
 			if err != nil {
+				return badInput(err)
+			}
+			if err := s.MissingEnv(os.LookupEnv); err != nil {
 				return badInput(err)
 			}
 			msg := fmt.Sprintf("%s: ok: %d targets, %d calls, %d scenarios", args[0], len(s.Targets), len(s.Calls), len(s.Scenarios))

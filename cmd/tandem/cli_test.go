@@ -57,6 +57,16 @@ func TestExitCodes(t *testing.T) {
 	plain := strings.TrimPrefix(srv.URL, "http://")
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("version: 1\nname: x\ncolour: red\n"), 0o644)
+	envStudy := filepath.Join(dir, "env.yaml")
+	os.WriteFile(envStudy, []byte(`version: 1
+name: env
+targets:
+  - name: a
+    start: {command: [server, "--key=${env.TANDEM_TEST_UNSET_VARIABLE}"]}
+    endpoints: {http: "http://127.0.0.1:1/"}
+calls:
+  ping: {http: {path: /}}
+`), 0o644)
 	garbage := filepath.Join(dir, "garbage.json")
 	os.WriteFile(garbage, []byte(`{"schema": "tandem.results/v7"}`), 0o644)
 	cases := []struct {
@@ -70,6 +80,9 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"validate", bad}, exitBadInput, bad + `:3:1: colour: unknown key "colour"`},
 		{[]string{"validate", filepath.Join(dir, "missing.yaml")}, exitBadInput, "no such file"},
 		{[]string{"run", bad}, exitBadInput, "missing required key"},
+		{[]string{"run", "--rounds", "-1", bad}, exitBadInput, "--rounds -1: want a positive count"},
+		{[]string{"validate", envStudy}, exitBadInput, "TANDEM_TEST_UNSET_VARIABLE"},
+		{[]string{"run", envStudy, "--out", filepath.Join(dir, "never")}, exitBadInput, "TANDEM_TEST_UNSET_VARIABLE"},
 		{[]string{"report", garbage}, exitBadInput, "unsupported results schema version"},
 		{[]string{"report", garbage, "--format", "pdf"}, exitBadInput, "unsupported results schema version"},
 		{[]string{"compare", garbage, garbage}, exitBadInput, "unsupported"},
@@ -89,6 +102,9 @@ func TestExitCodes(t *testing.T) {
 		if code != c.code || !strings.Contains(stderr, c.wantStderr) {
 			t.Errorf("tandem %s: exit %d, stderr %q; want exit %d and %q", strings.Join(c.args, " "), code, stderr, c.code, c.wantStderr)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "never")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a run refused up front created its output directory: %v", err)
 	}
 }
 
@@ -138,8 +154,10 @@ func TestLoadAgainstSample(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, stderr := tandem(t, append(append([]string{"load"}, c.args...), "--format", "json")...)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
+			// a run of which no request succeeded prints its results and
+			// exits 1
+			if want := map[bool]int{true: exitOK, false: exitCheckFailed}[c.ok > 0]; code != want {
+				t.Fatalf("exit %d: %s; want %d", code, stderr, want)
 			}
 			var got map[string]any
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
@@ -338,8 +356,8 @@ func TestLoadAgainstBrokenServers(t *testing.T) {
 		for _, s := range c.status {
 			n += got.Errors[s]
 		}
-		if code != 0 || got.Requests != 20 || got.OK != 0 || n != 20 {
-			t.Errorf("%s server: exit %d, %+v (%s); want 20 requests counted as %v", c.name, code, got, stderr, c.status)
+		if code != exitCheckFailed || got.Requests != 20 || got.OK != 0 || n != 20 || !strings.Contains(stderr, "no request succeeded") {
+			t.Errorf("%s server: exit %d, %+v (%s); want 20 requests counted as %v, and exit 1: none succeeded", c.name, code, got, stderr, c.status)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -63,14 +65,29 @@ Load shapes:
   --rate 100-1000            a linear ramp over --duration
   --rate 100,500,1000        steps, each --step long (default: --duration split evenly)
   --batch R --connections C  batched: R requests at the start of every --period on each
-                             connection (CometBFT's load-runner shape)`,
+                             connection (CometBFT's load-runner shape)
+
+Before the run it resolves the target's host and opens one connection to it
+(for up to 2 s), then sends one request. Exit codes: 0 the run completed; 1 no
+request succeeded because the target answered none (each failed refused,
+transport or timeout; the results are printed all the same); 2 bad input, or
+the target cannot be reached; 130 after SIGINT and 143 after SIGTERM, which
+stop the run and print what it measured so far, marked interrupted.`,
 		Example: "  tandem load grpc://127.0.0.1:9090/tandem.sample.v1.Ledger/GetBlock --data '{\"height\":5}' --concurrency 8 --duration 10s\n" +
 			"  tandem load http://127.0.0.1:8080/ping --rate 5000 --connections 16 --duration 30s\n" +
 			"  tandem load http://127.0.0.1:8080/ --jsonrpc getbalance --params '[\"tz1000042\"]' --rate 100-2000 --duration 20s --format json\n" +
 			"  tandem load amqp://guest:guest@127.0.0.1:5672/ --queue-type quorum --prefetch 512 --size 1024 --requests 100000",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if strings.HasPrefix(args[0], "amqp://") || strings.HasPrefix(args[0], "amqps://") {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			defer func() { err = interruptedExit(cmd.Context(), err) }()
+			u, err := targetURL(args[0])
+			if err != nil {
+				return badInput(err)
+			}
+			if format != "text" && format != "json" && format != "md" {
+				return badInput(fmt.Errorf("--format %q: want text, json or md", format))
+			}
+			if u.Scheme == "amqp" || u.Scheme == "amqps" {
 				if requests <= 0 && duration <= 0 {
 					duration = 10 * time.Second
 				}
@@ -89,7 +106,7 @@ Load shapes:
 				if r > 0 {
 					s.OfferedRate = r
 				}
-				return printSample(stdout, format, s, nil)
+				return finish(cmd.Context(), stdout, format, s, nil)
 			}
 			if unit != "" && unit != "request" && unit != "message" {
 				return badInput(fmt.Errorf("--unit %q: want request or message", unit))
@@ -126,7 +143,7 @@ Load shapes:
 				}
 			}
 			ctx := cmd.Context()
-			if err := preflight(ctx, args[0], d, timeout); err != nil {
+			if err := preflight(ctx, u, d, timeout); err != nil {
 				return badInput(err)
 			}
 			if unit == "" {
@@ -161,6 +178,9 @@ Load shapes:
 				if _, err := (load.Closed{Concurrency: max(concurrency, connections), Duration: warmup, Timeout: timeout}).Run(ctx, d); err != nil {
 					return badInput(err)
 				}
+				if ctx.Err() != nil {
+					return errors.New("nothing was measured: the warmup was not over")
+				}
 			}
 			var stopProgress func()
 			if live != nil {
@@ -190,7 +210,7 @@ Load shapes:
 			if rate == "" && batch == 0 {
 				conns = concurrency
 			}
-			return printSample(stdout, format, s, diagnose(s, cpu, conns))
+			return finish(ctx, stdout, format, s, diagnose(s, cpu, conns))
 		},
 	}
 	f := c.Flags()
@@ -227,11 +247,105 @@ Load shapes:
 	return c
 }
 
-// preflight sends one request before the run, so an unreachable target or
-// a TLS mismatch is one clear error, not a run of failures. Everything else
-// (statuses the target chose, garbage, resets, timeouts) is what the run is
-// there to measure, and passes.
-func preflight(ctx context.Context, target string, d load.Dialer, timeout time.Duration) error {
+// targetURL parses a load target and checks its port, if it names one.
+// Its errors do not repeat the target, which may hold a password.
+func targetURL(target string) (*url.URL, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("target: %w", err)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("target %s: port %s: want 1 to 65535", u.Redacted(), p)
+		}
+	}
+	return u, nil
+}
+
+// reachTimeout bounds the reachability check's connection.
+const reachTimeout = 2 * time.Second
+
+// endpoint is the host:port the target u connects to.
+func endpoint(u *url.URL) (string, error) {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "ws": "80", "https": "443", "wss": "443"}[u.Scheme]
+		if port == "" {
+			return "", fmt.Errorf("target %s: no port: want %s://HOST:PORT/…", u.Redacted(), u.Scheme)
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port), nil
+}
+
+// unreachable is a target whose host did not resolve or that refused or
+// did not take a connection.
+type unreachable struct {
+	target string // the URL, if the message is to name it
+	addr   string // host:port
+	err    error
+}
+
+func (e *unreachable) Error() string {
+	if e.target != "" {
+		return "cannot reach " + e.target + ": " + e.addr + ": " + e.reason()
+	}
+	return "cannot reach " + e.addr + ": " + e.reason()
+}
+
+func (e *unreachable) Unwrap() error { return e.err }
+
+// reason says why, in a few words: "connection refused".
+func (e *unreachable) reason() string {
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.As(e.err, &dns):
+		return "cannot resolve " + dns.Name + ": " + dns.Err
+	case errors.Is(e.err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case load.TransportStatus(e.err) == "timeout":
+		return "no connection within " + reachTimeout.String()
+	case errors.As(e.err, &op) && op.Err != nil:
+		return op.Err.Error() // "connect: network is unreachable"
+	}
+	return e.err.Error()
+}
+
+// reach resolves addr's host and opens one TCP connection to it.
+func reach(ctx context.Context, addr string) error {
+	c, err := (&net.Dialer{Timeout: reachTimeout}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return &unreachable{addr: addr, err: err}
+	}
+	c.Close()
+	return nil
+}
+
+// preflight checks the target u before the run, so an unreachable target
+// or a TLS mismatch is one clear error, not a run of failures: it resolves
+// the host and opens one TCP connection (for at most reachTimeout), then
+// sends one request. Everything else (statuses the target chose, garbage,
+// resets, timeouts) is what the run is there to measure, and passes.
+func preflight(ctx context.Context, u *url.URL, d load.Dialer, timeout time.Duration) error {
+	target := u.Redacted()
+	addr, err := endpoint(u)
+	if err != nil {
+		return err
+	}
+	if err := reach(ctx, addr); err != nil {
+		if u.Scheme == "http" || u.Scheme == "https" { // these connect on the first request
+			return fmt.Errorf("cannot use %s: the first request failed: %s (%w)", target, load.TransportStatus(err), err)
+		}
+		var ur *unreachable
+		if errors.As(err, &ur) {
+			ur.target = target
+		}
+		return err
+	}
 	cn, err := d.Dial(ctx)
 	if err != nil {
 		return fmt.Errorf("cannot reach %s: %w", target, err)
@@ -243,6 +357,61 @@ func preflight(ctx context.Context, target string, d load.Dialer, timeout time.D
 		return fmt.Errorf("cannot use %s: the first request failed: %s", target, res.Status)
 	}
 	return nil
+}
+
+// finish prints the sample of a run that ctx ran and says how the run
+// ended: stopped early (marked interrupted; interruptedExit gives the exit
+// code), complete, or complete without a success where the target
+// answered no request (exit 1: a load test of nothing).
+func finish(ctx context.Context, w io.Writer, format string, s results.Sample, warnings []string) error {
+	var stopped string
+	if ctx.Err() != nil {
+		stopped = stoppedBy(ctx)
+	}
+	if err := printSample(w, format, s, warnings, stopped); err != nil || stopped != "" {
+		return err
+	}
+	return noneSucceeded(s)
+}
+
+// noneSucceeded is an exit-1 error for a run that sent requests of which
+// none succeeded, whatever the failures were (refused, timeouts, error
+// statuses, garbage): its results are printed, but no figure in them
+// describes a working service. nil otherwise.
+func noneSucceeded(s results.Sample) error {
+	if s.OK > 0 || s.Requests == 0 {
+		return nil
+	}
+	return &exitError{exitCheckFailed, fmt.Errorf("no request succeeded (%s)", errorList(s))}
+}
+
+// stoppedBy says what cancelled ctx: "SIGINT", or "cancellation" without a
+// signal.
+func stoppedBy(ctx context.Context) string {
+	var in interruption
+	if errors.As(context.Cause(ctx), &in) {
+		return signalName(in.sig)
+	}
+	return "cancellation"
+}
+
+// interruptedExit gives err the exit status of the signal that stopped
+// ctx (130 after SIGINT, 143 after SIGTERM; 130 for a cancellation without
+// one), and a run cut short without an error an error that says so. Without
+// an interruption it returns err as it is.
+func interruptedExit(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	code := exitInterrupted
+	var in interruption
+	if errors.As(context.Cause(ctx), &in) {
+		code = in.code()
+	}
+	if err == nil {
+		return &exitError{code, fmt.Errorf("stopped by %s: the results are what was measured before", stoppedBy(ctx))}
+	}
+	return &exitError{code, fmt.Errorf("stopped by %s: %w", stoppedBy(ctx), err)}
 }
 
 // bind fixes an executor's dialer.
@@ -370,15 +539,31 @@ func diagnose(s results.Sample, cpu time.Duration, connections int) []string {
 	return append(warnings, msg+": "+strings.Join(why, "; "))
 }
 
-func printSample(w io.Writer, format string, s results.Sample, warnings []string) error {
+// printSample writes s in format. stopped, if not empty, says what stopped
+// the run early ("SIGINT"): the report is marked interrupted.
+func printSample(w io.Writer, format string, s results.Sample, warnings []string, stopped string) error {
+	note := ""
+	if stopped != "" {
+		note = fmt.Sprintf("stopped by %s after %v; what follows is what was measured before", stopped, time.Duration(s.DurationNs).Round(time.Millisecond))
+	}
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(loadJSON(s, warnings))
+		return enc.Encode(loadJSON(s, warnings, stopped != ""))
 	case "text":
+		if note != "" {
+			if _, err := fmt.Fprintf(w, "INTERRUPTED: %s.\n", note); err != nil {
+				return err
+			}
+		}
 		return loadText(w, s, warnings)
 	case "md":
+		if note != "" {
+			if _, err := fmt.Fprintf(w, "> **INTERRUPTED**: %s.\n\n", note); err != nil {
+				return err
+			}
+		}
 		return loadMarkdown(w, s, warnings)
 	}
 	return badInput(fmt.Errorf("--format %q: want text, json or md", format))
@@ -470,8 +655,10 @@ func loadMarkdown(w io.Writer, s results.Sample, warnings []string) error {
 }
 
 // loadJSON is the --format json object (docs/results-schema.md): the sample's fields
-// plus warnings. offered_rate is null for a closed loop, which offers none.
-func loadJSON(s results.Sample, warnings []string) map[string]any {
+// plus warnings, and interrupted: true when a signal stopped the run before
+// its end (the figures are what was measured before). offered_rate is null
+// for a closed loop, which offers none.
+func loadJSON(s results.Sample, warnings []string, interrupted bool) map[string]any {
 	var offered any
 	if s.OfferedRate > 0 {
 		offered = s.OfferedRate
@@ -482,6 +669,7 @@ func loadJSON(s results.Sample, warnings []string) map[string]any {
 		"throughput": s.Throughput, "unit": s.Unit, "units_per_s": s.UnitsPerS,
 		"latency_ns": s.LatencyNs, "service_time_ns": s.ServiceTimeNs, "schedule_lag_ns": s.ScheduleLagNs,
 		"dropped": s.Dropped, "hdr": s.HDR, "series": s.Series, "warnings": warnings,
+		"interrupted": interrupted,
 	}
 	if out["warnings"] == nil {
 		out["warnings"] = []string{}

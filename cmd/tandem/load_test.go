@@ -2,10 +2,28 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/buger/jsonparser"
+	"github.com/coder/websocket"
 	"github.com/tandem-bench/tandem/internal/golden"
 	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/sample"
 )
 
 // A fixed open-loop sample that missed its rate: the reports and the
@@ -35,5 +53,302 @@ func TestLoadReportsGolden(t *testing.T) {
 	}
 	if len(warnings) != 1 {
 		t.Fatalf("warnings %q; want one about the missed rate", warnings)
+	}
+}
+
+// closedPort is a port on 127.0.0.1 that refuses connections: one this
+// test listened on and closed.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// A target that cannot be reached is bad input (exit 2) found before the
+// run, with the reason; nothing is printed on stdout. Port 99999 and an
+// unresolvable host used to run as thousands of "transport" failures and
+// exit 0; a refused port gave no reason.
+func TestLoadUnreachable(t *testing.T) {
+	refused := closedPort(t)
+	for _, c := range []struct {
+		target string
+		want   []string
+	}{
+		{"http://" + refused + "/", []string{"cannot reach " + refused + ": connection refused"}},
+		{"grpc://" + refused + "/a.B/C", []string{"cannot reach grpc://" + refused + "/a.B/C", refused + ": connection refused"}},
+		{"ws://" + refused + "/", []string{"cannot reach ws://" + refused + "/", refused + ": connection refused"}},
+		{"http://127.0.0.1:99999/", []string{"port 99999: want 1 to 65535"}},
+		{"grpc://127.0.0.1:99999/a.B/C", []string{"port 99999: want 1 to 65535"}},
+		{"ws://127.0.0.1:99999/", []string{"port 99999: want 1 to 65535"}},
+		{"http://127.0.0.1:0/", []string{"port 0: want 1 to 65535"}},
+		{"amqp://guest:secret@127.0.0.1:99999/", []string{"port 99999: want 1 to 65535"}},
+	} {
+		code, out, stderr := tandem(t, "load", c.target, "--jsonrpc", "m", "--requests", "24", "--timeout", "2s")
+		ok := code == exitBadInput && out == "" && !strings.Contains(stderr, "secret")
+		for _, w := range c.want {
+			ok = ok && strings.Contains(stderr, w)
+		}
+		if !ok {
+			t.Errorf("load %s: exit %d, stderr %q, stdout %q; want exit 2 before the run, saying %q", c.target, code, stderr, out, c.want)
+		}
+	}
+	// A host that cannot resolve: in a child with Go's resolver, which
+	// refuses a name that is not a domain name (a label ends in "-") on the
+	// spot, after /etc/hosts: nothing is asked of a DNS server.
+	cmd := exec.Command(os.Args[0], "load", "http://no-such-host-.invalid/", "--requests", "24", "--timeout", "2s")
+	cmd.Env = append(os.Environ(), "GODEBUG=netdns=go")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := runBounded(t, cmd, 20*time.Second)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitBadInput || out.Len() != 0 ||
+		!strings.Contains(errb.String(), "cannot reach no-such-host-.invalid:80: cannot resolve no-such-host-.invalid") {
+		t.Errorf("unresolvable host: %v, stderr %q, stdout %q; want exit 2 before the run, naming the host", err, errb.String(), out.String())
+	}
+}
+
+// runBounded runs cmd and kills it if it outlives limit.
+func runBounded(t *testing.T, cmd *exec.Cmd, limit time.Duration) error {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(limit):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%v: still running after %v", cmd.Args, limit)
+		return nil
+	}
+}
+
+// A target that answers the checks before the run and then goes away: the
+// run completes, every request is refused, and tandem prints the results
+// and exits 1 instead of 0.
+func TestLoadNoRequestSucceeded(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // answer one request, closing the listener first: then every connection is refused
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			n, _ := c.Read(make([]byte, 4096))
+			if n == 0 { // a connection without a request (the reachability check)
+				c.Close()
+				continue
+			}
+			ln.Close()
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+			c.Close()
+			return
+		}
+	}()
+	code, out, stderr := tandem(t, "load", "http://"+ln.Addr().String()+"/", "--requests", "20", "--timeout", "2s", "--duration", "10s", "--format", "json")
+	var got struct {
+		Requests, OK int64
+		Errors       map[string]int64
+		Interrupted  *bool
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("exit %d, stderr %q: not the results: %v\n%s", code, stderr, err, out)
+	}
+	if code != exitCheckFailed || !strings.Contains(stderr, "no request succeeded (refused×20)") {
+		t.Errorf("exit %d, stderr %q; want exit 1 saying no request succeeded (refused×20)", code, stderr)
+	}
+	if got.Requests != 20 || got.OK != 0 || got.Errors["refused"] != 20 || got.Interrupted == nil || *got.Interrupted {
+		t.Errorf("results %+v; want 20 requests, 20 refused, interrupted false", got)
+	}
+}
+
+// startWS serves JSON-RPC over WebSocket on ln (every call gets the result
+// "pong") until the test ends.
+func startWS(t *testing.T, ln net.Listener) {
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			_, msg, err := c.Read(r.Context())
+			if err != nil {
+				return
+			}
+			id, _ := jsonparser.GetInt(msg, "id")
+			if c.Write(r.Context(), websocket.MessageText, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"result":"pong"}`, id)) != nil {
+				return
+			}
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+}
+
+// tandem load to IPv6 literals, as curl reaches them: HTTP used to fail
+// every request as "protocol".
+func TestLoadIPv6(t *testing.T) {
+	listen := func() net.Listener {
+		ln, err := net.Listen("tcp", "[::1]:0")
+		if err != nil {
+			t.Skipf("no IPv6 loopback: %v", err)
+		}
+		return ln
+	}
+	httpLn := listen()
+	web := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	web.Listener.Close()
+	web.Listener = httpLn
+	web.Start()
+	defer web.Close()
+	wsLn := listen()
+	startWS(t, wsLn)
+	s, err := sample.Start(context.Background(), sample.Options{Build: sample.BuildA, DataDir: t.TempDir(), Blocks: 100, Work: 1, GRPCAddr: "[::1]:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, args := range [][]string{
+		{web.URL + "/"},
+		{web.URL + "/", "--rate", "200", "--connections", "2", "--duration", "200ms"},
+		{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping"},
+		{"ws://" + wsLn.Addr().String() + "/", "--jsonrpc", "ping"},
+	} {
+		if !strings.Contains(args[0], "://[::1]:") {
+			t.Fatalf("target %s is not [::1]", args[0])
+		}
+		if !slices.Contains(args, "--duration") {
+			args = append(args, "--requests", "20")
+		}
+		code, out, stderr := tandem(t, append(append([]string{"load"}, args...), "--timeout", "2s", "--format", "json")...)
+		var got struct {
+			Requests, OK int64
+			Errors       map[string]int64
+		}
+		json.Unmarshal([]byte(out), &got)
+		if code != exitOK || got.OK == 0 || got.OK != got.Requests || len(got.Errors) != 0 {
+			t.Errorf("load %v: exit %d, %+v (%s); want every request ok", args, code, got, stderr)
+		}
+	}
+}
+
+// SIGINT or SIGTERM during tandem load, as a child process against a slow
+// server: the run stops, the results so far are printed marked
+// interrupted, and the exit status is 130 or 143 (it used to be 0, with no
+// mark).
+func TestLoadInterrupted(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		time.Sleep(20 * time.Millisecond)
+		io.WriteString(w, "slow")
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		sig    syscall.Signal
+		format string
+		code   int
+	}{
+		{syscall.SIGINT, "json", 130},
+		{syscall.SIGTERM, "text", 143},
+		{syscall.SIGINT, "md", 130},
+	} {
+		t.Run(signalName(c.sig)+"/"+c.format, func(t *testing.T) {
+			before := served.Load()
+			cmd := exec.Command(os.Args[0], "load", srv.URL+"/", "--concurrency", "2", "--duration", "30s", "--timeout", "2s", "--format", c.format)
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			// Signal once the run is under way (the checks before it done
+			// and the signal handler installed), about 300 ms in.
+			started := time.Now()
+			for served.Load()-before < 5 || time.Since(started) < 300*time.Millisecond {
+				if time.Since(started) > 10*time.Second {
+					cmd.Process.Kill()
+					<-done
+					t.Fatalf("the run did not start within 10 s; stderr:\n%s", errb.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			signalled := time.Now()
+			cmd.Process.Signal(c.sig)
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("still running 10 s after %v; stderr:\n%s", c.sig, errb.String())
+			}
+			if took := time.Since(signalled); took > 3*time.Second {
+				t.Errorf("exited %v after %v; want within 3 s", took, c.sig)
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != c.code {
+				t.Fatalf("exit: %v; want status %d\nstderr: %s", err, c.code, errb.String())
+			}
+			switch c.format {
+			case "json":
+				var got struct {
+					Requests, OK int64
+					Interrupted  *bool
+				}
+				if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+					t.Fatalf("not JSON: %v\n%s", err, out.String())
+				}
+				if got.Interrupted == nil || !*got.Interrupted || got.OK == 0 || got.Requests < got.OK {
+					t.Errorf("results %+v; want interrupted true and the requests measured", got)
+				}
+			case "text":
+				want := "INTERRUPTED: stopped by " + signalName(c.sig) + " after "
+				if !strings.HasPrefix(out.String(), want) || !strings.Contains(out.String(), "requests ") {
+					t.Errorf("report does not start with %q and give the requests:\n%s", want, out.String())
+				}
+			case "md":
+				if !strings.HasPrefix(out.String(), "> **INTERRUPTED**: stopped by SIGINT") || !strings.Contains(out.String(), "| requests |") {
+					t.Errorf("report is not marked interrupted:\n%s", out.String())
+				}
+			}
+			if !strings.Contains(errb.String(), "tandem: stopped by "+signalName(c.sig)) {
+				t.Errorf("stderr %q; want it to say what stopped the run", errb.String())
+			}
+		})
+	}
+}
+
+// A run whose context is cancelled without a signal (an embedding caller)
+// is interrupted too: status 130, results marked.
+func TestLoadCancelledInProcess(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(10 * time.Millisecond)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"load", srv.URL + "/", "--duration", "20s", "--timeout", "2s", "--format", "json"}, &out, &errb)
+	var got struct{ Interrupted bool }
+	json.Unmarshal(out.Bytes(), &got)
+	if code != exitInterrupted || !got.Interrupted || !strings.Contains(errb.String(), "stopped by cancellation") {
+		t.Errorf("exit %d, interrupted %v, stderr %q; want 130, true", code, got.Interrupted, errb.String())
 	}
 }

@@ -2,7 +2,9 @@
 // consumer sees it: messages published into a queue declared for the run
 // and consumed with a prefetch window, each carrying its send time, so
 // latency is end to end. The queue is deleted afterwards, whatever
-// happens.
+// happens; and every queue tandem declares carries an expiry (x-expires,
+// see DefaultExpires), so the broker deletes it by itself should tandem be
+// killed before it can.
 package amqpdrv
 
 import (
@@ -47,6 +49,12 @@ type Options struct {
 	Rate float64
 	// Timeout bounds the wait for the last deliveries; default 10 s.
 	Timeout time.Duration
+	// Expires is the queue's expiry (x-expires): the broker deletes the
+	// queue once it has had no consumer for this long, should tandem be
+	// killed before it deletes it; default DefaultExpires. The run's
+	// consumer is attached right after the declare, so the queue cannot
+	// expire while the run goes on.
+	Expires time.Duration
 }
 
 func (o *Options) defaults() error {
@@ -78,6 +86,9 @@ func (o *Options) defaults() error {
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
+	if o.Expires <= 0 {
+		o.Expires = DefaultExpires
+	}
 	return nil
 }
 
@@ -103,7 +114,7 @@ func Run(ctx context.Context, o Options) (results.Sample, error) {
 		return results.Sample{}, err
 	}
 	queue := uniqueName(o.Queue)
-	args := amqp.Table{"x-queue-type": o.QueueType}
+	args := queueArgs(o.QueueType, o.Expires)
 	if _, err := pub.QueueDeclare(queue, o.QueueType == "quorum", false, false, false, args); err != nil {
 		return results.Sample{}, fmt.Errorf("declare %s queue: %w", o.QueueType, err)
 	}

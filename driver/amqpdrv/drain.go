@@ -15,13 +15,46 @@ import (
 	"github.com/tandem-bench/tandem/results"
 )
 
+// DefaultExpires is the expiry (the x-expires argument) of every queue
+// tandem declares unless its options give another: the broker deletes a
+// queue that has been unused this long, so a tandem that is killed
+// (SIGKILL, a crash) before it deletes its queue leaves the queue and its
+// messages behind for no longer. It works alike for classic and quorum
+// queues (auto-delete and exclusive do not: quorum queues refuse both).
+//
+// RabbitMQ counts a queue as used while it has a consumer and when it is
+// declared or read with basic.get; publishing into it does not count, nor
+// (for a quorum queue, as measured on RabbitMQ 3.10) does a passive
+// declare, so polling cannot keep a queue alive. A run's consumer is
+// attached right after the declare. A drain's queue has none while it is
+// filled and until its consumer takes the first message: Drain bounds the
+// fill at half the expiry and the wait for the first delivery (its stall
+// timeout) at a quarter, so a drain either ends its fill in time or fails
+// saying so, and the queue never expires under it. Ten minutes lets a
+// drain fill millions of messages and leaves a killed run's queue on the
+// broker for ten minutes at most (RabbitMQ deletes it shortly after).
+const DefaultExpires = 10 * time.Minute
+
+// defaultStall is how long a drain's queue may stand still before the
+// drain fails, unless DrainOptions.Stall says otherwise.
+const defaultStall = 10 * time.Second
+
+// queueArgs are the arguments tandem declares a queue with: its type and
+// its expiry in milliseconds.
+func queueArgs(queueType string, expires time.Duration) amqp.Table {
+	return amqp.Table{"x-queue-type": queueType, "x-expires": max(expires.Milliseconds(), 1)}
+}
+
 // Queue is a queue declared for one run, with the connection that
 // declared it; Delete removes both.
 type Queue struct {
 	// Name is the queue's unique name.
 	Name string
-	conn *amqp.Connection
-	ch   *amqp.Channel
+	// Expires is the queue's expiry (x-expires): the broker deletes it
+	// once it has been unused this long.
+	Expires time.Duration
+	conn    *amqp.Connection
+	ch      *amqp.Channel
 }
 
 // dial connects with a bounded dial and names the broker (without its
@@ -59,8 +92,19 @@ func uniqueName(prefix string) string {
 }
 
 // Declare connects to url and declares a fresh queue of the type (classic
-// or quorum) whose name is prefix plus a unique suffix.
+// or quorum) whose name is prefix plus a unique suffix, expiring after
+// DefaultExpires unused.
 func Declare(url, prefix, queueType string) (*Queue, error) {
+	return DeclareExpiring(url, prefix, queueType, DefaultExpires)
+}
+
+// DeclareExpiring is Declare with the queue's expiry (x-expires): the
+// broker deletes the queue once it has been unused (no consumer, no
+// basic.get, no declare) this long; zero or less means DefaultExpires.
+func DeclareExpiring(url, prefix, queueType string, expires time.Duration) (*Queue, error) {
+	if expires <= 0 {
+		expires = DefaultExpires
+	}
 	if queueType == "" {
 		queueType = "classic"
 	}
@@ -71,8 +115,8 @@ func Declare(url, prefix, queueType string) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &Queue{Name: uniqueName(prefix), conn: conn, ch: ch}
-	if _, err := ch.QueueDeclare(q.Name, queueType == "quorum", false, false, false, amqp.Table{"x-queue-type": queueType}); err != nil {
+	q := &Queue{Name: uniqueName(prefix), Expires: expires, conn: conn, ch: ch}
+	if _, err := ch.QueueDeclare(q.Name, queueType == "quorum", false, false, false, queueArgs(queueType, expires)); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("declare %s queue: %w", queueType, err)
 	}
@@ -184,24 +228,51 @@ type DrainOptions struct {
 	// Stall fails the run when the queue does not move for this long;
 	// default 10 s.
 	Stall time.Duration
+	// Expires is the queue's expiry (x-expires, see DefaultExpires);
+	// default DefaultExpires, or four times Stall if that is longer. The
+	// fill must end within half of it and Stall be at most a quarter of
+	// it, so the queue cannot expire before the consumer takes from it.
+	Expires time.Duration
 }
 
 // Drain declares a fresh queue, fills it with o.Messages (every one
 // confirmed by the broker), starts a consumer on it and times the drain
 // from the first delivery to the last ack by watching the queue, so the
 // consumer needs no instrumenting. The queue is deleted afterwards,
-// whatever happens. The sample counts messages; its window is the drain.
+// whatever happens, and expires (see DefaultExpires) should the process be
+// killed first; a fill that takes longer than half the expiry fails the
+// drain. The sample counts messages; its window is the drain.
 func Drain(ctx context.Context, o DrainOptions, start func(ctx context.Context, queue string) (Consumer, error)) (results.Sample, error) {
 	s := results.Sample{Unit: "message", Errors: map[string]int64{}}
 	if o.Messages <= 0 {
 		return s, errors.New("a drain needs a message count")
 	}
-	q, err := Declare(o.URL, o.Queue, o.QueueType)
+	stall := o.Stall
+	if stall <= 0 {
+		stall = defaultStall
+	}
+	expires := o.Expires
+	if expires <= 0 {
+		expires = max(DefaultExpires, 4*stall)
+	}
+	if stall > expires/4 {
+		return s, fmt.Errorf("drain: stall %v is more than a quarter of the queue's expiry %v: the queue could expire before the consumer takes from it", stall, expires)
+	}
+	q, err := DeclareExpiring(o.URL, o.Queue, o.QueueType, expires)
 	if err != nil {
 		return s, err
 	}
 	defer q.Delete()
-	if err := q.Fill(ctx, o.Messages, o.Size); err != nil {
+	// Publishing does not keep the queue alive: the fill must end well
+	// before the queue could expire.
+	fillCtx, cancel := context.WithTimeout(ctx, expires/2)
+	err = q.Fill(fillCtx, o.Messages, o.Size)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil && fillCtx.Err() != nil {
+			return s, fmt.Errorf("drain: filling %d messages took longer than %v, half the queue's expiry (x-expires %v), which a queue without a consumer must not reach; drain fewer messages: %w",
+				o.Messages, expires/2, expires, err)
+		}
 		return s, err
 	}
 	s.Requests = o.Messages
@@ -209,7 +280,7 @@ func Drain(ctx context.Context, o DrainOptions, start func(ctx context.Context, 
 	if err != nil {
 		return s, err
 	}
-	w, werr := q.Watch(ctx, o.Messages, o.Prefetch, o.AutoAck, o.Stall, c)
+	w, werr := q.Watch(ctx, o.Messages, o.Prefetch, o.AutoAck, stall, c)
 	if err := c.Stop(); err != nil && werr == nil {
 		werr = err
 	}
@@ -253,7 +324,7 @@ type Watched struct {
 func (q *Queue) Watch(ctx context.Context, n int64, prefetch int, autoAck bool, stall time.Duration, c Consumer) (Watched, error) {
 	var w Watched
 	if stall <= 0 {
-		stall = 10 * time.Second
+		stall = defaultStall
 	}
 	const fast, slow = time.Millisecond, 20 * time.Millisecond
 	var (

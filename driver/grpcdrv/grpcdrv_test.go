@@ -3,6 +3,7 @@ package grpcdrv
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,32 @@ func startSample(t *testing.T) string {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s.GRPCAddr()
+}
+
+// An IPv6 literal address ([::1]:PORT) is dialed as it is, through
+// reflection and calls alike.
+func TestIPv6(t *testing.T) {
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	ln.Close()
+	s, err := sample.Start(context.Background(), sample.Options{Build: sample.BuildA, DataDir: t.TempDir(), Blocks: blocks, Work: 1,
+		GRPCAddr: "[::1]:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if !strings.HasPrefix(s.GRPCAddr(), "[::1]:") {
+		t.Fatalf("sample listens on %s; want [::1]:PORT", s.GRPCAddr())
+	}
+	cn := dial(t, Options{Addr: s.GRPCAddr(), Method: "tandem.sample.v1.Ledger/GetBlock", Request: []byte(`{"height": 7}`)})
+	if ans, res := cn.Ask(context.Background()); res.Status != "" || len(ans) != 1 {
+		t.Errorf("GetBlock over [::1]: %q, status %q", ans, res.Status)
+	}
+	if res := cn.Do(context.Background(), time.Now().Add(2*time.Second)); res.Status != "" || res.Units != 1 {
+		t.Errorf("Do over [::1] = %+v", res)
+	}
 }
 
 func dial(t *testing.T, o Options) *Conn {

@@ -115,7 +115,10 @@ func (c *Caller) DialConn(context.Context) (*Conn, error) {
 	if c.u.Port() == "" {
 		addr = net.JoinHostPort(c.u.Hostname(), map[string]string{"http": "80", "https": "443"}[c.u.Scheme])
 	}
-	cn.hc = &fasthttp.HostClient{Addr: addr, IsTLS: c.u.Scheme == "https", TLSConfig: tlsConf, MaxConns: 1,
+	// DialDualStack: without it fasthttp keeps only the IPv4 addresses of
+	// the host, so [::1] (or a name with only IPv6 addresses) has none and
+	// every request fails.
+	cn.hc = &fasthttp.HostClient{Addr: addr, IsTLS: c.u.Scheme == "https", TLSConfig: tlsConf, MaxConns: 1, DialDualStack: true,
 		MaxIdemponentCallAttempts: 1, DisableHeaderNamesNormalizing: true, DisablePathNormalizing: true,
 		MaxResponseBodySize: c.opts.MaxBody, NoDefaultUserAgentHeader: true}
 	if c.opts.QuickACK {

@@ -256,3 +256,66 @@ func BenchmarkDo(b *testing.B) {
 		}
 	}
 }
+
+// ipv6Server serves h on [::1] until the test ends; it skips the test on a
+// machine without an IPv6 loopback.
+func ipv6Server(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetHTTP1(true)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// An IPv6 literal ([::1]) is dialed, and named in the Host header, as curl
+// does: every request over HTTP/1.1 used to fail as "protocol" (fasthttp
+// kept only IPv4 addresses), whatever the server said.
+func TestIPv6(t *testing.T) {
+	hosts := make(chan string, 16)
+	srv := ipv6Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case hosts <- r.Host:
+		default: // the run's requests: not checked
+		}
+		io.WriteString(w, "six")
+	}))
+	if !strings.HasPrefix(srv.URL, "http://[::1]:") {
+		t.Fatalf("server URL %s; want http://[::1]:PORT", srv.URL)
+	}
+	for _, c := range []struct {
+		name string
+		o    Options
+	}{
+		{"http/1.1", Options{URL: srv.URL + "/x", Timeout: 2 * time.Second}},
+		{"h2c", Options{URL: srv.URL + "/x", HTTP2: true, Timeout: 2 * time.Second}},
+	} {
+		ans, st := do(t, c.o)
+		if st != "" || len(ans) != 1 || string(ans[0]) != "six" {
+			t.Errorf("%s to %s: answer %q, status %q; want \"six\"", c.name, srv.URL, ans, st)
+			continue
+		}
+		if host := <-hosts; host != strings.TrimPrefix(srv.URL, "http://") {
+			t.Errorf("%s: server saw Host %q; want %q", c.name, host, strings.TrimPrefix(srv.URL, "http://"))
+		}
+	}
+	c, err := New(Options{URL: srv.URL + "/x", Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := load.Closed{Concurrency: 2, Requests: 20, Duration: 10 * time.Second}.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.OK != 20 || len(s.Errors) != 0 {
+		t.Errorf("closed loop over [::1]: %d ok, errors %v; want 20 ok", s.OK, s.Errors)
+	}
+}

@@ -5,6 +5,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -28,7 +29,11 @@ func NewRequest(method string, params []byte) (*Request, error) {
 	if !Valid(params) {
 		return nil, fmt.Errorf("params for %s: not valid JSON", method)
 	}
-	head := fmt.Appendf(nil, `,"method":%s,"params":`, strconv.Quote(method))
+	name, err := json.Marshal(method) // JSON's quoting, not Go's (\x1b is no JSON escape)
+	if err != nil {
+		return nil, fmt.Errorf("method %q: %w", method, err)
+	}
+	head := fmt.Appendf(nil, `,"method":%s,"params":`, name)
 	return &Request{
 		prefix: []byte(`{"jsonrpc":"2.0","id":`),
 		suffix: append(append(head[:len(head):len(head)], params...), '}'),

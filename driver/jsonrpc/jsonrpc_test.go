@@ -1,6 +1,9 @@
 package jsonrpc
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 func TestRequestAndReply(t *testing.T) {
 	r, err := NewRequest("getblock", []byte(`[5, "x"]`))
@@ -62,5 +65,24 @@ func TestAppendWith(t *testing.T) {
 	}
 	if fixed := string(r.Append(nil, 8)); fixed != `{"jsonrpc":"2.0","id":8,"method":"broadcast_tx_sync","params":{"tx":"old"}}` {
 		t.Errorf("Append after AppendWith = %s", fixed)
+	}
+}
+
+// A method name with control characters or quotes still makes valid JSON,
+// and decodes back to itself.
+func TestRequestMethodIsValidJSON(t *testing.T) {
+	for _, method := range []string{"getblock", "with\x1b[2Jescape", "quote\"and\\slash", "tab\tnewline\n", "ünïcode\u2028"} {
+		r, err := NewRequest(method, []byte(`[1]`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := r.AppendWith(nil, 7, func(dst []byte) ([]byte, error) { return append(dst, `[1]`...), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct{ Method string }
+		if err := json.Unmarshal(b, &got); err != nil || got.Method != method {
+			t.Errorf("NewRequest(%q) = %s: %v, method %q", method, b, err, got.Method)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package wsdrv
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -18,7 +19,16 @@ import (
 // event and a stale answer, which the driver must skip. Method "fail" gets an
 // error object, "hang" never answers, "close" closes the socket.
 func server(t *testing.T) string {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serverOn(t, ln)
+}
+
+// serverOn is server on the listener ln.
+func serverOn(t *testing.T, ln net.Listener) string {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
@@ -47,8 +57,35 @@ func server(t *testing.T) string {
 			}
 		}
 	}))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/websocket"
+}
+
+// An IPv6 literal URL (ws://[::1]:PORT/…) is dialed as it is.
+func TestIPv6(t *testing.T) {
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	url := serverOn(t, ln)
+	if !strings.HasPrefix(url, "ws://[::1]:") {
+		t.Fatalf("server URL %s; want ws://[::1]:PORT/…", url)
+	}
+	caller, err := New(Options{URL: url, Method: "broadcast_tx_sync", Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn, err := caller.DialConn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cn.Close()
+	if ans, res := cn.Ask(context.Background()); res.Status != "" || len(ans) != 1 || string(ans[0]) != `{"hash":"AB"}` {
+		t.Errorf("Ask over [::1] = %q, %q", ans, res.Status)
+	}
 }
 
 func TestCalls(t *testing.T) {

@@ -1,0 +1,157 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// A target does not run as tandem's direct child: a supervisor does, a
+// second copy of the running binary that starts the target in its own
+// process group and stays beside it. The kernel tells the supervisor when
+// tandem dies, however it dies (SIGKILL included: the supervisor's parent
+// death signal is SIGHUP), and the supervisor then kills the whole group,
+// so the children of a wrapper script or an init command never outlive
+// tandem. When the target exits by itself the supervisor kills what it
+// left behind in the group and exits with the target's status.
+//
+// The supervisor is this package's init function: any binary that imports
+// the package (tandem, and its test binaries) can serve as one.
+
+// startedFD is the supervisor's descriptor on which it reports, with one
+// byte, that the target has started.
+const startedFD = 3
+
+// superviseEnv carries the supervisor's mode to the re-executed binary; it
+// is removed before the target starts.
+const superviseEnv = "TANDEM_TARGET_SUPERVISOR"
+
+func init() {
+	if os.Getenv(superviseEnv) != "1" {
+		return
+	}
+	os.Exit(supervise(os.Args[1:]))
+}
+
+// supervised returns a command that runs argv under a supervisor, in a
+// process group of its own, in dir with env added to tandem's environment,
+// and the pipe on which the supervisor reports the target's start (one
+// byte; EOF if it could not start it). The caller closes both ends: the
+// write end (cmd.ExtraFiles[0]) once the command has started. The
+// command's path is resolved as exec.Command would, against tandem's PATH.
+func supervised(ctx context.Context, argv []string, dir string, env []string) (*exec.Cmd, *os.File, error) {
+	target := exec.Command(argv[0], argv[1:]...)
+	if target.Err != nil {
+		return nil, nil, target.Err
+	}
+	// a path with a separator is not looked up: check it exists and is
+	// executable here, where the error can still be returned
+	check := target.Path
+	if !filepath.IsAbs(check) && dir != "" {
+		check = filepath.Join(dir, check)
+	}
+	if _, err := exec.LookPath(check); err != nil {
+		return nil, nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, fmt.Errorf("find tandem's own binary to supervise %s: %w", argv[0], err)
+	}
+	startedR, startedW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.CommandContext(ctx, self, append([]string{target.Path}, argv...)...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), env...), superviseEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGHUP}
+	// cancelled: the whole group at once, not only the supervisor
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	cmd.ExtraFiles = []*os.File{startedW} // the supervisor's startedFD
+	return cmd, startedR, nil
+}
+
+// supervise runs args[1:] (whose binary is at args[0]) in the supervisor's
+// process group and returns its exit status; see the package comment above.
+func supervise(args []string) int {
+	os.Unsetenv(superviseEnv)
+	// the group it kills must be its own: never its parent's
+	if syscall.Getpgrp() != os.Getpid() {
+		if err := syscall.Setpgid(0, 0); err != nil {
+			fmt.Fprintf(os.Stderr, "tandem supervisor: a process group of its own: %v\n", err)
+			return 2
+		}
+	}
+	if len(args) < 2 {
+		fmt.Fprintln(os.Stderr, "tandem supervisor: no command")
+		return 2
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
+	// fd 3 tells tandem the moment the target started, so its startup
+	// times do not include the supervisor's own start
+	syscall.CloseOnExec(startedFD)
+	started := os.NewFile(startedFD, "started")
+	cmd := &exec.Cmd{Path: args[0], Args: args[1:], Env: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "tandem supervisor: start %s: %v\n", args[1], err)
+		return 127
+	}
+	started.Write([]byte{1})
+	started.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case s := <-sigs:
+			if s == syscall.SIGHUP { // tandem is gone
+				killGroup()
+				return 129
+			}
+			// SIGTERM or SIGINT went to the whole group, the target too:
+			// wait for it to exit
+		case err := <-done:
+			killGroup() // what the target left behind
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					signal.Reset(ws.Signal())
+					syscall.Kill(os.Getpid(), ws.Signal()) // exit the way the target did
+					return 128 + int(ws.Signal())
+				}
+				return exit.ExitCode()
+			}
+			if err != nil {
+				return 1
+			}
+			return 0
+		}
+	}
+}
+
+// killGroup sends SIGKILL to every other process of the caller's process
+// group.
+func killGroup() {
+	self, pgid := os.Getpid(), syscall.Getpgrp()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		if st, ok := readStat(pid); ok && st.pgrp == pgid {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
