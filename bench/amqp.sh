@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The layered-consumer benchmark (DESIGN study C) on a real RabbitMQ:
+# The layered-consumer benchmark on a real RabbitMQ:
 # tandem's raw consumer loop against a small hand-written Go consumer
 # (examples/rabbitmq/consumer), side by side on one broker, classic and
 # quorum queues, prefetch 1 and 512, three interleaved rounds of drains that

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -111,15 +110,7 @@ func Scrape(ctx context.Context, client *http.Client, url string, names []string
 // arrived, such as one that net/http went on dialling for a scrape that was
 // cancelled (at Stop, or at the scrape's timeout) and then kept for later.
 func newTransport() *http.Transport {
-	return &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
+	return http.DefaultTransport.(*http.Transport).Clone()
 }
 
 // Collector scrapes one endpoint every interval until stopped.

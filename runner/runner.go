@@ -409,8 +409,8 @@ func (r *runner) costs(ctx context.Context) {
 			}
 		}
 		if err != nil {
-			c.Error = err.Error()
-			r.warn(fmt.Sprintf("cost %s: %v", cs.Name, err))
+			c.Error = e.redact(err.Error())
+			r.warn(fmt.Sprintf("cost %s: %s", cs.Name, c.Error))
 		}
 		r.res.Costs = append(r.res.Costs, c)
 		if err := r.save(); err != nil {
@@ -573,7 +573,7 @@ func (e *expander) redact(s string) string {
 	for _, v := range e.secrets {
 		s = strings.ReplaceAll(s, v, "xxx")
 	}
-	return urlPassword.ReplaceAllString(s, "${1}xxx@")
+	return redactURL(s)
 }
 
 // urlPassword matches the user:password@ of a URL.
@@ -594,9 +594,15 @@ func (e *expander) shown(tmpl []string, expanded []string) []string {
 	return out
 }
 
+// minSecret is the shortest value redact hides wherever it appears: a
+// shorter one (a port, a flag such as 1) would mangle every message it
+// occurs in, and arguments that use ${env.*} are recorded as written
+// anyway (shown).
+const minSecret = 6
+
 // secret notes an expanded value to keep out of what tandem writes.
 func (e *expander) secret(v string) {
-	if v != "" && !slices.Contains(e.secrets, v) {
+	if len(v) >= minSecret && !slices.Contains(e.secrets, v) {
 		e.secrets = append(e.secrets, v)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -143,14 +142,5 @@ func (r *runner) stopServices() {
 	r.services = nil
 }
 
-// redactURL hides the password of a URL.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxx")
-	}
-	return u.String()
-}
+// redactURL hides the passwords of the URLs in s.
+func redactURL(s string) string { return urlPassword.ReplaceAllString(s, "${1}xxx@") }

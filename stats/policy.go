@@ -203,6 +203,9 @@ type Judgement struct {
 	Ratio float64
 	// ClientBound is set when the generator may have set the pace.
 	ClientBound bool
+	// Unhealthy names the side whose run withheld the verdict (dropped
+	// arrivals, a short rate, more errors than the other), if one did.
+	Unhealthy string
 	// Paired is the paired-ratio interval and sign test, when there are
 	// at least MinPaired pairs; nil otherwise.
 	Paired *Paired
@@ -219,7 +222,8 @@ func (p Policy) Floor(aa float64) float64 {
 
 // Judge holds a candidate against a base. First the gate: a candidate
 // with a worse error share, or no successful round where the base has
-// one, is Failing; a base that fails more, dropped arrivals or an achieved
+// one, is Failing; a base that fails more (beyond MaxErrorShareDiff),
+// dropped arrivals or an achieved
 // rate short of the offered one, a client-bound round, or fewer than
 // MinRounds successful rounds on either side withhold the verdict. Only a
 // healthy pair gets the speed rule: Indistinguishable when the bests
@@ -244,16 +248,19 @@ func (p Policy) Judge(base, cand Side, m Metric, floor float64) Judgement {
 	case cand.Summary.N == 0 && base.Summary.N > 0:
 		j.Verdict, j.Reason = Failing, fmt.Sprintf("failing: no successful round of %d (%s)", cand.Rounds, orNone(cand.FirstError))
 		return j
-	case bs > 0 && cs == 0, bs-cs > p.MaxErrorShareDiff:
+	case bs-cs > p.MaxErrorShareDiff:
+		j.Unhealthy = base.Name
 		return withheld("the baseline %s failed %s of requests (%s), %s %s: no speed verdict", base.Name, Percent(bs), base.ErrorKinds(), cand.Name, Percent(cs))
 	case base.Summary.N == 0:
 		return withheld("the baseline %s has no successful round (%s)", base.Name, orNone(base.FirstError))
 	}
 	for _, s := range []Side{base, cand} {
 		if s.Dropped > 0 {
+			j.Unhealthy = s.Name
 			return withheld("could not keep up: %s dropped %d of %d arrivals", s.Name, s.Dropped, s.Arrivals)
 		}
 		if s.Shortfall > p.MaxShortfall {
+			j.Unhealthy = s.Name
 			return withheld("could not keep up: %s achieved %.4g/s of %.4g/s offered (%s short)", s.Name, s.Achieved, s.Offered, Percent(s.Shortfall))
 		}
 	}

@@ -54,6 +54,8 @@ func TestJudge(t *testing.T) {
 		{"errors within a point of the base's", with(rounds(100e3, 100e3), func(r *Round) { r.OK, r.Errors = 990, map[string]int64{"timeout": 10} }),
 			with(rounds(100e3, 100e3), func(r *Round) { r.OK, r.Errors = 985, map[string]int64{"timeout": 15} }), false, 0.02, Indistinguishable, ""},
 		{"the baseline fails more", with(rounds(100e3, 100e3), failFast), rounds(100e3, 100e3), false, 0.02, Withheld, "the baseline a failed 99.0 %"},
+		{"a stray error in the baseline", with(rounds(100e3, 100e3), func(r *Round) { r.OK, r.Errors = 999, map[string]int64{"timeout": 1} }),
+			rounds(400e3, 400e3), false, 0.02, Slower, ""},
 		// 2. drops and a short achieved rate withhold
 		{"dropped arrivals", rounds(1e6, 1e6), with(rounds(3e5, 3e5), func(r *Round) { r.Requests, r.OK, r.Dropped = 485, 485, 515 }), false, 0.02, Withheld,
 			"could not keep up: b dropped 1030 of 2000 arrivals"},

@@ -122,18 +122,18 @@ func (s *Study) setDefaults() {
 	if d.Order == "" {
 		d.Order = "alternate"
 	}
+	// the verdict policy's thresholds: 0 is a setting (strict), so only
+	// an absent key takes the default
 	def := stats.DefaultPolicy()
-	if d.NoiseFloor == 0 {
-		d.NoiseFloor = 100 * def.NoiseFloor
-	}
-	if d.MaxErrorShareDiff == 0 {
-		d.MaxErrorShareDiff = 100 * def.MaxErrorShareDiff
-	}
-	if d.MaxShortfall == 0 {
-		d.MaxShortfall = 100 * def.MaxShortfall
-	}
-	if d.ClientBound == 0 {
-		d.ClientBound = 100 * def.ClientBoundUse
+	for _, f := range []struct {
+		key string
+		v   *float64
+		def float64
+	}{{"noise_floor", &d.NoiseFloor, def.NoiseFloor}, {"max_error_share_diff", &d.MaxErrorShareDiff, def.MaxErrorShareDiff},
+		{"max_rate_shortfall", &d.MaxShortfall, def.MaxShortfall}, {"client_bound", &d.ClientBound, def.ClientBoundUse}} {
+		if _, set := s.pos["defaults."+f.key]; !set && *f.v == 0 {
+			*f.v = 100 * f.def
+		}
 	}
 	for i := range s.Targets {
 		if s.Targets[i].Ready.Timeout == 0 {
@@ -321,13 +321,17 @@ func (v *validator) check() {
 		}
 	}
 	for _, f := range []struct {
-		key  string
-		v    float64
-		high float64
-	}{{"noise_floor", s.Defaults.NoiseFloor, 100}, {"max_error_share_diff", s.Defaults.MaxErrorShareDiff, 100},
-		{"max_rate_shortfall", s.Defaults.MaxShortfall, 100}, {"client_bound", s.Defaults.ClientBound, 100.000001}} {
-		if f.v < 0 || f.v >= f.high || math.IsNaN(f.v) {
+		key string
+		v   float64
+	}{{"noise_floor", s.Defaults.NoiseFloor}, {"max_error_share_diff", s.Defaults.MaxErrorShareDiff},
+		{"max_rate_shortfall", s.Defaults.MaxShortfall}} {
+		if f.v < 0 || f.v >= 100 || math.IsNaN(f.v) {
 			v.errorf("defaults."+f.key, "a percentage from 0 to 100", "%s %v", strings.ReplaceAll(f.key, "_", " "), f.v)
+		}
+	}
+	if _, set := v.pos["defaults.client_bound"]; set {
+		if c := s.Defaults.ClientBound; c <= 0 || c > 100 || math.IsNaN(c) {
+			v.errorf("defaults.client_bound", "a percentage above 0, at most 100", "client bound %v", c)
 		}
 	}
 	for _, name := range sortedKeys(s.Calls) {

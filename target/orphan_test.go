@@ -143,7 +143,11 @@ func TestInitCancelled(t *testing.T) {
 	if el := time.Since(start); el > 10*time.Second {
 		t.Errorf("the init command took %v to stop", el)
 	}
+	deadline := time.Now().Add(10 * time.Second)
 	for _, pid := range pids {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
 		if alive(pid) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Errorf("pid %d of the cancelled init command survived", pid)

@@ -123,8 +123,10 @@ func supervise(args []string) int {
 			var exit *exec.ExitError
 			if errors.As(err, &exit) {
 				if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-					signal.Reset(ws.Signal())
-					syscall.Kill(os.Getpid(), ws.Signal()) // exit the way the target did
+					// said in the target's output, since the status can only
+					// be the shell's 128 + n: raising the signal here would
+					// meet the Go runtime's handler, not the default action
+					fmt.Fprintf(os.Stderr, "tandem supervisor: the target was killed by signal %d (%v)\n", ws.Signal(), ws.Signal())
 					return 128 + int(ws.Signal())
 				}
 				return exit.ExitCode()

@@ -145,8 +145,9 @@ func wipe(path, root string, outside bool) error {
 		if err != nil {
 			return fmt.Errorf("wipe %s: %w", path, err)
 		}
-		if rel, err := filepath.Rel(realRoot, dir); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-			return fmt.Errorf("refusing to wipe %s: it leads out of %s (to %s)", path, root, dir)
+		real := filepath.Join(dir, filepath.Base(filepath.Clean(path)))
+		if rel, err := filepath.Rel(realRoot, real); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			return fmt.Errorf("refusing to wipe %s: it leads out of %s (to %s)", path, root, real)
 		}
 	}
 	if err := os.RemoveAll(path); err != nil {
@@ -230,7 +231,8 @@ func startPinned(cmd *exec.Cmd, cpus []int, done <-chan struct{}) error {
 	return <-errc
 }
 
-// Pid is the target's process id.
+// Pid is the process id of the target's supervisor, the leader of the
+// target's process group.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // Done is closed when the process has exited.

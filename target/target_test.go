@@ -150,6 +150,7 @@ func TestWipeStaysInItsRoot(t *testing.T) {
 		{filepath.Join(root, "data"), false, ""},
 		{filepath.Join(root, "link"), false, ""},
 		{filepath.Join(root, "missing", "x"), false, ""},
+		{root, false, ""}, // ${workdir} itself
 	}
 	for _, c := range cases {
 		err := wipe(c.path, root, c.outside)

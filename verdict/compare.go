@@ -40,7 +40,8 @@ type Change struct {
 	Reason         string  `json:"reason"`
 	ClientBound    bool    `json:"client_bound,omitempty"`
 	// Regression is a slower head beyond the allowance, a head that is
-	// failing, or a row the head lost.
+	// failing or could not keep up (dropped arrivals, a short rate) where
+	// the base could, or a row the head lost.
 	Regression bool `json:"regression"`
 }
 
@@ -59,15 +60,12 @@ func Compare(base, head *results.Results, maxRegression float64) ([]Change, []st
 	if bm.CPUModel != hm.CPUModel || bm.Cores != hm.Cores || bm.Kernel != hm.Kernel {
 		warnings = append(warnings, fmt.Sprintf("the machines differ (%s, %d cores vs %s, %d cores): differences may be the machine's", bm.CPUModel, bm.Cores, hm.CPUModel, hm.Cores))
 	}
-	p := PolicyOf(head)
-	if head.Policy == nil {
-		p = PolicyOf(base)
-	}
+	p := ComparePolicy(base, head)
 	if base.Policy != nil && head.Policy != nil && *base.Policy != *head.Policy {
 		warnings = append(warnings, fmt.Sprintf("the runs were judged by different policies; compare uses the head's (%+v)", *head.Policy))
 	}
 	if err := p.Validate(); err != nil {
-		return nil, nil, fmt.Errorf("head: %w", err)
+		return nil, nil, fmt.Errorf("the recorded policy: %w", err)
 	}
 	changes := []Change{}
 	for _, k := range rowKeys(base, head) {
@@ -98,15 +96,28 @@ func Compare(base, head *results.Results, maxRegression float64) ([]Change, []st
 				ch.Change = 1 - j.Ratio // throughput fell
 			}
 		}
-		switch j.Verdict {
-		case stats.Slower:
+		switch {
+		case j.Verdict == stats.Slower:
 			ch.Regression = ch.Change > maxRegression
-		case stats.Failing:
+		case j.Verdict == stats.Failing:
+			ch.Regression = true
+		case j.Verdict == stats.Withheld && j.Unhealthy == h.Name:
+			// the head could not keep up with a load the base did, or
+			// failed where it did not: worse, whatever its speed
 			ch.Regression = true
 		}
 		changes = append(changes, ch)
 	}
 	return changes, warnings, nil
+}
+
+// ComparePolicy is the policy Compare judges by: the head's, else the
+// base's, else the default.
+func ComparePolicy(base, head *results.Results) stats.Policy {
+	if head.Policy == nil {
+		return PolicyOf(base)
+	}
+	return PolicyOf(head)
 }
 
 type rowKey struct {

@@ -100,6 +100,14 @@ func TestCompare(t *testing.T) {
 		rd := &failing.Scenarios[0].Rounds[i]
 		rd.Failed, rd.Error, rd.OK, rd.Errors = true, "no successful request", 0, map[string]int64{"refused": 1000}
 	}
+	dropping := func(vs ...float64) *results.Results {
+		r := lat(vs...)
+		for i := range r.Scenarios[0].Rounds {
+			rd := &r.Scenarios[0].Rounds[i]
+			rd.Dropped, rd.OfferedRate, rd.AchievedRate = 300, 1000, 700
+		}
+		return r
+	}
 	loose := stats.DefaultPolicy()
 	loose.NoiseFloor = 0.10
 	looseHead := lat(105, 105, 105)
@@ -126,6 +134,8 @@ func TestCompare(t *testing.T) {
 		{"the default noise floor", lat(100, 100, 100), lat(105, 105, 105), 0, stats.Slower, true, 0.05},
 		{"the head's A/A floor", lat(100, 100, 100), aaHead, 0, stats.Indistinguishable, false, 0},
 		{"one round each", lat(100), lat(300), 0, stats.Withheld, false, 0},
+		{"the head could not keep up", lat(100, 100), dropping(90, 90), 0, stats.Withheld, true, 0},
+		{"the base could not keep up", dropping(100, 100), lat(100, 100), 0, stats.Withheld, false, 0},
 	}
 	for _, c := range cases {
 		changes, _, err := Compare(c.base, c.head, c.max)

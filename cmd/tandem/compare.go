@@ -68,7 +68,7 @@ without a regression, 1 with one, 2 for bad input.`,
 				enc := json.NewEncoder(stdout)
 				enc.SetIndent("", "  ")
 				if err := enc.Encode(map[string]any{"changes": changes, "warnings": warnings, "regression": regressed > 0,
-					"policy": verdict.PolicyOf(head)}); err != nil {
+					"policy": verdict.ComparePolicy(base, head)}); err != nil {
 					return err
 				}
 			case "md":
@@ -116,14 +116,14 @@ func errorShares(ch verdict.Change) string {
 
 func compareText(w io.Writer, changes []verdict.Change, warnings []string) {
 	for _, wn := range warnings {
-		fmt.Fprintf(w, "warning: %s\n", wn)
+		fmt.Fprintf(w, "warning: %s\n", report.Printable(wn))
 	}
 	for _, ch := range changes {
 		line := fmt.Sprintf("%s %s c=%d (errors %s): %s", ch.Scenario, ch.Target, ch.Concurrency, errorShares(ch), changeText(ch))
 		if ch.Regression {
 			line += "  REGRESSION"
 		}
-		fmt.Fprintln(w, line)
+		fmt.Fprintln(w, report.Printable(line))
 	}
 }
 
@@ -133,6 +133,10 @@ func compareMarkdown(w io.Writer, changes []verdict.Change, warnings []string, r
 	if regressed {
 		v = fmt.Sprintf("**regression** beyond %.3g %%, failing or missing", maxRegression)
 	}
+	var b strings.Builder
+	out := w
+	defer func() { io.WriteString(out, report.Printable(b.String())) }()
+	w = &b
 	fmt.Fprintf(w, "## tandem compare: %s\n\n", v)
 	for _, wn := range warnings {
 		fmt.Fprintf(w, "> warning: %s\n\n", report.MarkdownEscape(wn))

@@ -69,8 +69,8 @@ Load shapes:
 
 Before the run it resolves the target's host and opens one connection to it
 (for up to 2 s), then sends one request. Exit codes: 0 the run completed; 1 no
-request succeeded because the target answered none (each failed refused,
-transport or timeout; the results are printed all the same); 2 bad input, or
+request succeeded, whatever the failures were (the results are printed all
+the same); 2 bad input, or
 the target cannot be reached; 130 after SIGINT and 143 after SIGTERM, which
 stop the run and print what it measured so far, marked interrupted.`,
 		Example: "  tandem load grpc://127.0.0.1:9090/tandem.sample.v1.Ledger/GetBlock --data '{\"height\":5}' --concurrency 8 --duration 10s\n" +
@@ -654,7 +654,7 @@ func loadMarkdown(w io.Writer, s results.Sample, warnings []string) error {
 	return err
 }
 
-// loadJSON is the --format json object (docs/results-schema.md): the sample's fields
+// loadJSON is the --format json object (README.md, the tour): the sample's fields
 // plus warnings, and interrupted: true when a signal stopped the run before
 // its end (the figures are what was measured before). offered_rate is null
 // for a closed loop, which offers none.
