@@ -171,6 +171,9 @@ func ParseRate(s string, duration, step time.Duration) (Schedule, error) {
 	num := func(x string) (float64, error) {
 		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
 		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			if x != s {
+				return 0, fmt.Errorf("rate %q in %q: want a non-negative number of arrivals per second (a ramp is FROM-TO, steps R1,R2,…)", x, s)
+			}
 			return 0, fmt.Errorf("rate %q: want a non-negative number of arrivals per second", x)
 		}
 		return f, nil

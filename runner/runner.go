@@ -255,7 +255,7 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 			if runs > 1 {
 				r.progress("target %s: start %d of %d from empty", l.spec.Name, run, runs)
 			}
-			if err := r.startTarget(ctx, l, targetCPUs); err != nil {
+			if err := r.startOnFreshPorts(ctx, l, targetCPUs); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -305,6 +305,23 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 		r.costs(ctx)
 	}
 	return ctx.Err()
+}
+
+// startOnFreshPorts starts a target, and once more on fresh ports when
+// the first start lost a bind race (the target said "address already in
+// use": a port tandem chose free was taken before the target bound it),
+// which the results' warnings then say.
+func (r *runner) startOnFreshPorts(ctx context.Context, l *live, cpus []int) error {
+	err := r.startTarget(ctx, l, cpus)
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "address already in use") {
+		return err
+	}
+	if l.proc != nil {
+		l.proc.Stop(r.o.StopGrace)
+		l.proc = nil
+	}
+	r.warn(fmt.Sprintf("target %s: a port was taken before it could bind it (address already in use): started again on fresh ports", l.spec.Name))
+	return r.startTarget(ctx, l, cpus)
 }
 
 // startMetrics starts scraping every running target that has a metrics

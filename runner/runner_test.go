@@ -61,8 +61,16 @@ func serveDelay(args []string) int {
 	garbage := fs.Bool("garbage", false, "answer with bytes that are not HTTP")
 	failEvery := fs.Int64("fail", 0, "answer an instant 503 to all but every this-many-th request")
 	fs.String("token", "", "a secret, ignored")
+	bindRace := fs.String("lose-bind-race", "", "the first start (this file absent) fails as a lost bind race")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *bindRace != "" {
+		if _, err := os.Stat(*bindRace); err != nil {
+			os.WriteFile(*bindRace, nil, 0o644)
+			fmt.Fprintf(os.Stderr, "listen tcp %s: bind: address already in use\n", *addr)
+			return 1
+		}
 	}
 	var served atomic.Int64
 	time.Sleep(*startDelay)
@@ -774,6 +782,33 @@ scenarios:
 		if !strings.Contains(text, "${env.TANDEM_TEST_SECRET}") {
 			t.Errorf("%s does not show the placeholder", what)
 		}
+	}
+}
+
+// A start that loses a bind race (the target says "address already in
+// use") is tried once more on fresh ports, and the results say so.
+func TestBindRaceRetried(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "first-start-done")
+	src := fmt.Sprintf(`version: 1
+name: bind race
+targets:
+  - name: a
+    start:
+      command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --lose-bind-race, %q]
+      env: {TANDEM_TEST_DELAY: "1"}
+    endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
+    ready: {log: "listening on", timeout: 20s}
+calls:
+  ping: {http: {path: ""}}
+`, marker)
+	o := options(t, nil)
+	o.Only = []string{"startup"}
+	res, err := Run(context.Background(), parse(t, src), o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.Targets[0].Startup == nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "started again on fresh ports") {
+		t.Errorf("startup %+v, warnings %q; want a start on fresh ports, said", res.Targets[0].Startup, res.Warnings)
 	}
 }
 

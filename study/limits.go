@@ -270,3 +270,14 @@ func (v *validator) sweepBounds(path string, sw *Sweep) {
 			"rate %s on %d connections for %v: %s arrivals per cell, over tandem's limit", number(top), most, sw.Duration-time.Second, number(n))
 	}
 }
+
+// ConnectionBound is the most connections (or closed-loop clients) one run
+// may hold on this machine when each takes files open files, and what sets
+// that bound, for checks outside a study (tandem load's flags).
+func ConnectionBound(files int) (int, string) {
+	lim := machineLimits().openFiles
+	if lim == 0 || (lim-FileHeadroom)/files >= MaxConnections {
+		return MaxConnections, "tandem's limit: the generator keeps latency histograms for every connection"
+	}
+	return max((lim-FileHeadroom)/files, 0), fmt.Sprintf("the open-file limit %d (ulimit -n): %d per connection, %d kept for tandem", lim, files, FileHeadroom)
+}

@@ -87,6 +87,23 @@ func alive(pid int) bool {
 	return i >= 0 && !strings.HasPrefix(strings.TrimSpace(string(b[i+1:])), "Z")
 }
 
+// survivors waits up to 10 s for pids to end and returns those still
+// running then, killing them.
+func survivors(pids []int) []int {
+	var left []int
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			left = append(left, pid)
+		}
+	}
+	return left
+}
+
 // SIGKILL of tandem leaves no survivor: neither a wrapper target nor the
 // child it started, nor those of a running init command.
 func TestNoOrphansAfterSIGKILL(t *testing.T) {
@@ -105,15 +122,8 @@ func TestNoOrphansAfterSIGKILL(t *testing.T) {
 		}
 		tandem.Process.Kill()
 		tandem.Wait()
-		deadline := time.Now().Add(10 * time.Second)
-		for _, pid := range pids {
-			for alive(pid) && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			if alive(pid) {
-				syscall.Kill(pid, syscall.SIGKILL)
-				t.Errorf("init %s: pid %d survived tandem's SIGKILL", asInit, pid)
-			}
+		for _, pid := range survivors(pids) {
+			t.Errorf("init %s: pid %d survived tandem's SIGKILL", asInit, pid)
 		}
 	}
 }
@@ -143,14 +153,7 @@ func TestInitCancelled(t *testing.T) {
 	if el := time.Since(start); el > 10*time.Second {
 		t.Errorf("the init command took %v to stop", el)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for _, pid := range pids {
-		for alive(pid) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if alive(pid) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Errorf("pid %d of the cancelled init command survived", pid)
-		}
+	for _, pid := range survivors(pids) {
+		t.Errorf("pid %d of the cancelled init command survived", pid)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/study"
 	"golang.org/x/sys/unix"
 )
 
@@ -86,6 +87,11 @@ stop the run and print what it measured so far, marked interrupted.`,
 			}
 			if format != "text" && format != "json" && format != "md" {
 				return badInput(fmt.Errorf("--format %q: want text, json or md", format))
+			}
+			if err := loadFlagBounds(loadFlags{duration: duration, warmup: warmup, timeout: timeout, period: period, step: step,
+				requests: requests, concurrency: concurrency, connections: connections, batch: batch, maxWaiting: maxWaiting,
+				open: rate != ""}); err != nil {
+				return badInput(err)
 			}
 			if u.Scheme == "amqp" || u.Scheme == "amqps" {
 				if requests <= 0 && duration <= 0 {
@@ -681,4 +687,52 @@ func loadJSON(s results.Sample, warnings []string, interrupted bool) map[string]
 		out["think_time_ns"] = s.ThinkTimeNs
 	}
 	return out
+}
+
+// loadFlags are the numbers of tandem load's flags that have bounds.
+type loadFlags struct {
+	duration, warmup, timeout, period, step     time.Duration
+	requests                                    int64
+	concurrency, connections, batch, maxWaiting int
+	open                                        bool
+}
+
+// loadFlagBounds refuses flag values a run cannot honour, each named with
+// the value given: negative counts and durations, no clients or
+// connections, and more of them than this machine's open-file limit holds.
+func loadFlagBounds(f loadFlags) error {
+	var errs []error
+	for _, d := range []struct {
+		name     string
+		v        time.Duration
+		positive bool
+	}{{"duration", f.duration, false}, {"warmup", f.warmup, false}, {"step", f.step, false}, {"timeout", f.timeout, true}, {"period", f.period, true}} {
+		if d.v < 0 || d.positive && d.v == 0 {
+			errs = append(errs, fmt.Errorf("--%s %v: want a positive duration", d.name, d.v))
+		}
+	}
+	for _, n := range []struct {
+		name string
+		v    int64
+		min  int64
+	}{{"requests", f.requests, 0}, {"batch", int64(f.batch), 0}, {"max-waiting", int64(f.maxWaiting), 0},
+		{"concurrency", int64(f.concurrency), 1}, {"connections", int64(f.connections), 1}} {
+		if n.v < n.min {
+			errs = append(errs, fmt.Errorf("--%s %d: want %d or more", n.name, n.v, n.min))
+		}
+	}
+	files := 1
+	if f.open {
+		files = 2 // a socket and a timer per connection
+	}
+	most, why := study.ConnectionBound(files)
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"concurrency", f.concurrency}, {"connections", f.connections}} {
+		if n.v > most {
+			errs = append(errs, fmt.Errorf("--%s %d: more than this machine holds, %d (%s)", n.name, n.v, most, why))
+		}
+	}
+	return errors.Join(errs...)
 }
