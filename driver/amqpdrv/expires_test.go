@@ -19,7 +19,7 @@ import (
 
 // killedExpires is the queues' expiry in the processes
 // TestQueuesExpireWhenTandemIsKilled kills.
-const killedExpires = 2 * time.Second
+const killedExpires = 4 * time.Second
 
 // brokerQueue is a queue as rabbitmqctl lists it.
 type brokerQueue struct {
@@ -114,11 +114,18 @@ func TestKilledHelper(t *testing.T) {
 		_, err = Run(ctx, Options{URL: url, Queue: prefix, QueueType: queueType, Prefetch: 8, Size: 64, Rate: 200,
 			Duration: time.Minute, Expires: killedExpires})
 	case "drain":
-		o := DrainOptions{URL: url, Queue: prefix, QueueType: queueType, Prefetch: 1, Size: 64, Messages: 3000,
-			Stall: killedExpires / 4, Expires: killedExpires}
-		_, err = Drain(ctx, o, func(ctx context.Context, queue string) (Consumer, error) {
-			return startSlow(ctx, url, queue, 10*time.Millisecond) // 30 s of draining
-		})
+		// a drain's queue as Drain makes it (declared expiring, filled,
+		// then consumed slowly), without Drain's watcher, whose stall
+		// limit a starved broker could reach before the kill
+		var q *Queue
+		if q, err = DeclareExpiring(url, prefix, queueType, killedExpires); err == nil {
+			if err = q.Fill(ctx, 500, 64); err == nil {
+				if _, err = startSlow(ctx, url, q.Name, 100*time.Millisecond); err == nil { // 50 s of draining
+					<-ctx.Done()
+					err = ctx.Err()
+				}
+			}
+		}
 	}
 	t.Fatalf("%s: ended before it was killed: %v", mode, err)
 }
