@@ -25,10 +25,11 @@ files and judges each pair by the verdict policy HEAD's run recorded (the
 same rules as a run: docs/methods.md). A pair is a regression when HEAD is
 slower, beyond the spread and the noise floor, by more than --max-regression
 percent (latency grew, or throughput fell, by that share of BASE), when HEAD
-is failing (a worse error share, or no successful round), or when HEAD lost a
-row BASE had. A pair the policy cannot judge (dropped arrivals, a busy
-generator, one round) is withheld and listed, not passed as equal. Exit 0
-without a regression, 1 with one, 2 for bad input.`,
+is failing (a worse error share, or no successful round) or could not keep up
+(dropped arrivals, a short rate) where BASE could, or when HEAD lost a row
+BASE had. Any other pair the policy cannot judge (a busy generator, one
+round) is withheld and listed, not passed as equal. Exit 0 without a
+regression, 1 with one, 2 for bad input.`,
 		Example: "  tandem compare main/results.json pr/results.json --max-regression 5\n" +
 			"  tandem compare main/results.json pr/results.json --format md >> \"$GITHUB_STEP_SUMMARY\"",
 		Args: cobra.ExactArgs(2),
