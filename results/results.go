@@ -634,6 +634,33 @@ func WriteFileAtomic(path string, data []byte) error {
 	return nil
 }
 
+// RemoveStaleTemps removes from dir the temporary files WriteFileAtomic
+// left there when its process was killed mid-write (".NAME.DIGITS.tmp"),
+// and returns their names. A run calls it on its output directory first.
+func RemoveStaleTemps(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range entries {
+		name := e.Name()
+		rest, ok := strings.CutSuffix(name, ".tmp")
+		if !ok || !strings.HasPrefix(name, ".") || !e.Type().IsRegular() {
+			continue
+		}
+		i := strings.LastIndexByte(rest, '.')
+		if i <= 1 || strings.Trim(rest[i+1:], "0123456789") != "" || len(rest[i+1:]) == 0 {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			return removed, err
+		}
+		removed = append(removed, name)
+	}
+	return removed, nil
+}
+
 // ErrVersion is returned (wrapped) for a results file of a major version
 // this tandem does not read.
 var ErrVersion = errors.New("unsupported results schema version")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -159,4 +160,24 @@ func ExampleParse() {
 	// Output:
 	// demo 0
 	// schema "tandem.results/v2": unsupported results schema version: this tandem reads tandem.results/v1; use a tandem that knows this version
+}
+
+// The half-written files of a run killed mid-write are removed by the next
+// run; nothing else is.
+func TestRemoveStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	keep := []string{"results.json", ".hidden", "notes.tmp", ".x.abc.tmp", "report.html"}
+	stale := []string{".report.html.123456.tmp", ".results.json.9.tmp"}
+	for _, n := range append(append([]string{}, keep...), stale...) {
+		os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644)
+	}
+	removed, err := RemoveStaleTemps(dir)
+	if err != nil || !slices.Equal(removed, stale) {
+		t.Errorf("RemoveStaleTemps = %v, %v; want %v", removed, err, stale)
+	}
+	for _, n := range keep {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s was removed: %v", n, err)
+		}
+	}
 }

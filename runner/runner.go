@@ -132,10 +132,14 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 		return nil, err
 	}
 	o.Out = out
+	stale, staleErr := results.RemoveStaleTemps(out) // of a run killed mid-write
 	r := &runner{s: s, o: o, res: results.New(), cpuBase: selfCPU(), generatorCores: runtime.NumCPU(), expanders: map[string]*expander{},
 		serviceEndpoints: map[string]map[string]string{}, brokerRTT: map[string]time.Duration{},
 		policy: s.Defaults.Policy()}
 	r.res.Policy = &r.policy
+	if len(stale) > 0 || staleErr != nil {
+		r.progress("removed what a run killed mid-write left in %s: %v %v", out, stale, staleErr)
+	}
 	r.res.Tool = Tool(o.Version)
 	r.res.CreatedAt = time.Now().UTC()
 	r.res.Study = results.Study{Name: s.Name, Description: s.Description, File: s.File, ConfigSHA256: s.SHA256, Seed: s.Seed,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"slices"
 	"time"
 
@@ -246,7 +247,11 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 	var node *comet.Node
 	var from int64
 	if sw.Confirm == study.ConfirmCometBFT {
-		node = &comet.Node{URL: l.endpoints[sw.Endpoint]}
+		// connections of its own, closed with the cell, so none is left
+		// open to the node's RPC server when the node is stopped
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		defer tr.CloseIdleConnections()
+		node = &comet.Node{URL: l.endpoints[sw.Endpoint], Client: &http.Client{Transport: tr}}
 		if from, err = node.Height(ctx); err != nil {
 			return fail(err)
 		}
