@@ -71,9 +71,14 @@ func TestHTTPRequestShape(t *testing.T) {
 	}
 }
 
-// h2cServer serves h over HTTP/1.1 and cleartext HTTP/2 until the test ends.
-func h2cServer(t *testing.T, h http.Handler) *httptest.Server {
+// h2cServer serves h over HTTP/1.1 and cleartext HTTP/2 until the test
+// ends, on ln if one is given, else on 127.0.0.1.
+func h2cServer(t *testing.T, h http.Handler, ln ...net.Listener) *httptest.Server {
 	srv := httptest.NewUnstartedServer(h)
+	if len(ln) > 0 {
+		srv.Listener.Close()
+		srv.Listener = ln[0]
+	}
 	srv.Config.Protocols = new(http.Protocols)
 	srv.Config.Protocols.SetHTTP1(true)
 	srv.Config.Protocols.SetUnencryptedHTTP2(true)
@@ -265,15 +270,7 @@ func ipv6Server(t *testing.T, h http.Handler) *httptest.Server {
 	if err != nil {
 		t.Skipf("no IPv6 loopback: %v", err)
 	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Config.Protocols = new(http.Protocols)
-	srv.Config.Protocols.SetHTTP1(true)
-	srv.Config.Protocols.SetUnencryptedHTTP2(true)
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv
+	return h2cServer(t, h, ln)
 }
 
 // An IPv6 literal ([::1]) is dialed, and named in the Host header, as curl
