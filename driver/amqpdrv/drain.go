@@ -60,7 +60,9 @@ type Queue struct {
 // dial connects with a bounded dial and names the broker (without its
 // password) in errors.
 func dial(url string) (*amqp.Connection, error) {
-	conn, err := amqp.DialConfig(url, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
+	// 30 s, as the client library's own default: a broker on a busy
+	// machine can take seconds to answer a handshake
+	conn, err := amqp.DialConfig(url, amqp.Config{Dial: amqp.DefaultDial(30 * time.Second)})
 	if err != nil {
 		return nil, fmt.Errorf("amqp %s: %w", redact(url), err)
 	}
