@@ -51,6 +51,13 @@ fi
 step "go vet"
 go vet ./...
 
+step "cross-builds: macOS and Windows (the worker engine; see README.md)"
+for platform in darwin/arm64 windows/amd64; do
+  # vet type-checks the tests too, so a Linux-only test without its build tag fails here
+  GOOS="${platform%/*}" GOARCH="${platform#*/}" go vet ./...
+  GOOS="${platform%/*}" GOARCH="${platform#*/}" go build -o /dev/null ./cmd/tandem
+done
+
 step "staticcheck"
 "$TOOLS/staticcheck" ./...
 

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,9 @@ type Dialer interface {
 func EngineWire(engine string, d Dialer) (Wire, error) {
 	switch engine {
 	case "loop":
+		if runtime.GOOS != "linux" {
+			return nil, errLoopLinux
+		}
 		if wd, ok := d.(Wired); ok {
 			if w, ok := wd.Wire(); ok {
 				return w, nil

@@ -13,31 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Wire is a request-response protocol that the event loop (Open with
-// Engine "loop") speaks itself over plain TCP sockets, one request in
-// flight per connection. A Dialer that also implements Wired offers one.
-type Wire interface {
-	// Addr is the target's IPv4 address and port.
-	Addr() *net.TCPAddr
-	// NewConn returns the protocol state of one connection.
-	NewConn() WireConn
-}
-
-// WireConn is one connection's protocol state.
-type WireConn interface {
-	// AppendRequest appends the next request's bytes to b.
-	AppendRequest(b []byte) []byte
-	// Response frames the response at the start of b: its length (0 when
-	// b holds only part of it), its result, and whether the server closes
-	// the connection after it. An error says b is not a response.
-	Response(b []byte) (n int, res Result, closeAfter bool, err error)
-}
-
-// Wired is a Dialer whose requests the event loop can send itself.
-type Wired interface {
-	Wire() (Wire, bool)
-}
-
 // The event loop: one goroutine on one OS thread owns every connection
 // (raw non-blocking sockets and an epoll set, outside Go's netpoller). It
 // sleeps until the next arrival (clock_nanosleep, absolute, on

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/driver"
+	"github.com/tandem-bench/tandem/driver/quickack"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
@@ -50,6 +51,10 @@ func (r *runner) diagnose(ctx context.Context) {
 				continue
 			}
 			done[k] = true
+			if !quickack.Supported {
+				r.warn(fmt.Sprintf("%s answers %s in 36–48 ms %.0f%% of the time, the mark of a delayed-ACK stall; confirming it needs TCP_QUICKACK, which only Linux has", l.spec.Name, sc.Call, share*100))
+				continue
+			}
 			r.progress("diagnosis: %s answers %s in 36–48 ms %.0f%% of the time; probing with TCP_QUICKACK", l.spec.Name, sc.Call, share*100)
 			if f, ok := r.confirmStall(ctx, l, sc, share); ok {
 				r.res.Findings = append(r.res.Findings, f)

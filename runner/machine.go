@@ -5,21 +5,17 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 
+	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/results"
-	"golang.org/x/sys/unix"
 )
 
 // Machine describes this machine for the results' machine block.
 func Machine() results.Machine {
 	m := results.Machine{Cores: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH,
 		GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), CPUModel: cpuModel()}
-	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		m.Kernel = unix.ByteSliceToString(u.Release[:])
-	}
+	m.Kernel = host.Kernel()
 	return m
 }
 
@@ -52,36 +48,11 @@ func Tool(version string) results.Tool {
 	return t
 }
 
-// selfCPU is the CPU time tandem's own process has used, in nanoseconds.
+// selfCPU is the CPU time tandem's own process has used, in nanoseconds
+// (0 where the OS does not say).
 func selfCPU() int64 {
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
-}
-
-// pinSelf pins every thread of this process to cpus; threads created later
-// inherit the set from their creator.
-func pinSelf(cpus []int) error {
-	var set unix.CPUSet
-	for _, c := range cpus {
-		set.Set(c)
-	}
-	entries, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
-			return err
-		}
-	}
-	return nil
+	d, _ := host.CPUTime()
+	return int64(d)
 }
 
 // splitCPUs gives the generator the first half of the machine's cores and

@@ -25,6 +25,7 @@ import (
 	"github.com/tandem-bench/tandem/cost"
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/driver/amqpdrv"
+	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/metrics"
 	"github.com/tandem-bench/tandem/report"
@@ -145,12 +146,15 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 	r.res.Study = results.Study{Name: s.Name, Description: s.Description, File: s.File, ConfigSHA256: s.SHA256, Seed: s.Seed,
 		CommandLine: o.CommandLine}
 	r.res.Machine = Machine()
+	if !target.SamplesUsage {
+		r.warn("targets' startup CPU time and peak memory are read from /proc, which only Linux has: they are 0 here")
+	}
 	var targetCPUs []int
 	if o.Pin {
 		gen, tgt, shared := splitCPUs(runtime.NumCPU())
 		if shared {
 			r.warn("one CPU core: the generator and the targets share it, so their timings interfere")
-		} else if err := pinSelf(gen); err != nil {
+		} else if err := host.PinProcess(gen); err != nil {
 			r.warn(fmt.Sprintf("could not pin the generator to CPUs %v: %v", gen, err))
 		} else {
 			// one P per generator core, plus one for the open loop's pacer

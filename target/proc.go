@@ -2,11 +2,16 @@ package target
 
 import (
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
+
+// SamplesUsage says whether tandem can sample a target's CPU time and
+// memory here: it reads them from /proc, which only Linux has.
+const SamplesUsage = runtime.GOOS == "linux"
 
 // clockTick is the kernel's USER_HZ, the unit of CPU times in /proc; 100 on
 // every Linux architecture Go supports.

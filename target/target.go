@@ -16,15 +16,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Spec says how to start a target.
@@ -96,24 +93,22 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 			return nil, err
 		}
 	}
-	cmd, startedR, err := supervised(context.Background(), spec.Command, spec.Dir, spec.Env)
+	l, err := supervised(context.Background(), spec.Command, spec.Dir, spec.Env)
 	if err != nil {
 		return nil, fmt.Errorf("start target %s: %w", spec.Name, err)
 	}
-	defer startedR.Close()
+	defer l.close()
+	cmd := l.cmd
 	lt := newTail(40)
 	lt.watch, lt.seen = spec.ReadyLine, make(chan struct{})
 	cmd.Stdout, cmd.Stderr = lt, lt
 	done := make(chan struct{})
 	err = startPinned(cmd, spec.CPUs, done)
-	cmd.ExtraFiles[0].Close()
+	l.started()
 	if err != nil {
 		return nil, fmt.Errorf("start target %s: %w", spec.Name, err)
 	}
-	// the target's start, not the supervisor's: one byte when it has
-	// started, or EOF if it could not be
-	startedR.SetReadDeadline(time.Now().Add(30 * time.Second))
-	startedR.Read(make([]byte, 1))
+	l.waitTarget()
 	p := &Process{Name: spec.Name, Started: time.Now(), cmd: cmd, log: lt, done: done}
 	p.sampler = startSampler(cmd.Process.Pid, p.done)
 	go func() {
@@ -169,12 +164,12 @@ func RunOnce(ctx context.Context, spec Spec, argv []string) error {
 	if len(argv) == 0 {
 		return fmt.Errorf("%s: empty command", spec.Name)
 	}
-	cmd, startedR, err := supervised(ctx, argv, spec.Dir, spec.Env)
+	l, err := supervised(ctx, argv, spec.Dir, spec.Env)
 	if err != nil {
 		return fmt.Errorf("%s: %w", spec.Name, err)
 	}
-	defer startedR.Close()
-	defer cmd.ExtraFiles[0].Close()
+	defer l.close()
+	cmd := l.cmd
 	lt := newTail(20)
 	cmd.Stdout, cmd.Stderr = lt, lt
 	if err := cmd.Run(); err != nil {
@@ -194,41 +189,37 @@ func RunOnce(ctx context.Context, spec Spec, argv []string) error {
 	return nil
 }
 
-// startPinned starts cmd from a thread pinned to cpus, so the child and
-// everything it starts inherit the CPU set from its first instruction. The
-// thread's own CPU set is restored right after the fork. The goroutine stays
-// locked to that thread while the child lives, because Pdeathsig follows
-// the thread that forked.
-func startPinned(cmd *exec.Cmd, cpus []int, done <-chan struct{}) error {
-	if len(cpus) == 0 {
-		return cmd.Start()
+// launch is a target's command and, where a supervisor starts it, the
+// pipe on which the supervisor reports that the target itself has started.
+type launch struct {
+	cmd                *exec.Cmd
+	startedR, startedW *os.File // nil without a supervisor
+}
+
+// started closes the pipe's write end, which the command has inherited
+// once it has started (or will never need if it could not).
+func (l *launch) started() {
+	if l.startedW != nil {
+		l.startedW.Close()
 	}
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		var orig, set unix.CPUSet
-		if err := unix.SchedGetaffinity(0, &orig); err != nil {
-			errc <- fmt.Errorf("read CPU set: %w", err)
-			return
-		}
-		for _, c := range cpus {
-			set.Set(c)
-		}
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
-			errc <- fmt.Errorf("pin to CPUs %v: %w", cpus, err)
-			return
-		}
-		err := cmd.Start()
-		if rerr := unix.SchedSetaffinity(0, &orig); rerr != nil && err == nil {
-			err = fmt.Errorf("restore CPU set: %w", rerr)
-		}
-		errc <- err
-		if err == nil {
-			<-done
-		}
-	}()
-	return <-errc
+}
+
+// waitTarget waits, at most 30 s, for the supervisor's word that the
+// target has started (or EOF if it could not be), so startup times are the
+// target's, not the supervisor's.
+func (l *launch) waitTarget() {
+	if l.startedR == nil {
+		return
+	}
+	l.startedR.SetReadDeadline(time.Now().Add(30 * time.Second))
+	l.startedR.Read(make([]byte, 1))
+}
+
+func (l *launch) close() {
+	l.started()
+	if l.startedR != nil {
+		l.startedR.Close()
+	}
 }
 
 // Pid is the process id of the target's supervisor, the leader of the
@@ -273,14 +264,14 @@ func (p *Process) Stop(grace time.Duration) error {
 		return nil
 	default:
 	}
-	syscall.Kill(-p.Pid(), syscall.SIGTERM)
+	signalGroup(p.Pid(), syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-p.done:
 		return nil
 	case <-t.C:
-		syscall.Kill(-p.Pid(), syscall.SIGKILL)
+		signalGroup(p.Pid(), syscall.SIGKILL)
 		<-p.done
 		return fmt.Errorf("target %s: killed after %v without exiting on SIGTERM", p.Name, grace)
 	}

@@ -22,11 +22,11 @@ import (
 	"github.com/tandem-bench/tandem/driver/grpcdrv"
 	"github.com/tandem-bench/tandem/driver/httpdrv"
 	"github.com/tandem-bench/tandem/driver/wsdrv"
+	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
-	"golang.org/x/sys/unix"
 )
 
 func loadCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -475,13 +475,11 @@ func loadDialer(cmd *cobra.Command, target string, body []byte, rpcMethod, param
 	return nil, fmt.Errorf("target %q: want http://, https://, grpc://, ws:// or wss:// (amqp:// is not supported by this tandem yet)", target)
 }
 
-// processCPU is the CPU time this process has used.
+// processCPU is the CPU time this process has used (0 where the OS does
+// not say).
 func processCPU() time.Duration {
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := host.CPUTime()
+	return d
 }
 
 // progressLine redraws one status line on a terminal every half second

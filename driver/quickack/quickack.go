@@ -9,9 +9,12 @@ package quickack
 import (
 	"context"
 	"net"
-
-	"golang.org/x/sys/unix"
+	"runtime"
 )
+
+// Supported says whether this OS has TCP_QUICKACK; where it has not, a
+// wrapped connection is an ordinary one.
+const Supported = runtime.GOOS == "linux"
 
 // Conn is a TCP connection that acknowledges at once.
 type Conn struct {
@@ -28,14 +31,6 @@ func Wrap(c net.Conn) net.Conn {
 	qc := Conn{tc}
 	qc.set()
 	return qc
-}
-
-func (c Conn) set() {
-	if raw, err := c.SyscallConn(); err == nil {
-		raw.Control(func(fd uintptr) {
-			unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_QUICKACK, 1)
-		})
-	}
 }
 
 // Read sets TCP_QUICKACK again, then reads.

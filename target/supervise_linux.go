@@ -40,16 +40,15 @@ func init() {
 	os.Exit(supervise(os.Args[1:]))
 }
 
-// supervised returns a command that runs argv under a supervisor, in a
-// process group of its own, in dir with env added to tandem's environment,
-// and the pipe on which the supervisor reports the target's start (one
-// byte; EOF if it could not start it). The caller closes both ends: the
-// write end (cmd.ExtraFiles[0]) once the command has started. The
-// command's path is resolved as exec.Command would, against tandem's PATH.
-func supervised(ctx context.Context, argv []string, dir string, env []string) (*exec.Cmd, *os.File, error) {
+// supervised returns a launch that runs argv under a supervisor, in a
+// process group of its own, in dir with env added to tandem's environment;
+// the supervisor reports the target's start on a pipe (one byte; EOF if it
+// could not start it). The command's path is resolved as exec.Command
+// would, against tandem's PATH.
+func supervised(ctx context.Context, argv []string, dir string, env []string) (*launch, error) {
 	target := exec.Command(argv[0], argv[1:]...)
 	if target.Err != nil {
-		return nil, nil, target.Err
+		return nil, target.Err
 	}
 	// a path with a separator is not looked up: check it exists and is
 	// executable here, where the error can still be returned
@@ -58,25 +57,26 @@ func supervised(ctx context.Context, argv []string, dir string, env []string) (*
 		check = filepath.Join(dir, check)
 	}
 	if _, err := exec.LookPath(check); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return nil, nil, fmt.Errorf("find tandem's own binary to supervise %s: %w", argv[0], err)
+		return nil, fmt.Errorf("find tandem's own binary to supervise %s: %w", argv[0], err)
 	}
 	startedR, startedW, err := os.Pipe()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, self, append([]string{target.Path}, argv...)...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), env...), superviseEnv+"=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGHUP}
+	cmd.SysProcAttr = groupAttr()
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGHUP
 	// cancelled: the whole group at once, not only the supervisor
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	cmd.ExtraFiles = []*os.File{startedW} // the supervisor's startedFD
-	return cmd, startedR, nil
+	return &launch{cmd: cmd, startedR: startedR, startedW: startedW}, nil
 }
 
 // supervise runs args[1:] (whose binary is at args[0]) in the supervisor's
