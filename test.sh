@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 STATICCHECK_VERSION=v0.8.2
+# actionlint checks the GitHub Actions workflow that `tandem ci init` writes.
+ACTIONLINT_VERSION=v1.7.12
 # CometBFT and its test/loadtime tools (load, report), for the sweep
 # integration test against a real node.
 COMETBFT_VERSION=v0.38.26
@@ -17,13 +19,16 @@ step "tools"
 if [ ! -x "$TOOLS/staticcheck" ]; then
   GOBIN="$TOOLS" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
 fi
+if [ ! -x "$TOOLS/actionlint-$ACTIONLINT_VERSION/actionlint" ]; then
+  GOBIN="$TOOLS/actionlint-$ACTIONLINT_VERSION" go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
+fi
 CMT="$TOOLS/cometbft-$COMETBFT_VERSION"
 if [ ! -x "$CMT/cometbft" ] || [ ! -x "$CMT/report" ]; then
   echo "building cometbft $COMETBFT_VERSION (about a minute, once)"
   GOBIN="$CMT" go install "github.com/cometbft/cometbft/cmd/cometbft@$COMETBFT_VERSION" \
     "github.com/cometbft/cometbft/test/loadtime/cmd/report@$COMETBFT_VERSION"
 fi
-export PATH="$CMT:$PATH" TANDEM_REQUIRE_COMETBFT=1
+export PATH="$CMT:$TOOLS/actionlint-$ACTIONLINT_VERSION:$PATH" TANDEM_REQUIRE_COMETBFT=1 TANDEM_REQUIRE_ACTIONLINT=1
 # Debian packages: headless Chromium (to check the HTML report as a person
 # sees it), Prometheus (to query a real server for a run's metrics),
 # valgrind (counted costs) and RabbitMQ (private nodes for the AMQP driver;

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/runner"
 	"github.com/tandem-bench/tandem/study"
 )
@@ -21,14 +22,7 @@ import (
 // TANDEM_REQUIRE_COMETBFT=1, so there a missing tool fails the test.
 func needTool(t *testing.T, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("TANDEM_REQUIRE_COMETBFT") == "1" {
-			t.Fatalf("%s is not on PATH: %v", name, err)
-		}
-		t.Skipf("%s is not on PATH (./test.sh installs it): %v", name, err)
-	}
-	return p
+	return tooltest.Need(t, "TANDEM_REQUIRE_COMETBFT", name)
 }
 
 // The example's --quick grid against a real single-validator node, checked

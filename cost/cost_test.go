@@ -8,18 +8,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tandem-bench/tandem/internal/tooltest"
 )
 
 // valgrind finds valgrind; the test command installs it (Debian) and sets
 // TANDEM_REQUIRE_VALGRIND=1, so there its absence fails.
 func valgrind(t *testing.T) *Valgrind {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: needs valgrind")
+	}
 	v, err := FindValgrind()
 	if err != nil {
-		if os.Getenv("TANDEM_REQUIRE_VALGRIND") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		tooltest.Missing(t, "TANDEM_REQUIRE_VALGRIND", err.Error())
 	}
 	return v
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/driver/httpdrv"
+	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
 )
@@ -112,6 +113,7 @@ func delayServer(t *testing.T, delay time.Duration) string {
 // a driver that holds a request to its context's deadline turned the
 // run's end into "timeout" errors of a few µs each.
 func TestRunEndIsNoTimeout(t *testing.T) {
+	tooltest.Long(t)
 	addr := delayServer(t, 2*time.Millisecond)
 	fast, err := httpdrv.New(httpdrv.Options{URL: "http://" + addr})
 	if err != nil {
@@ -151,6 +153,7 @@ func TestRunEndIsNoTimeout(t *testing.T) {
 // The open loop holds its requests to the run's hard end too: a driver
 // that honours the context does not turn it into timeouts.
 func TestRunEndIsNoTimeoutOpen(t *testing.T) {
+	tooltest.Long(t)
 	addr := delayServer(t, 5*time.Millisecond)
 	for round := range 3 {
 		// 1,000 arrivals a second over one connection answered in 5 ms:
@@ -174,6 +177,7 @@ func TestRunEndIsNoTimeoutOpen(t *testing.T) {
 // fails as a timeout, on either engine and whether the driver holds it to
 // its deadline or to its context's.
 func TestTimeoutStillCounts(t *testing.T) {
+	tooltest.Long(t)
 	addr := delayServer(t, 300*time.Millisecond)
 	fast, err := httpdrv.New(httpdrv.Options{URL: "http://" + addr})
 	if err != nil {

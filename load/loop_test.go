@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/driver/httpdrv"
+	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
 )
@@ -32,6 +33,7 @@ import (
 // through answers until the next arrival (2 ms apart here), and answers
 // stamped when it reads them show a median of about 4 ms.
 func TestLoopAgreesWithWorkers(t *testing.T) {
+	tooltest.Long(t)
 	// The loop holds a P while it waits (its waits are raw system calls):
 	// give the in-process server its own.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1))
@@ -102,6 +104,7 @@ func rawServer(t *testing.T, reply func(i int) string) string {
 // Servers that misbehave: every request is recorded with what happened,
 // and the run ends on time.
 func TestLoopRecordsWhatServersDo(t *testing.T) {
+	tooltest.Long(t)
 	ok := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 	for _, c := range []struct {
 		name  string
@@ -202,6 +205,7 @@ func TestLoopRefuses(t *testing.T) {
 // A quantum trades wake-ups for lateness, and the lateness shows: every
 // arrival is sent, late by up to the quantum, never early.
 func TestLoopQuantum(t *testing.T) {
+	tooltest.Long(t)
 	c, hits := server(t, 0, 200)
 	s, err := load.Open{Schedule: load.Constant{Rate: 2000}, Connections: 8, Duration: time.Second, Engine: "loop",
 		Quantum: 5 * time.Millisecond}.Run(context.Background(), c)
@@ -236,6 +240,7 @@ func TestLoopQuantum(t *testing.T) {
 // The closed loop on the event loop counts exactly, by count or by time,
 // and its latency is the server's.
 func TestLoopClosed(t *testing.T) {
+	tooltest.Long(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1))
 	c, hits := server(t, time.Millisecond, 200)
 	s, err := load.Closed{Concurrency: 4, Requests: 1000, Engine: "loop"}.Run(context.Background(), c)

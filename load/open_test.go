@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/driver/httpdrv"
+	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/load"
 )
 
 func TestOpenPacing(t *testing.T) {
+	tooltest.Long(t)
 	c, hits := server(t, 0, 200)
 	for _, rate := range []float64{100, 1000, 4000} {
 		hits.Store(0)
@@ -44,6 +46,7 @@ func TestOpenPacing(t *testing.T) {
 }
 
 func TestOpenRampFollowsSchedule(t *testing.T) {
+	tooltest.Long(t)
 	c, _ := server(t, 0, 200)
 	s, err := load.Open{Schedule: load.Ramp{From: 100, To: 900, Duration: 2 * time.Second}, Connections: 2}.Run(context.Background(), c)
 	if err != nil {
@@ -66,6 +69,7 @@ func TestOpenRampFollowsSchedule(t *testing.T) {
 }
 
 func TestShardedOpenSumsToWhole(t *testing.T) {
+	tooltest.Long(t)
 	c, hits := server(t, 0, 200)
 	whole := load.Constant{Rate: 1000, Duration: time.Second}
 	var wg sync.WaitGroup
@@ -120,6 +124,7 @@ func stallServer(t *testing.T, from, to time.Time) *httpdrv.Caller {
 // the intended send, shows the stall; its service time and the closed
 // loop's latency do not (coordinated omission).
 func TestStallShowsInOpenLoopOnly(t *testing.T) {
+	tooltest.Long(t)
 	for _, engine := range []string{"workers", "loop"} {
 		stallOpen(t, engine)
 	}
@@ -157,6 +162,7 @@ func stallOpen(t *testing.T, engine string) {
 }
 
 func TestOpenDropsBeyondMaxWaiting(t *testing.T) {
+	tooltest.Long(t)
 	for _, engine := range []string{"workers", "loop"} {
 		start := time.Now()
 		c := stallServer(t, start, start.Add(time.Second))
@@ -172,6 +178,7 @@ func TestOpenDropsBeyondMaxWaiting(t *testing.T) {
 }
 
 func TestBatched(t *testing.T) {
+	tooltest.Long(t)
 	c, hits := server(t, 0, 200)
 	b := load.Batched{Connections: 2, PerPeriod: 5, Period: 100 * time.Millisecond, Duration: time.Second}
 	s, err := b.Run(context.Background(), c)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -19,16 +20,7 @@ import (
 // fails the test.
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("TANDEM_REQUIRE_CHROMIUM") == "1" {
-		t.Fatal("no chromium on PATH")
-	}
-	t.Skip("no chromium on PATH (./test.sh installs it)")
-	return ""
+	return tooltest.Need(t, "TANDEM_REQUIRE_CHROMIUM", "chromium", "chromium-browser", "google-chrome")
 }
 
 // browse renders the page in headless Chromium at 1280×800 and returns the
@@ -172,6 +164,7 @@ var hostile = []string{
 }
 
 func TestHostileStringsRenderAsText(t *testing.T) {
+	tooltest.Long(t)
 	res, err := results.Read("testdata/demo-results.json")
 	if err != nil {
 		t.Fatal(err)

@@ -39,12 +39,14 @@ func TestRabbitMQExample(t *testing.T) {
 	if len(res.Scenarios) != 4 {
 		t.Fatalf("%d scenarios", len(res.Scenarios))
 	}
-	var rtt int64
+	var rtt int64 // the baseline's: the rule's round trip
 	for _, tg := range res.Targets {
 		if tg.RTTCall != "basic.qos" || tg.RTTNs <= 0 {
 			t.Errorf("target %s: round trip %d ns of %q", tg.Name, tg.RTTNs, tg.RTTCall)
 		}
-		rtt = tg.RTTNs
+		if tg.Name == s.Baseline {
+			rtt = tg.RTTNs
+		}
 	}
 	for _, sc := range res.Scenarios {
 		if sc.Load.Model != "drain" || sc.Unit != "message" || sc.Direction != "higher" || sc.Requests < 200 {
@@ -53,24 +55,29 @@ func TestRabbitMQExample(t *testing.T) {
 		if len(sc.Rounds) != 6 {
 			t.Errorf("%s: %d rounds; want 2 per target", sc.Name, len(sc.Rounds))
 		}
-		var rawRates []float64
+		var rawPerMsg []float64 // the baseline's time per message in each round
 		for _, rd := range sc.Rounds {
 			if rd.Failed || rd.OK != sc.Requests || rd.Requests != sc.Requests || rd.UnitsPerS <= 0 || rd.DurationNs <= 0 {
 				t.Errorf("%s round %d %s: %+v", sc.Name, rd.Round, rd.Target, rd.Sample)
 			}
-			if rd.Target == "raw" {
-				rawRates = append(rawRates, rd.UnitsPerS)
+			// messages drained, as the runner counts them from the round
+			if n := int64(rd.UnitsPerS * time.Duration(rd.DurationNs).Seconds()); rd.Target == s.Baseline && n > 0 {
+				rawPerMsg = append(rawPerMsg, float64(rd.DurationNs)/float64(n))
 			}
 		}
 		if len(sc.Comparisons) != 2 {
 			t.Fatalf("%s: %d comparisons", sc.Name, len(sc.Comparisons))
 		}
-		// The rule: RTT / prefetch ≥ ½ × the raw loop's (median) time per message.
-		med := (rawRates[0] + rawRates[1]) / 2
-		want := float64(rtt)/float64(sc.Load.Prefetch) >= 0.5*1e9/med
+		// The rule: the baseline's RTT / prefetch ≥ ½ × its median time per
+		// message (the raw loop's; of two rounds, their mean).
+		if s.Baseline != "raw" || len(rawPerMsg) != 2 {
+			t.Fatalf("%s: baseline %q with %d rounds", sc.Name, s.Baseline, len(rawPerMsg))
+		}
+		med := (rawPerMsg[0] + rawPerMsg[1]) / 2
+		want := float64(rtt)/float64(sc.Load.Prefetch) >= 0.5*med
 		for _, c := range sc.Comparisons {
 			if c.ServerBound != want {
-				t.Errorf("%s %s: server_bound %v; the rule says %v (rtt %v, prefetch %d, %.0f msg/s)", sc.Name, c.Candidate, c.ServerBound, want, time.Duration(rtt), sc.Load.Prefetch, med)
+				t.Errorf("%s %s: server_bound %v; the rule says %v (rtt %v, prefetch %d, %v per message)", sc.Name, c.Candidate, c.ServerBound, want, time.Duration(rtt), sc.Load.Prefetch, time.Duration(med))
 			}
 			if sc.Load.Prefetch == 512 && c.ServerBound {
 				t.Errorf("%s: broker-bound at prefetch 512", sc.Name)

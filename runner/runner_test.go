@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/driver/amqpdrv"
+	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/sample"
@@ -232,6 +233,7 @@ func readResults(t *testing.T, dir string) *results.Results {
 }
 
 func TestRunStudy(t *testing.T) {
+	tooltest.Long(t)
 	progress := &syncBuffer{}
 	o := options(t, progress)
 	s := parse(t, fmt.Sprintf(testStudy, 3000))
@@ -348,6 +350,7 @@ func assertStopped(t *testing.T, res *results.Results) {
 }
 
 func TestRunInterrupted(t *testing.T) {
+	tooltest.Long(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	progress := &syncBuffer{onLog: func(line string) {
@@ -371,6 +374,7 @@ func TestRunInterrupted(t *testing.T) {
 }
 
 func TestTargetFailures(t *testing.T) {
+	tooltest.Long(t)
 	cases := []struct {
 		name, yaml, want string
 	}{
@@ -474,6 +478,7 @@ func TestSplitCPUs(t *testing.T) {
 
 // Six rounds give the paired-ratio interval and the sign test.
 func TestPairedRounds(t *testing.T) {
+	tooltest.Long(t)
 	o := options(t, nil)
 	o.Only, o.Rounds = []string{"balance"}, 6
 	s := parse(t, fmt.Sprintf(testStudy, 10))
@@ -590,6 +595,7 @@ func TestGeneratorCapacity(t *testing.T) {
 }
 
 func TestStartupRuns(t *testing.T) {
+	tooltest.Long(t)
 	o := options(t, nil)
 	o.Only = []string{"startup"}
 	s := parse(t, fmt.Sprintf(testStudy, 3000))
@@ -621,6 +627,7 @@ func TestStartupRuns(t *testing.T) {
 // shows the machine's noise); a 4× slower one is slower; one
 // that listens only after 1.5 s has its first answer after 1.5 s.
 func TestVerdictsOnRealTargets(t *testing.T) {
+	tooltest.Long(t)
 	target := func(name, delay, startDelay string) string {
 		return fmt.Sprintf(`
   - name: %s
@@ -685,6 +692,7 @@ scenarios:
 // requests with an instant 503 is failing, not faster; one that cannot keep
 // up with an open loop's arrivals (they are dropped) is withheld, not faster.
 func TestUnhealthyRunsGetNoSpeedVerdict(t *testing.T) {
+	tooltest.Long(t)
 	target := func(name string, args ...string) string {
 		return fmt.Sprintf(`
   - name: %s
@@ -888,6 +896,7 @@ scenarios:
 }
 
 func TestReadyLogLine(t *testing.T) {
+	tooltest.Long(t)
 	src := `
 version: 1
 name: log

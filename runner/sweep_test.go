@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/tandem-bench/tandem/internal/promtest"
 	"github.com/tandem-bench/tandem/internal/rabbittest"
+	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -48,6 +48,7 @@ func capacityServer(t *testing.T, perSec float64) string {
 }
 
 func TestSweepGrid(t *testing.T) {
+	tooltest.Long(t)
 	url := capacityServer(t, 100)
 	s := parse(t, fmt.Sprintf(`
 version: 1
@@ -94,6 +95,7 @@ scenarios:
 }
 
 func TestSweepSearch(t *testing.T) {
+	tooltest.Long(t)
 	url := capacityServer(t, 100)
 	s := parse(t, fmt.Sprintf(`
 version: 1
@@ -184,12 +186,7 @@ scenarios:
 
 // A study's costs are counted under valgrind and land in results.json.
 func TestStudyCosts(t *testing.T) {
-	if _, err := exec.LookPath("valgrind"); err != nil {
-		if os.Getenv("TANDEM_REQUIRE_VALGRIND") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	tooltest.Need(t, "TANDEM_REQUIRE_VALGRIND", "valgrind")
 	bin := filepath.Join(t.TempDir(), "alloc")
 	if b, err := exec.Command("gcc", "-O1", "-DWORK=10", "-o", bin, "../cost/testdata/alloc.c").CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, b)

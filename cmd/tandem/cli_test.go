@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/sample"
 )
@@ -132,6 +133,7 @@ func TestValidateAndSchema(t *testing.T) {
 }
 
 func TestLoadAgainstSample(t *testing.T) {
+	tooltest.Long(t)
 	s, err := sample.Start(context.Background(), sample.Options{Build: sample.BuildA, DataDir: t.TempDir(), Blocks: 100, Work: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -239,6 +241,7 @@ func (w *cancelWriter) Write(p []byte) (int, error) {
 }
 
 func TestDemoInterrupted(t *testing.T) {
+	tooltest.Long(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -269,6 +272,7 @@ func TestDemoInterrupted(t *testing.T) {
 // The real Ctrl-C path: tandem as a child process, SIGINT once (partial
 // results, exit 130) and twice (exit at once).
 func TestCtrlC(t *testing.T) {
+	tooltest.Long(t)
 	for _, twice := range []bool{false, true} {
 		t.Run(fmt.Sprintf("twice=%v", twice), func(t *testing.T) {
 			dir := t.TempDir()

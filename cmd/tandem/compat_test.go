@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -44,6 +45,7 @@ compat:
 }
 
 func TestRunOnlyCompatStrict(t *testing.T) {
+	tooltest.Long(t)
 	cases := []struct {
 		name, cases string
 		strict      bool

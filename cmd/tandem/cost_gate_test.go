@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tandem-bench/tandem/internal/tooltest"
 )
 
 // tandemProcess runs tandem as a child process (the test binary, see
@@ -104,12 +106,7 @@ func TestCostGateNeedsBaselineEntry(t *testing.T) {
 // Counted under valgrind, a command held against a baseline of its own
 // name gets its gate; the report it wrote (-o) is that baseline.
 func TestCostGateCommandAgainstItsBaseline(t *testing.T) {
-	if _, err := exec.LookPath("valgrind"); err != nil {
-		if os.Getenv("TANDEM_REQUIRE_VALGRIND") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	tooltest.Need(t, "TANDEM_REQUIRE_VALGRIND", "valgrind")
 	base := filepath.Join(t.TempDir(), "base.json")
 	loop := []string{"--", "sh", "-c", `i=0; while [ $i -lt $1 ]; do i=$((i+1)); done`, "sh", "{ops}"}
 	if code, out, stderr := tandem(t, append([]string{"cost", "--ops", "200", "--name", "loop", "-o", base}, loop...)...); code != exitOK {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -18,6 +19,7 @@ import (
 // killed by SIGKILL once its targets are up: SIGTERM exits 143 and leaves
 // results.json marked interrupted; either way no target still listens.
 func TestRunStoppedBySignal(t *testing.T) {
+	tooltest.Long(t)
 	for _, c := range []struct {
 		sig  syscall.Signal
 		code int

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tandem-bench/tandem/internal/tooltest"
 )
 
 // Start starts a real Prometheus server (the Debian package) scraping
@@ -20,13 +22,7 @@ import (
 // asked for it (TANDEM_REQUIRE_PROMETHEUS=1).
 func Start(t testing.TB, target string) string {
 	t.Helper()
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("TANDEM_REQUIRE_PROMETHEUS") == "1" {
-			t.Fatalf("prometheus is not on PATH: %v", err)
-		}
-		t.Skip("prometheus is not on PATH (./test.sh installs the Debian package)")
-	}
+	bin := tooltest.Need(t, "TANDEM_REQUIRE_PROMETHEUS", "prometheus")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

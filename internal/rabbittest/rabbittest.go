@@ -5,11 +5,11 @@ package rabbittest
 import (
 	"context"
 	"errors"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/rabbitnode"
 )
 
@@ -23,12 +23,12 @@ func Start(t testing.TB) string {
 // StartNode is Start, returning the node itself (to stop it mid-test).
 func StartNode(t testing.TB) *rabbitnode.Node {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: needs RabbitMQ")
+	}
 	n, err := rabbitnode.Start(context.Background(), rabbitnode.Options{})
 	if errors.Is(err, rabbitnode.ErrNotInstalled) {
-		if os.Getenv("TANDEM_REQUIRE_RABBITMQ") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err.Error() + "; ./test.sh installs it")
+		tooltest.Missing(t, "TANDEM_REQUIRE_RABBITMQ", err.Error())
 	}
 	if err != nil {
 		t.Fatal(err)
