@@ -13,7 +13,7 @@ COMETBFT_VERSION=v0.38.26
 TOOLS="$PWD/.tools"
 mkdir -p "$TOOLS"
 
-step() { printf '\n== %s\n' "$*"; }
+step() { printf '\n== %s (at %ds)\n' "$*" "$SECONDS"; }
 
 step "tools"
 if [ ! -x "$TOOLS/staticcheck" ]; then
@@ -92,4 +92,4 @@ for target in "./study FuzzParse" "./results FuzzParse" "./driver/jsonrpc FuzzCh
 done
 
 echo
-echo "all checks passed"
+echo "all checks passed in ${SECONDS}s"

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/internal/promtest"
-	"github.com/tandem-bench/tandem/internal/rabbittest"
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/results"
 )
@@ -49,6 +48,7 @@ func capacityServer(t *testing.T, perSec float64) string {
 
 func TestSweepGrid(t *testing.T) {
 	tooltest.Long(t)
+	t.Parallel() // the capacity server paces itself: little CPU
 	url := capacityServer(t, 100)
 	s := parse(t, fmt.Sprintf(`
 version: 1
@@ -96,6 +96,7 @@ scenarios:
 
 func TestSweepSearch(t *testing.T) {
 	tooltest.Long(t)
+	t.Parallel() // the capacity server paces itself: little CPU
 	url := capacityServer(t, 100)
 	s := parse(t, fmt.Sprintf(`
 version: 1
@@ -216,42 +217,6 @@ costs:
 	}
 }
 
-// A scenario with an amqp call measures the broker run by run (one
-// publisher, one consumer, a queue per run), calibrated like any other.
-func TestAMQPScenario(t *testing.T) {
-	url := rabbittest.Start(t)
-	s := parse(t, fmt.Sprintf(`
-version: 1
-name: broker
-defaults: {rounds: 2, warmup: 100ms, min_duration: 300ms}
-targets: [{name: rabbit, endpoints: {amqp: %q}}]
-calls:
-  classic: {amqp: {queue_type: classic, prefetch: 256, ack: multiple, size: 512}, unit: message}
-  quorum: {amqp: {queue_type: quorum, prefetch: 64, confirm: true}, unit: message}
-scenarios:
-  - {name: classic, call: classic, metric: throughput, load: {concurrency: 1}}
-  - {name: quorum, call: quorum, metric: throughput, load: {concurrency: 1}, requests: 1000}
-`, url))
-	o := options(t, nil)
-	if _, err := Run(context.Background(), s, o); err != nil {
-		t.Fatal(err)
-	}
-	res := readResults(t, o.Out)
-	for _, sc := range res.Scenarios {
-		if len(sc.Rounds) != 2 {
-			t.Fatalf("%s: %d rounds", sc.Name, len(sc.Rounds))
-		}
-		for _, rd := range sc.Rounds {
-			if rd.Failed || rd.OK != rd.Requests || rd.OK < 200 || rd.UnitsPerS <= 0 {
-				t.Errorf("%s round %d: %+v", sc.Name, rd.Round, rd.Sample)
-			}
-		}
-	}
-	if q := res.Scenarios[1]; q.Rounds[0].OK != 1000 {
-		t.Errorf("quorum: %d messages; want the 1000 asked for", q.Rounds[0].OK)
-	}
-}
-
 // failingServer answers ok but 503 to its first n requests: a cell of
 // 500 confirms 500 − n.
 func failingServer(t *testing.T, n int64) string {
@@ -272,6 +237,7 @@ func failingServer(t *testing.T, n int64) string {
 // line; results record the rule. (100 a second on one connection leaves a
 // busy machine room to send every one.)
 func TestSweepShortfall(t *testing.T) {
+	t.Parallel() // the capacity server paces itself: little CPU
 	misses := map[string]int64{"miss1": 1, "miss5": 5, "miss6": 6}
 	for _, tc := range []struct {
 		shortfall string

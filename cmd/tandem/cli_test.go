@@ -35,6 +35,41 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// smallStudy writes a study like the demo's, made small: two builds of the
+// sample service on a short chain, startup once, one latency scenario of
+// three rounds of a second. The tests of signals run it instead of the
+// whole demo.
+func smallStudy(t *testing.T) string {
+	t.Helper()
+	target := func(build string) string {
+		return fmt.Sprintf(`
+  - name: %s
+    start:
+      command: ["${tandem}", sample, serve, --build, %s, --blocks, "300", --work, "10", --data, "${workdir}/data",
+                --grpc, "127.0.0.1:${port.grpc}", --http, "127.0.0.1:${port.http}"]
+      wipe: ["${workdir}/data"]
+    endpoints: {grpc: "127.0.0.1:${port.grpc}"}
+    ready: {first_answer: {call: ping}, condition: {call: info, path: indexed, equals: true}, timeout: 60s}`, build, build)
+	}
+	path := filepath.Join(t.TempDir(), "small.yaml")
+	study := `version: 1
+name: small
+startup: {runs: 1}
+defaults: {rounds: 3, warmup: 100ms, min_duration: 1s}
+targets:` + target("a") + target("b") + `
+calls:
+  ping: {grpc: {method: tandem.sample.v1.Ledger/Ping}}
+  info: {grpc: {method: tandem.sample.v1.Ledger/Info}}
+  block: {grpc: {method: tandem.sample.v1.Ledger/GetBlock, request: {height: 123}}}
+scenarios:
+  - {name: getblock-latency, call: block, load: {concurrency: 1}}
+`
+	if err := os.WriteFile(path, []byte(study), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func tandem(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
@@ -276,7 +311,7 @@ func TestCtrlC(t *testing.T) {
 	for _, twice := range []bool{false, true} {
 		t.Run(fmt.Sprintf("twice=%v", twice), func(t *testing.T) {
 			dir := t.TempDir()
-			cmd := exec.Command(os.Args[0], "demo", "--quick", "-v", "--out", dir)
+			cmd := exec.Command(os.Args[0], "run", smallStudy(t), "-v", "--out", dir)
 			stderr, err := cmd.StderrPipe()
 			if err != nil {
 				t.Fatal(err)

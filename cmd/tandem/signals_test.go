@@ -15,7 +15,7 @@ import (
 	"github.com/tandem-bench/tandem/results"
 )
 
-// tandem run (here the demo) as a child process, stopped by SIGTERM or
+// tandem run (of a small study like the demo's) as a child process, stopped by SIGTERM or
 // killed by SIGKILL once its targets are up: SIGTERM exits 143 and leaves
 // results.json marked interrupted; either way no target still listens.
 func TestRunStoppedBySignal(t *testing.T) {
@@ -26,7 +26,7 @@ func TestRunStoppedBySignal(t *testing.T) {
 	}{{syscall.SIGTERM, 143}, {syscall.SIGKILL, -1}} {
 		t.Run(signalName(c.sig), func(t *testing.T) {
 			out := t.TempDir()
-			cmd := exec.Command(os.Args[0], "demo", "--quick", "--out", out)
+			cmd := exec.Command(os.Args[0], "run", smallStudy(t), "--out", out)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}

@@ -15,7 +15,7 @@ import (
 // Publish and consume through a private RabbitMQ node, classic and quorum,
 // each ack mode: every message counted, latency recorded, queue removed.
 func TestRunAgainstRabbitMQ(t *testing.T) {
-	node := rabbittest.StartNode(t)
+	node := broker.Node(t)
 	url := node.URL
 	for _, c := range []Options{
 		{QueueType: "classic", Prefetch: 1, Ack: "each", Messages: 500},
@@ -60,7 +60,7 @@ func TestRunAgainstRabbitMQ(t *testing.T) {
 // the queue's ready count) agrees with the raw loop's own clock, for both
 // queue types and the ack modes.
 func TestWatchAgreesWithTheLoop(t *testing.T) {
-	url := rabbittest.Start(t)
+	url := broker.Node(t).URL
 	ctx := context.Background()
 	for _, c := range []struct {
 		queueType, ack string
@@ -135,7 +135,7 @@ func (c *idle) Stop() error             { return nil }
 // Drain fills, times and deletes; a consumer that dies or stands still
 // fails the run, bounded, and the queue is gone either way.
 func TestDrain(t *testing.T) {
-	url := rabbittest.Start(t)
+	url := broker.Node(t).URL
 	ctx := context.Background()
 	var queues []string
 	// a drain that works has 3 s to show progress (a broker on a busy

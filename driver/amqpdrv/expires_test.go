@@ -137,7 +137,7 @@ func TestKilledHelper(t *testing.T) {
 // keeps them. A drain whose fill would outlast half the expiry fails
 // saying so.
 func TestQueuesExpireWhenTandemIsKilled(t *testing.T) {
-	node := rabbittest.StartNode(t)
+	node := broker.Node(t)
 	type child struct {
 		mode, queueType, prefix, queue string
 		cmd                            *exec.Cmd

@@ -1,5 +1,6 @@
 // Package rabbittest starts a private RabbitMQ node for a test (see
-// rabbitnode), stopped when the test ends.
+// rabbitnode), stopped when the test ends, or one node that the tests of a
+// package share.
 package rabbittest
 
 import (
@@ -7,6 +8,7 @@ import (
 	"errors"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tandem-bench/tandem/internal/tooltest"
@@ -23,6 +25,13 @@ func Start(t testing.TB) string {
 // StartNode is Start, returning the node itself (to stop it mid-test).
 func StartNode(t testing.TB) *rabbitnode.Node {
 	t.Helper()
+	n := start(t)
+	t.Cleanup(func() { n.Stop() })
+	return n
+}
+
+func start(t testing.TB) *rabbitnode.Node {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: needs RabbitMQ")
 	}
@@ -33,8 +42,38 @@ func StartNode(t testing.TB) *rabbitnode.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { n.Stop() })
 	return n
+}
+
+// Shared is one node for the tests of a package that need a broker but do
+// not stop it (a node takes seconds to start): the first test to ask starts
+// it, and the package's TestMain stops it after m.Run. Each test leaves the
+// node as it found it (its queues deleted).
+type Shared struct {
+	mu   sync.Mutex
+	node *rabbitnode.Node
+}
+
+// Node returns the shared node, started at the first call; skipped or
+// failed as StartNode is without RabbitMQ.
+func (s *Shared) Node(t testing.TB) *rabbitnode.Node {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.node == nil {
+		s.node = start(t)
+	}
+	return s.node
+}
+
+// Stop stops the shared node, if one was started.
+func (s *Shared) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.node != nil {
+		s.node.Stop()
+		s.node = nil
+	}
 }
 
 // Queues lists the queues on a node.
