@@ -48,7 +48,6 @@ func capacityServer(t *testing.T, perSec float64) string {
 
 func TestSweepGrid(t *testing.T) {
 	tooltest.Long(t)
-	t.Parallel() // the capacity server paces itself: little CPU
 	url := capacityServer(t, 100)
 	s := parse(t, fmt.Sprintf(`
 version: 1
@@ -96,7 +95,6 @@ scenarios:
 
 func TestSweepSearch(t *testing.T) {
 	tooltest.Long(t)
-	t.Parallel() // the capacity server paces itself: little CPU
 	url := capacityServer(t, 100)
 	s := parse(t, fmt.Sprintf(`
 version: 1
@@ -237,7 +235,6 @@ func failingServer(t *testing.T, n int64) string {
 // line; results record the rule. (100 a second on one connection leaves a
 // busy machine room to send every one.)
 func TestSweepShortfall(t *testing.T) {
-	t.Parallel() // the capacity server paces itself: little CPU
 	misses := map[string]int64{"miss1": 1, "miss5": 5, "miss6": 6}
 	for _, tc := range []struct {
 		shortfall string

@@ -3,13 +3,17 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/results"
@@ -76,5 +80,84 @@ scenarios:
 		if strings.HasSuffix(e.Name(), ".tmp") {
 			t.Errorf("a temporary file was left: %s", e.Name())
 		}
+	}
+}
+
+// Ctrl-C as a terminal sends it: SIGINT to tandem's whole process group,
+// with a target that is a wrapper script (sh starting the server in the
+// background and waiting for it). The target runs in a group of its own,
+// so the signal reaches tandem only: tandem stops the run, marks the
+// results interrupted (not "target exited"), exits 130, and the server the
+// wrapper started is gone.
+func TestCtrlCToTheGroupWithAWrapperTarget(t *testing.T) {
+	tooltest.Long(t)
+	dir := t.TempDir()
+	studyPath := filepath.Join(dir, "study.yaml")
+	write(t, studyPath, `version: 1
+name: wrapper
+defaults: {rounds: 3, warmup: 100ms, min_duration: 1s}
+targets:
+  - name: w
+    start:
+      command: [sh, -c, '"$0" sample serve --build a --blocks 300 --work 10 --data "$1" --grpc "$2" & wait', "${tandem}",
+                "${workdir}/data", "127.0.0.1:${port.grpc}"]
+      wipe: ["${workdir}/data"]
+    endpoints: {grpc: "127.0.0.1:${port.grpc}"}
+    ready: {first_answer: {call: ping}, timeout: 60s}
+calls:
+  ping: {grpc: {method: tandem.sample.v1.Ledger/Ping}}
+scenarios:
+  - {name: ping, call: ping, load: {concurrency: 1}}
+`)
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(os.Args[0], "run", studyPath, "--out", out)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a group of its own, as a shell's job
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var addr string
+	for deadline := time.Now().Add(90 * time.Second); addr == ""; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+			t.Fatal("no scenario began within 90 s")
+		}
+		if r, err := results.Read(filepath.Join(out, "results.json")); err == nil && len(r.Scenarios) > 0 {
+			addr = regexp.MustCompile(`127\.0\.0\.1:\d+`).FindString(strings.Join(r.Targets[0].Command, " "))
+		}
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) // the terminal's Ctrl-C
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		t.Fatal("still running 30 s after Ctrl-C")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Errorf("exit %v; want status %d", err, exitInterrupted)
+	}
+	r, err := results.Read(filepath.Join(out, "results.json"))
+	if err != nil || !r.Interrupted || r.Targets[0].Error != "" {
+		t.Fatalf("results: %v; interrupted %v, target error %q; want interrupted and no target error", err, r != nil && r.Interrupted, r.Targets[0].Error)
+	}
+	if addr == "" {
+		t.Fatal("no address in the target's command")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("the wrapper's server still listens on %s", addr)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
