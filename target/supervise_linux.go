@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -46,17 +45,8 @@ func init() {
 // could not start it). The command's path is resolved as exec.Command
 // would, against tandem's PATH.
 func supervised(ctx context.Context, argv []string, dir string, env []string) (*launch, error) {
-	target := exec.Command(argv[0], argv[1:]...)
-	if target.Err != nil {
-		return nil, target.Err
-	}
-	// a path with a separator is not looked up: check it exists and is
-	// executable here, where the error can still be returned
-	check := target.Path
-	if !filepath.IsAbs(check) && dir != "" {
-		check = filepath.Join(dir, check)
-	}
-	if _, err := exec.LookPath(check); err != nil {
+	path, err := commandPath(argv[0], dir)
+	if err != nil {
 		return nil, err
 	}
 	self, err := os.Executable()
@@ -67,7 +57,7 @@ func supervised(ctx context.Context, argv []string, dir string, env []string) (*
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, self, append([]string{target.Path}, argv...)...)
+	cmd := exec.CommandContext(ctx, self, append([]string{path}, argv...)...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), env...), superviseEnv+"=1")
 	cmd.SysProcAttr = groupAttr()

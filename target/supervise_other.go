@@ -5,7 +5,6 @@ package target
 import (
 	"context"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -16,17 +15,11 @@ import (
 // that tandem does not stop itself, because tandem was killed, keeps
 // running.
 func supervised(ctx context.Context, argv []string, dir string, env []string) (*launch, error) {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	if cmd.Err != nil {
-		return nil, cmd.Err
-	}
-	check := cmd.Path
-	if !filepath.IsAbs(check) && dir != "" {
-		check = filepath.Join(dir, check)
-	}
-	if _, err := exec.LookPath(check); err != nil {
+	path, err := commandPath(argv[0], dir)
+	if err != nil {
 		return nil, err
 	}
+	cmd := exec.CommandContext(ctx, path, argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(cmd.Environ(), env...)
 	cmd.SysProcAttr = groupAttr()

@@ -189,6 +189,24 @@ func RunOnce(ctx context.Context, spec Spec, argv []string) error {
 	return nil
 }
 
+// commandPath resolves name as exec.Command would, against tandem's PATH;
+// a path with a separator is not looked up, so it is checked here, against
+// dir, where the error can still be returned.
+func commandPath(name, dir string) (string, error) {
+	c := exec.Command(name)
+	if c.Err != nil {
+		return "", c.Err
+	}
+	check := c.Path
+	if !filepath.IsAbs(check) && dir != "" {
+		check = filepath.Join(dir, check)
+	}
+	if _, err := exec.LookPath(check); err != nil {
+		return "", err
+	}
+	return c.Path, nil
+}
+
 // launch is a target's command and, where a supervisor starts it, the
 // pipe on which the supervisor reports that the target itself has started.
 type launch struct {
