@@ -140,6 +140,7 @@ scenarios:
 // With metrics.prometheus the run's series come from a Prometheus server
 // (query_range over the run's window), selected by the target's labels.
 func TestMetricsFromPrometheus(t *testing.T) {
+	t.Parallel() // child processes and waits; asserts outcomes, not speed
 	var n atomic.Int64
 	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/metrics" {
@@ -192,6 +193,7 @@ scenarios:
 
 // A study's costs are counted under valgrind and land in results.json.
 func TestStudyCosts(t *testing.T) {
+	t.Parallel() // child processes and waits; asserts outcomes, not speed
 	tooltest.Need(t, "TANDEM_REQUIRE_VALGRIND", "valgrind")
 	bin := filepath.Join(t.TempDir(), "alloc")
 	if b, err := exec.Command("gcc", "-O1", "-DWORK=10", "-o", bin, "../cost/testdata/alloc.c").CombinedOutput(); err != nil {

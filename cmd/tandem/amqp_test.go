@@ -9,6 +9,7 @@ import (
 )
 
 func TestLoadAMQP(t *testing.T) {
+	t.Parallel() // child processes and waits; asserts outcomes, not speed
 	url := rabbittest.Start(t)
 	code, out, stderr := tandem(t, "load", url, "--queue-type", "quorum", "--prefetch", "64", "--size", "256",
 		"--confirm", "--requests", "2000", "--format", "json")

@@ -70,7 +70,8 @@ type ghStep struct {
 // baseline; a pull request that switches to build b builds both, runs them
 // side by side, and the gate fails on the regression.
 func TestCIInitPipeline(t *testing.T) {
-	tooltest.Long(t) // runs the study three times
+	tooltest.Long(t) // runs the study twice
+	t.Parallel()     // child processes and waits; asserts outcomes, not speed
 	repo := t.TempDir()
 	git := func(args ...string) string {
 		t.Helper()

@@ -308,6 +308,7 @@ func TestDemoInterrupted(t *testing.T) {
 // results, exit 130) and twice (exit at once).
 func TestCtrlC(t *testing.T) {
 	tooltest.Long(t)
+	t.Parallel() // child processes and waits; asserts outcomes, not speed
 	for _, twice := range []bool{false, true} {
 		t.Run(fmt.Sprintf("twice=%v", twice), func(t *testing.T) {
 			dir := t.TempDir()

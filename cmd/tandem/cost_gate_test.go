@@ -106,6 +106,7 @@ func TestCostGateNeedsBaselineEntry(t *testing.T) {
 // Counted under valgrind, a command held against a baseline of its own
 // name gets its gate; the report it wrote (-o) is that baseline.
 func TestCostGateCommandAgainstItsBaseline(t *testing.T) {
+	t.Parallel() // child processes and waits; asserts outcomes, not speed
 	tooltest.Need(t, "TANDEM_REQUIRE_VALGRIND", "valgrind")
 	base := filepath.Join(t.TempDir(), "base.json")
 	loop := []string{"--", "sh", "-c", `i=0; while [ $i -lt $1 ]; do i=$((i+1)); done`, "sh", "{ops}"}

@@ -27,6 +27,7 @@ import (
 // temporary file left beside it.
 func TestDiskFullKeepsTheLastResults(t *testing.T) {
 	tooltest.Long(t)
+	t.Parallel() // child processes and waits; asserts outcomes, not speed
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
 		t.Skip("prlimit (util-linux) is not on PATH")
@@ -91,6 +92,7 @@ scenarios:
 // wrapper started is gone.
 func TestCtrlCToTheGroupWithAWrapperTarget(t *testing.T) {
 	tooltest.Long(t)
+	t.Parallel() // child processes and waits; asserts outcomes, not speed
 	dir := t.TempDir()
 	studyPath := filepath.Join(dir, "study.yaml")
 	write(t, studyPath, `version: 1

@@ -20,6 +20,7 @@ import (
 // results.json marked interrupted; either way no target still listens.
 func TestRunStoppedBySignal(t *testing.T) {
 	tooltest.Long(t)
+	t.Parallel() // child processes and waits; asserts outcomes, not speed
 	for _, c := range []struct {
 		sig  syscall.Signal
 		code int
