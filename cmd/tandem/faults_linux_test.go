@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -150,16 +149,7 @@ scenarios:
 	if addr == "" {
 		t.Fatal("no address in the target's command")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			break
-		}
-		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatalf("the wrapper's server still listens on %s", addr)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if stillListens(addr, 10*time.Second) {
+		t.Fatalf("the wrapper's server still listens on %s", addr)
 	}
 }

@@ -73,21 +73,26 @@ func TestRunStoppedBySignal(t *testing.T) {
 				}
 			}
 			// the targets die with tandem, SIGKILL included
-			deadline = time.Now().Add(10 * time.Second)
 			for _, addr := range addrs {
-				for time.Now().Before(deadline) {
-					conn, err := net.DialTimeout("tcp", addr, time.Second)
-					if err != nil {
-						break
-					}
-					conn.Close()
-					time.Sleep(50 * time.Millisecond)
-				}
-				if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-					conn.Close()
+				if stillListens(addr, 10*time.Second) {
 					t.Errorf("a target still listens on %s 10 s after tandem's %v", addr, c.sig)
 				}
 			}
 		})
+	}
+}
+
+// stillListens reports whether addr still accepts connections after
+// within: a target that should be gone is given that long to go.
+func stillListens(addr string, within time.Duration) bool {
+	for deadline := time.Now().Add(within); ; time.Sleep(50 * time.Millisecond) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			return true
+		}
 	}
 }
