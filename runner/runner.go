@@ -154,11 +154,19 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 		gen, tgt, shared := splitCPUs(runtime.NumCPU())
 		if shared {
 			r.warn("one CPU core: the generator and the targets share it, so their timings interfere")
-		} else if err := host.PinProcess(gen); err != nil {
+		} else if restore, err := host.PinProcess(gen); err != nil {
 			r.warn(fmt.Sprintf("could not pin the generator to CPUs %v: %v", gen, err))
 		} else {
-			// one P per generator core, plus one for the open loop's pacer
-			runtime.GOMAXPROCS(len(gen) + 1)
+			// one P per generator core, plus one for the open loop's pacer;
+			// both given back when the run ends, so a caller's process is
+			// not left pinned
+			procs := runtime.GOMAXPROCS(len(gen) + 1)
+			defer func() {
+				runtime.GOMAXPROCS(procs)
+				if err := restore(); err != nil {
+					r.warn(fmt.Sprintf("could not unpin the generator: %v", err))
+				}
+			}()
 			r.res.Machine.GeneratorCPUs = gen
 			r.generatorCores = len(gen)
 			r.res.Machine.GOMAXPROCS = len(gen) + 1

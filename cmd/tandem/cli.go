@@ -131,6 +131,7 @@ type runOptions struct {
 	only                      []string
 	rounds                    int
 	verbose, strict, keepData bool
+	noPin                     bool
 }
 
 func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr io.Writer) error {
@@ -139,7 +140,7 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 		return fmt.Errorf("find the tandem binary: %w", err)
 	}
 	out, strict := ro.out, ro.strict
-	o := runner.Options{Out: out, Only: ro.only, Rounds: ro.rounds, Self: self, Pin: true, Version: version, CommandLine: os.Args, KeepData: ro.keepData}
+	o := runner.Options{Out: out, Only: ro.only, Rounds: ro.rounds, Self: self, Pin: !ro.noPin, Version: version, CommandLine: os.Args, KeepData: ro.keepData}
 	if ro.verbose || isTerminal(stderr) {
 		o.Progress = stderr
 	}
@@ -177,7 +178,7 @@ func writeReports(dir string, res *results.Results) error {
 
 func demoCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out string
-	var quick, verbose bool
+	var quick, verbose, pin bool
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the embedded demo study against the two builds of the sample service",
@@ -191,12 +192,13 @@ cores.`,
 			if err != nil {
 				return err
 			}
-			return studyRun(cmd.Context(), s, runOptions{out: out, verbose: verbose}, stdout, stderr)
+			return studyRun(cmd.Context(), s, runOptions{out: out, verbose: verbose, noPin: !pin}, stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&out, "out", "tandem-demo", "directory for results.json and the reports")
 	c.Flags().BoolVar(&quick, "quick", false, "short runs: finishes in under 90 s")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "show progress on stderr even when it is not a terminal")
+	pinFlag(c, &pin)
 	return c
 }
 
@@ -204,7 +206,7 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out string
 	var only []string
 	var rounds int
-	var verbose, strict, quick, keepData bool
+	var verbose, strict, quick, keepData, pin bool
 	c := &cobra.Command{
 		Use:     "run STUDY.yaml",
 		Short:   "Run a study: start the targets, measure them side by side, write results.json",
@@ -224,7 +226,7 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 			if quick {
 				s.Quick()
 			}
-			return studyRun(cmd.Context(), s, runOptions{out: out, only: only, rounds: rounds, verbose: verbose, strict: strict, keepData: keepData}, stdout, stderr)
+			return studyRun(cmd.Context(), s, runOptions{out: out, only: only, rounds: rounds, verbose: verbose, strict: strict, keepData: keepData, noPin: !pin}, stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&out, "out", "tandem-out", "directory for results.json and the reports")
@@ -234,7 +236,14 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().BoolVar(&keepData, "keep-data", false, "keep the targets' data_dir after the run (default: removed)")
 	c.Flags().IntVar(&rounds, "rounds", 0, "override every scenario's rounds (0: the study's)")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "show progress on stderr even when it is not a terminal")
+	pinFlag(c, &pin)
 	return c
+}
+
+// pinFlag adds --pin, on by default: the generator and the targets on
+// disjoint halves of the cores (Linux).
+func pinFlag(c *cobra.Command, pin *bool) {
+	c.Flags().BoolVar(pin, "pin", true, "pin the generator and the targets to disjoint halves of the cores (Linux); --pin=false leaves both to the scheduler, e.g. on a machine shared with other work")
 }
 
 func validateCmd(stdout io.Writer) *cobra.Command {

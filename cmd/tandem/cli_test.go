@@ -282,7 +282,7 @@ func TestDemoInterrupted(t *testing.T) {
 	defer cancel()
 	stderr := &cancelWriter{marker: "getblock-latency c=1 round 1/3 b", cancel: cancel}
 	var stdout bytes.Buffer
-	code := run(ctx, []string{"demo", "--quick", "-v", "--out", dir}, &stdout, stderr)
+	code := run(ctx, []string{"demo", "--quick", "-v", "--pin=false", "--out", dir}, &stdout, stderr)
 	if code != exitInterrupted {
 		t.Fatalf("exit %d; want %d\n%s", code, exitInterrupted, stderr.buf.String())
 	}
@@ -302,6 +302,9 @@ func TestDemoInterrupted(t *testing.T) {
 	if !strings.Contains(stdout.String(), "INTERRUPTED") {
 		t.Errorf("summary does not say interrupted:\n%s", stdout.String())
 	}
+	if len(r.Machine.GeneratorCPUs) > 0 {
+		t.Errorf("--pin=false: the generator was pinned to %v", r.Machine.GeneratorCPUs)
+	}
 }
 
 // The real Ctrl-C path: tandem as a child process, SIGINT once (partial
@@ -312,7 +315,7 @@ func TestCtrlC(t *testing.T) {
 	for _, twice := range []bool{false, true} {
 		t.Run(fmt.Sprintf("twice=%v", twice), func(t *testing.T) {
 			dir := t.TempDir()
-			cmd := exec.Command(os.Args[0], "run", smallStudy(t), "-v", "--out", dir)
+			cmd := exec.Command(os.Args[0], "run", smallStudy(t), "-v", "--pin=false", "--out", dir)
 			stderr, err := cmd.StderrPipe()
 			if err != nil {
 				t.Fatal(err)

@@ -60,7 +60,7 @@ func TestRunOnlyCompatStrict(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out := t.TempDir()
-			args := []string{"run", compatStudy(t, c.cases), "--only", "compat", "--out", out}
+			args := []string{"run", compatStudy(t, c.cases), "--only", "compat", "--pin=false", "--out", out}
 			if c.strict {
 				args = append(args, "--strict")
 			}

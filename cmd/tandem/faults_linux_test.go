@@ -50,7 +50,7 @@ scenarios:
 `+scenarios)
 	out := filepath.Join(dir, "out")
 	// room for the first few scenarios' results, not for all twelve
-	cmd := exec.Command("sh", "-c", `trap "" XFSZ; exec "$0" --fsize=24000 -- "$@"`, prlimit, os.Args[0], "run", studyPath, "--out", out)
+	cmd := exec.Command("sh", "-c", `trap "" XFSZ; exec "$0" --fsize=24000 -- "$@"`, prlimit, os.Args[0], "run", studyPath, "--pin=false", "--out", out)
 	stdout, err := cmd.Output()
 	var ee *exec.ExitError
 	if err == nil || !errors.As(err, &ee) || ee.ExitCode() != exitBadInput {
@@ -111,7 +111,7 @@ scenarios:
   - {name: ping, call: ping, load: {concurrency: 1}}
 `)
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(os.Args[0], "run", studyPath, "--out", out)
+	cmd := exec.Command(os.Args[0], "run", studyPath, "--pin=false", "--out", out)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a group of its own, as a shell's job
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ func TestRunStoppedBySignal(t *testing.T) {
 	}{{syscall.SIGTERM, 143}, {syscall.SIGKILL, -1}} {
 		t.Run(signalName(c.sig), func(t *testing.T) {
 			out := t.TempDir()
-			cmd := exec.Command(os.Args[0], "run", smallStudy(t), "--out", out)
+			cmd := exec.Command(os.Args[0], "run", smallStudy(t), "--pin=false", "--out", out)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}

@@ -1,15 +1,16 @@
 package host
 
 import (
+	"runtime"
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
 )
 
-func TestKernelAndPinning(t *testing.T) {
-	if Kernel() == "" {
-		t.Error("Kernel is empty on Linux")
-	}
+// affinity is the CPU set of the calling thread.
+func affinity(t *testing.T) []int {
+	t.Helper()
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		t.Fatal(err)
@@ -20,12 +21,30 @@ func TestKernelAndPinning(t *testing.T) {
 			cpus = append(cpus, c)
 		}
 	}
-	// to the cores it may already use: nothing changes for the rest of the
-	// test binary, but every thread is set
-	if err := PinProcess(cpus); err != nil {
+	return cpus
+}
+
+func TestKernelAndPinning(t *testing.T) {
+	if Kernel() == "" {
+		t.Error("Kernel is empty on Linux")
+	}
+	runtime.LockOSThread() // affinity is per thread: ask the same one
+	defer runtime.UnlockOSThread()
+	before := affinity(t)
+	restore, err := PinProcess(before[len(before)-1:])
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := PinProcess([]int{1 << 20}); err == nil {
+	if got := affinity(t); !slices.Equal(got, before[len(before)-1:]) {
+		t.Errorf("pinned to %v, want %v", got, before[len(before)-1:])
+	}
+	if err := restore(); err != nil {
+		t.Fatal(err)
+	}
+	if got := affinity(t); !slices.Equal(got, before) {
+		t.Errorf("after restore: %v, want %v as before", got, before)
+	}
+	if _, err := PinProcess([]int{1 << 20}); err == nil {
 		t.Error("pinning to a core that does not exist: no error")
 	}
 }

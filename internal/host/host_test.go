@@ -28,7 +28,7 @@ func TestPinningElsewhere(t *testing.T) {
 	if runtime.GOOS == "linux" {
 		t.Skip("Linux pins: see host_linux_test.go")
 	}
-	if err := PinProcess([]int{0}); err != ErrPinning {
+	if _, err := PinProcess([]int{0}); err != ErrPinning {
 		t.Fatalf("PinProcess: %v, want ErrPinning", err)
 	}
 }

@@ -8,12 +8,26 @@ import (
 )
 
 // PinProcess pins every thread of this process to cpus; threads created
-// later inherit the set from their creator.
-func PinProcess(cpus []int) error {
+// later inherit the set from their creator. The returned function gives
+// every thread back the set the calling thread had before, so a library
+// caller's process is not left pinned.
+func PinProcess(cpus []int) (restore func() error, err error) {
+	var before unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &before); err != nil {
+		return nil, err
+	}
 	var set unix.CPUSet
 	for _, c := range cpus {
 		set.Set(c)
 	}
+	if err := setAll(&set); err != nil {
+		return nil, err
+	}
+	return func() error { return setAll(&before) }, nil
+}
+
+// setAll sets the affinity of every thread of this process.
+func setAll(set *unix.CPUSet) error {
 	entries, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return err
@@ -23,7 +37,7 @@ func PinProcess(cpus []int) error {
 		if err != nil {
 			continue
 		}
-		if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
+		if err := unix.SchedSetaffinity(tid, set); err != nil && err != unix.ESRCH {
 			return err
 		}
 	}
