@@ -88,7 +88,7 @@ for target in "./study FuzzParse" "./results FuzzParse" "./driver/jsonrpc FuzzCh
   # a count, not a duration: go1.26's fuzz coordinator can fail a
   # duration-bounded run with "context deadline exceeded" at its end under
   # load (go.dev/issue/75804, fixed in Go 1.27); a count has no deadline
-  go test -run '^$' -fuzz "^$2\$" -fuzztime 5000x "$1"
+  go test -run '^$' -fuzz "^$2\$" -fuzztime 5000x -fuzzminimizetime 5s "$1"
 done
 
 echo

@@ -91,7 +91,7 @@ type decoder struct {
 }
 
 // maxNodes is the most YAML nodes a study may expand to.
-const maxNodes = 1 << 20
+const maxNodes = 1 << 18
 
 // maxFileSize is the largest study (or compat case file) read, so that a
 // huge file is refused before it is parsed.
@@ -105,7 +105,7 @@ const maxErrors = 100
 func (d *decoder) spend(n *yaml.Node, path string) bool {
 	d.budget--
 	if d.budget == 0 {
-		d.errorf(n, path, "at most 1,048,576 values after aliases are expanded", "study too large")
+		d.errorf(n, path, "at most 262,144 values after aliases are expanded", "study too large")
 	}
 	return d.budget > 0
 }

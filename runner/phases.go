@@ -1,0 +1,176 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/tandem-bench/tandem/compat"
+	"github.com/tandem-bench/tandem/cost"
+	"github.com/tandem-bench/tandem/driver"
+	"github.com/tandem-bench/tandem/metrics"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/study"
+)
+
+// startMetrics starts scraping every running target that has a metrics
+// endpoint; it goes on until stopMetrics, across rounds and cells.
+func (r *runner) startMetrics() {
+	var names []string
+	var interval time.Duration
+	if m := r.s.Metrics; m != nil {
+		names, interval = m.Series, m.Interval
+	}
+	r.metricsStart = time.Now()
+	if r.s.Metrics != nil && r.s.Metrics.Prometheus != "" {
+		return // queried when the run ends
+	}
+	for _, l := range r.live {
+		if l.err == nil && l.metrics != "" {
+			l.collector = metrics.Start(l.metrics, names, interval)
+		}
+	}
+}
+
+// stopMetrics stops the scrapers and stores what they scraped; a scrape
+// that failed is counted, never fatal.
+func (r *runner) stopMetrics() {
+	if mc := r.s.Metrics; mc != nil && mc.Prometheus != "" {
+		r.queryMetrics(mc)
+		return
+	}
+	for _, l := range r.live {
+		if l.collector == nil {
+			continue
+		}
+		m := l.collector.Stop()
+		l.collector = nil
+		l.res.Metrics = &m
+		if m.Errors > 0 {
+			r.warn(fmt.Sprintf("target %s: %d of %d metrics scrapes failed (last: %s)", l.spec.Name, m.Errors, m.Scrapes, m.LastError))
+		}
+	}
+}
+
+// queryMetrics asks the study's Prometheus server for every target's
+// series over the run's window, then derives each sweep cell's figures.
+func (r *runner) queryMetrics(mc *study.MetricsConfig) {
+	for _, l := range r.live {
+		if len(l.spec.MetricsLabels) == 0 {
+			continue
+		}
+		labels := map[string]string{}
+		for k, v := range l.spec.MetricsLabels {
+			e, err := r.expanders[l.spec.Name].expand(v)
+			if err != nil {
+				r.warn(fmt.Sprintf("target %s: metrics_labels.%s: %v", l.spec.Name, k, err))
+				continue
+			}
+			labels[k] = e
+		}
+		m := metrics.QueryRange(context.Background(), mc.Prometheus, mc.Series, labels, r.metricsStart, time.Now(), mc.Interval)
+		l.res.Metrics = &m
+		if m.Errors > 0 {
+			r.warn(fmt.Sprintf("target %s: %d of %d Prometheus queries failed (last: %s)", l.spec.Name, m.Errors, m.Scrapes, m.LastError))
+		}
+		for i := range r.res.Sweeps {
+			sw := &r.res.Sweeps[i]
+			if sw.Target != l.spec.Name {
+				continue
+			}
+			for j := range sw.Cells {
+				cellMetrics(&sw.Cells[j], m)
+			}
+		}
+	}
+}
+
+// costs counts the study's costs under valgrind; a cost that cannot be
+// counted is recorded with its error and a warning.
+func (r *runner) costs(ctx context.Context) {
+	v, verr := cost.FindValgrind()
+	e := r.newExpander(filepath.Join(r.o.Out, "work", "costs"))
+	for _, cs := range r.s.Costs {
+		if ctx.Err() != nil {
+			return
+		}
+		c := results.Cost{Name: cs.Name, Ops: cs.Ops, Source: "valgrind"}
+		if c.Ops == 0 {
+			c.Ops = 1000
+		}
+		argv, err := e.all(cs.Command)
+		if err == nil {
+			err = verr
+		}
+		if err == nil {
+			r.progress("cost %s: counting %d and %d operations under valgrind", cs.Name, c.Ops, 2*c.Ops)
+			vc := *v
+			vc.Toggle = cs.ToggleCollect
+			for _, k := range sortedKeys(cs.Env) {
+				vc.Env = append(vc.Env, k+"="+cs.Env[k])
+			}
+			var got results.Cost
+			if got, err = vc.Measure(ctx, cs.Name, argv, c.Ops); err == nil {
+				c = got
+			}
+		}
+		if err != nil {
+			c.Error = e.redact(err.Error())
+			r.warn(fmt.Sprintf("cost %s: %s", cs.Name, c.Error))
+		}
+		r.res.Costs = append(r.res.Costs, c)
+		if err := r.save(); err != nil {
+			r.warn(err.Error())
+		}
+	}
+}
+
+// onlyNonScenarios reports whether --only names startup or compat and no
+// scenario, so no round trip needs probing.
+func (r *runner) onlyNonScenarios() bool {
+	return len(r.o.Only) > 0 && !slices.ContainsFunc(r.o.Only, func(n string) bool { return n != "startup" && n != "compat" && n != "costs" })
+}
+
+// compat runs the differential tests against the running targets and
+// saves their outcome.
+func (r *runner) compat(ctx context.Context) error {
+	eps := map[string]map[string]string{}
+	for _, l := range r.live {
+		if l.err == nil && l.endpoints != nil {
+			eps[l.spec.Name] = l.endpoints
+		}
+	}
+	// Oracle URLs may name environment variables; resolve them on a copy.
+	s := *r.s
+	cs := *s.Compat
+	cs.Oracles = map[string]*study.Oracle{}
+	for name, o := range r.s.Compat.Oracles {
+		oc := *o
+		var err error
+		if oc.URL, err = study.ExpandEnv(o.URL); err != nil {
+			return fmt.Errorf("compat.oracles.%s.url: %w", name, err)
+		}
+		cs.Oracles[name] = &oc
+	}
+	s.Compat = &cs
+	q := driver.NewQuerier(driver.Options{Timeout: r.s.Defaults.Timeout, MaxAnswer: maxAnswer})
+	defer q.Close()
+	r.progress("compat: %d case entries", len(r.s.Compat.Cases))
+	c, err := compat.Run(ctx, &s, compat.Options{Endpoints: eps, Query: q, Progress: r.progress})
+	if c != nil {
+		r.res.Compat = c
+		if err := r.save(); err != nil {
+			return err
+		}
+		r.progress("compat: %d cases, %d failed", len(c.Cases), c.Failed)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// maxAnswer bounds one compat answer's body.
+const maxAnswer = 64 << 20

@@ -1,0 +1,76 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tandem-bench/tandem/driver/amqpdrv"
+	"github.com/tandem-bench/tandem/load"
+)
+
+// probeRTT times each target's round trip (see rttRequests) and, for a
+// target with an amqp endpoint, its broker's.
+func (r *runner) probeRTT(ctx context.Context) {
+	for _, l := range r.live {
+		fa := l.spec.Ready.FirstAnswer
+		if u, ok := l.endpoints["amqp"]; ok && l.err == nil && fa == nil {
+			r.probeBroker(ctx, l, u)
+			continue
+		}
+		if l.err != nil || fa == nil {
+			continue
+		}
+		c, err := r.caller(ctx, l, fa.Call)
+		if err != nil {
+			continue
+		}
+		closed := load.Closed{Concurrency: 1, Timeout: r.s.Defaults.Timeout}
+		closed.Requests, closed.Duration = rttWarmup, rttBound
+		if _, err := closed.Run(ctx, c); err != nil {
+			continue
+		}
+		closed.Requests = rttRequests
+		s, err := closed.Run(ctx, c)
+		if err != nil || s.OK == 0 {
+			continue
+		}
+		l.res.RTTNs = s.LatencyNs.P50
+		l.res.RTTCall = fa.Call
+		r.progress("target %s: round trip of %s %v (median of %d)", l.spec.Name, fa.Call, time.Duration(s.LatencyNs.P50), s.OK)
+	}
+}
+
+// probeBroker times the broker behind a target's amqp endpoint, once per
+// broker.
+func (r *runner) probeBroker(ctx context.Context, l *live, url string) {
+	rtt, ok := r.brokerRTT[url]
+	if !ok {
+		var err error
+		if rtt, err = amqpdrv.ProbeRTT(ctx, url, brokerRTTWarmup, brokerRTTCalls); err != nil {
+			if ctx.Err() == nil {
+				r.warn(fmt.Sprintf("target %s: the broker's round trip (basic.qos) could not be timed: %v", l.spec.Name, err))
+			}
+			return
+		}
+		r.brokerRTT[url] = rtt
+		r.progress("broker %s: round trip of basic.qos %v (median of %d)", redactURL(url), rtt, brokerRTTCalls)
+	}
+	l.res.RTTNs, l.res.RTTCall = int64(rtt), "basic.qos"
+}
+
+// The broker's RTT probe (the layered broker study): basic.qos, the cheapest request a
+// broker answers, timed brokerRTTCalls times after brokerRTTWarmup.
+const (
+	brokerRTTWarmup = 2000
+	brokerRTTCalls  = 20000
+)
+
+// RTT probe (docs/methods.md): outside the rounds, the cheapest request a target
+// answers (its ready.first_answer call) is timed in a closed loop of one
+// client after a warm-up; its median is the round trip.
+const (
+	rttWarmup   = 200
+	rttRequests = 2000
+	rttBound    = 2 * time.Second
+)
