@@ -227,6 +227,7 @@ func readResults(t *testing.T, dir string) *results.Results {
 
 func TestRunStudy(t *testing.T) {
 	tooltest.Long(t)
+	t.Parallel() // waits on targets; its verdicts are on a delayed-ACK stall (40 ms against < 1 ms)
 	progress := &syncBuffer{}
 	o := options(t, progress)
 	if os.Getenv("TANDEM_TEST_PROGRESS") == "1" {
@@ -477,6 +478,7 @@ func TestSplitCPUs(t *testing.T) {
 // Six rounds give the paired-ratio interval and the sign test.
 func TestPairedRounds(t *testing.T) {
 	tooltest.Long(t)
+	t.Parallel() // waits on targets; the verdict is on a delayed-ACK stall (40 ms against < 1 ms)
 	o := options(t, nil)
 	o.Only, o.Rounds = []string{"balance"}, 6
 	s := parse(t, fmt.Sprintf(testStudy, 10))
@@ -692,6 +694,7 @@ scenarios:
 // up with an open loop's arrivals (they are dropped) is withheld, not faster.
 func TestUnhealthyRunsGetNoSpeedVerdict(t *testing.T) {
 	tooltest.Long(t)
+	t.Parallel() // waits on targets; failing and dropping hold by construction
 	target := func(name string, args ...string) string {
 		return fmt.Sprintf(`
   - name: %s
