@@ -82,7 +82,7 @@ go test -run '^$' -bench 'BenchmarkDo$' -benchmem -count 3 ./driver/httpdrv |
 
 step "fuzz smoke (each target briefly)"
 for target in "./study FuzzParse" "./results FuzzParse" "./driver/jsonrpc FuzzCheckReply" "./driver/grpcdrv FuzzDecodeJSON" \
-  "./compat FuzzCanonical" "./compat FuzzDiff" "./comet FuzzParseTx" "./load FuzzDecodeHDR" \
+  "./compat FuzzCanonical" "./compat FuzzDiff" "./comet FuzzParseTx" "./hdr FuzzDecodeHDR" \
   "./cost FuzzFromBench" "./driver/httpdrv FuzzFrame"; do
   set -- $target
   # a count, not a duration: go1.26's fuzz coordinator can fail a

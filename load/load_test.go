@@ -127,29 +127,3 @@ func TestTransportStatuses(t *testing.T) {
 		t.Errorf("closed port: errors %v; want refused ×3", s.Errors)
 	}
 }
-
-// Histograms come from results files: decoding never panics, and what
-// decodes re-encodes to a histogram with the same count.
-func FuzzDecodeHDR(f *testing.F) {
-	h := load.NewHistogram()
-	h.RecordValue(12345)
-	h.RecordValue(987654)
-	enc, _ := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	f.Add(string(enc))
-	f.Add("HISTFAAAAB")
-	f.Add("")
-	f.Fuzz(func(t *testing.T, s string) {
-		h, err := load.DecodeHDR(s)
-		if err != nil {
-			return
-		}
-		enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-		if err != nil {
-			return
-		}
-		again, err := load.DecodeHDR(string(enc))
-		if err != nil || again.TotalCount() != h.TotalCount() {
-			t.Fatalf("re-encoded histogram: %v, %d vs %d", err, again.TotalCount(), h.TotalCount())
-		}
-	})
-}

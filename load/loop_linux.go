@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/tandem-bench/tandem/hdr"
 	"github.com/tandem-bench/tandem/results"
 	"golang.org/x/sys/unix"
 )
@@ -96,7 +97,7 @@ func newEventLoop(w Wire, n int, timeout time.Duration, live *Live, open bool, q
 	l.series = newSeries(l.start)
 	l.rec = newRecorder(open, l.series)
 	if !open {
-		l.rec.think = NewHistogram()
+		l.rec.think = hdr.New()
 	}
 	return l, nil
 }

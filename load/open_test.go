@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/driver/httpdrv"
+	"github.com/tandem-bench/tandem/hdr"
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/load"
 )
@@ -88,12 +89,12 @@ func TestShardedOpenSumsToWhole(t *testing.T) {
 	if total != 1000 || hits.Load() != 1000 {
 		t.Errorf("three shards of 1000/s for 1 s sent %d (server saw %d); want 1000", total, hits.Load())
 	}
-	merged, err := load.MergeHDR(hdrs...)
+	merged, err := hdr.Merge(hdrs...)
 	if err != nil || merged.TotalCount() != 1000 {
 		t.Errorf("merged shard histograms: %v, %d values; want 1000", err, merged.TotalCount())
 	}
-	if _, err := load.MergeHDR("not base64!"); err == nil {
-		t.Error("MergeHDR of garbage = nil error")
+	if _, err := hdr.Merge("not base64!"); err == nil {
+		t.Error("Merge of garbage = nil error")
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/hdr"
 	"github.com/tandem-bench/tandem/metrics"
 	"github.com/tandem-bench/tandem/results"
 	"gonum.org/v1/plot"
@@ -162,7 +162,7 @@ func charts(r *results.Results) []chart {
 				if rd == nil {
 					continue
 				}
-				h, err := load.MergeHDR(rd.Sample.HDR)
+				h, err := hdr.Merge(rd.Sample.HDR)
 				if err != nil || h.TotalCount() == 0 {
 					continue
 				}

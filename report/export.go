@@ -11,7 +11,7 @@ import (
 	"unicode"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/hdr"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -115,7 +115,7 @@ func HDRLog(w io.Writer, r *results.Results) error {
 			if rd.HDR == "" {
 				continue
 			}
-			h, err := load.DecodeHDR(rd.HDR)
+			h, err := hdr.Decode(rd.HDR)
 			if err != nil { // say so in the log and go on: the other rounds are good
 				if err := lw.OutputComment(fmt.Sprintf("[skipped %s round %d %s: %v]", sc.Name, rd.Round, rd.Target, err)); err != nil {
 					return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/driver/quickack"
+	"github.com/tandem-bench/tandem/hdr"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
@@ -42,11 +43,11 @@ func (r *runner) diagnose(ctx context.Context) {
 					hdrs = append(hdrs, rd.HDR)
 				}
 			}
-			h, err := load.MergeHDR(hdrs...)
+			h, err := hdr.Merge(hdrs...)
 			if err != nil || h.TotalCount() == 0 {
 				continue
 			}
-			share := load.Fraction(h, stallLo, stallHi)
+			share := hdr.Fraction(h, stallLo, stallHi)
 			if share < suspectShare {
 				continue
 			}
@@ -81,11 +82,11 @@ func (r *runner) confirmStall(ctx context.Context, l *live, sc results.Scenario,
 		if err != nil {
 			return s, 0, err
 		}
-		h, err := load.MergeHDR(s.HDR)
+		h, err := hdr.Merge(s.HDR)
 		if err != nil {
 			return s, 0, err
 		}
-		return s, load.Fraction(h, stallLo, stallHi), nil
+		return s, hdr.Fraction(h, stallLo, stallHi), nil
 	}
 	plain, plainShare, err := probe(false)
 	if err != nil || plainShare < suspectShare {

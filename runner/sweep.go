@@ -11,6 +11,7 @@ import (
 
 	"github.com/tandem-bench/tandem/comet"
 	"github.com/tandem-bench/tandem/driver"
+	"github.com/tandem-bench/tandem/hdr"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/metrics"
 	"github.com/tandem-bench/tandem/results"
@@ -290,7 +291,7 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 	c.EndUnixNs = time.Now().UnixNano()
 	switch sw.Confirm {
 	case study.ConfirmCometBFT:
-		conf, err := node.Confirm(ctx, id, from, sw.Drain, load.NewHistogram)
+		conf, err := node.Confirm(ctx, id, from, sw.Drain, hdr.New)
 		if err != nil {
 			return fail(fmt.Errorf("confirm: %w", err))
 		}
@@ -298,7 +299,7 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 			c.Error = fmt.Sprintf("the mempool did not empty within %s", sw.Drain)
 		}
 		c.Confirmed, c.Duplicates, c.NegativeLatencies = conf.Confirmed, conf.Duplicates, conf.Negative
-		c.LatencyNs = load.Distribution(conf.Latency)
+		c.LatencyNs = hdr.Distribution(conf.Latency)
 		c.LatencyNs.Mean = max(0, float64(conf.Mean))
 		if !conf.First.IsZero() {
 			c.ProcessedFirstUnixNs, c.ProcessedLastUnixNs = conf.First.UnixNano(), conf.Last.UnixNano()

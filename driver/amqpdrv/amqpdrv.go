@@ -14,9 +14,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	amqp "github.com/rabbitmq/amqp091-go"
-	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/hdr"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -180,7 +179,7 @@ func Run(ctx context.Context, o Options) (results.Sample, error) {
 		}
 		done <- r
 	}()
-	hist := load.NewHistogram()
+	hist := hdr.New()
 	var s results.Sample
 	s.Unit, s.Errors = "message", map[string]int64{}
 	var first, last time.Time
@@ -252,10 +251,10 @@ func Run(ctx context.Context, o Options) (results.Sample, error) {
 		s.Throughput = float64(s.OK) / (float64(s.DurationNs) / 1e9)
 		s.UnitsPerS, s.AchievedRate = s.Throughput, s.Throughput
 	}
-	s.LatencyNs = load.Distribution(hist)
+	s.LatencyNs = hdr.Distribution(hist)
 	s.ServiceTimeNs = s.LatencyNs
-	if enc, err := hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
-		s.HDR = string(enc)
+	if enc, err := hdr.Encode(hist); err == nil {
+		s.HDR = enc
 	}
 	return s, ctx.Err()
 }
