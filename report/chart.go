@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tandem-bench/tandem/hdr"
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/metrics"
 	"github.com/tandem-bench/tandem/results"
 	"gonum.org/v1/plot"
@@ -255,7 +256,7 @@ func charts(r *results.Results) []chart {
 			}
 			label := s.Name
 			if v := metrics.Slope(s.Points); !math.IsNaN(v) && v != 0 {
-				label += fmt.Sprintf(" (%s per min)", Number(v))
+				label += fmt.Sprintf(" (%s per min)", human.Number(v))
 			}
 			addLine(p, 0, label, xy)
 			add(p.Title.Text, p)

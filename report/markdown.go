@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -68,6 +69,6 @@ func Markdown(w io.Writer, r *results.Results) error {
 		fmt.Fprintf(&b, "- warning: %s\n", mdEscape(wn))
 	}
 	fmt.Fprintf(&b, "\n<sub>%s · tandem %s · study sha256 %s</sub>\n", mdEscape(machineLine(r)), mdEscape(r.Tool.Version), r.Study.ConfigSHA256)
-	_, err := io.WriteString(w, Printable(b.String()))
+	_, err := io.WriteString(w, human.Printable(b.String()))
 	return err
 }

@@ -8,22 +8,6 @@ import (
 	"github.com/tandem-bench/tandem/results"
 )
 
-func TestPrintable(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{"plain text, ünïcode — ok", "plain text, ünïcode — ok"},
-		{"line\nnext\ttab", "line\nnext\ttab"},
-		{"\x1b[2J\x1b]0;pwned\x07title", `\x1b[2J\x1b]0;pwned\x07title`},
-		{"over\rwrite", `over\x0dwrite`},
-		{"c1 \u009b31m del \x7f", `c1 \x9b31m del \x7f`},
-		{"bad \xff byte", `bad \ufffd byte`},
-	}
-	for _, c := range cases {
-		if got := Printable(c.in); got != c.want {
-			t.Errorf("Printable(%q) = %q; want %q", c.in, got, c.want)
-		}
-	}
-}
-
 // Hostile strings from a study or a target's output reach no terminal or
 // text report as control characters.
 func TestReportsCarryNoControlCharacters(t *testing.T) {

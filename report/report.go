@@ -7,13 +7,11 @@ package report
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
 )
@@ -26,93 +24,11 @@ type table struct {
 	Rows   [][]string
 }
 
-// Duration formats nanoseconds for people with three significant digits:
-// 812µs, 40.3ms, 1.25s; whole seconds from 1,000 s on (1,230s). It rounds
-// before it picks the unit, so 999.6µs is 1ms, never 1e+03µs.
-func Duration(ns float64) string {
-	if math.IsNaN(ns) || math.IsInf(ns, 0) {
-		return "–"
-	}
-	r := math.Round(math.Abs(ns))
-	sign := ""
-	if ns < 0 && r > 0 {
-		sign = "-"
-	}
-	if r < 1000 {
-		return fmt.Sprintf("%s%.0fns", sign, r)
-	}
-	f := 1.0 // three significant digits: r a multiple of f, r/f < 1,000
-	for r/f >= 1000 {
-		f *= 10
-	}
-	r = math.Round(r/f) * f
-	switch {
-	case r >= 1e12:
-		return sign + Number(r/1e9) + "s"
-	case r >= 1e9:
-		return fmt.Sprintf("%s%.3gs", sign, r/1e9)
-	case r >= 1e6:
-		return fmt.Sprintf("%s%.3gms", sign, r/1e6)
-	}
-	return fmt.Sprintf("%s%.3gµs", sign, r/1e3)
-}
-
-// Bytes formats a byte count: 1.40 GiB, 320 KiB. It rounds before it
-// picks the unit, so 1,023.9 KiB is 1.00 MiB, never 1,024 KiB.
-func Bytes(n int64) string {
-	const unit = 1024
-	if n > -unit && n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, exp := math.Abs(float64(n))/unit, 0
-	for exp < 5 && math.Round(v) >= unit {
-		v /= unit
-		exp++
-	}
-	if n < 0 {
-		v = -v
-	}
-	return Number(v) + fmt.Sprintf(" %ciB", "KMGTPE"[exp])
-}
-
-// Number formats a figure with three significant digits below 1,000 and
-// as a whole number with thousands separators above. It rounds before it
-// picks the form, so 9.996 is 10.0 (not 10.00) and 99.96 is 100.
-func Number(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "–"
-	}
-	for _, f := range []struct {
-		decimals int
-		below    float64
-	}{{2, 10}, {1, 100}} {
-		s := strconv.FormatFloat(v, 'f', f.decimals, 64)
-		if x, _ := strconv.ParseFloat(s, 64); math.Abs(x) < f.below {
-			if x == 0 {
-				s = strings.TrimPrefix(s, "-") // -0.001 is 0.00
-			}
-			return s
-		}
-	}
-	digits := strconv.FormatFloat(math.Round(math.Abs(v)), 'f', 0, 64)
-	var b strings.Builder
-	if v < 0 {
-		b.WriteByte('-')
-	}
-	for i, c := range digits {
-		if i > 0 && (len(digits)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
 func value(sc *results.Scenario, v float64) string {
 	if sc.Direction == "higher" {
-		return Number(v) + "/s"
+		return human.Number(v) + "/s"
 	}
-	return Duration(v)
+	return human.Duration(v)
 }
 
 // verdictText says a comparison in words; only a real difference gets a ratio.
@@ -167,7 +83,7 @@ func tables(r *results.Results, diffRows int) []table {
 			}
 			up := "–"
 			if s.Kind != "external" {
-				up = Duration(float64(s.StartNs))
+				up = human.Duration(float64(s.StartNs))
 			}
 			sv.Rows = append(sv.Rows, []string{s.Name, s.Kind, strings.Join(eps, ", "), up, status})
 		}
@@ -178,13 +94,13 @@ func tables(r *results.Results, diffRows int) []table {
 	for _, t := range r.Targets {
 		row := []string{t.Name, "–", "–", "–", "–", "–", "ok"}
 		if s := t.Startup; s != nil {
-			row = []string{t.Name, Duration(float64(s.FirstAnswerNs)), Duration(float64(s.ReadyNs)), Duration(float64(s.CPUNs)),
-				Bytes(s.PeakRSSBytes), Bytes(s.DiskBytes), "ok"}
+			row = []string{t.Name, human.Duration(float64(s.FirstAnswerNs)), human.Duration(float64(s.ReadyNs)), human.Duration(float64(s.CPUNs)),
+				human.Bytes(s.PeakRSSBytes), human.Bytes(s.DiskBytes), "ok"}
 			if runs := t.StartupRuns; len(runs) > 1 {
 				ns := func(get func(results.Startup) int64) string {
-					return spread(runs, get, func(v int64) string { return Duration(float64(v)) })
+					return spread(runs, get, func(v int64) string { return human.Duration(float64(v)) })
 				}
-				b := func(get func(results.Startup) int64) string { return spread(runs, get, Bytes) }
+				b := func(get func(results.Startup) int64) string { return spread(runs, get, human.Bytes) }
 				row = []string{t.Name, ns(func(s results.Startup) int64 { return s.FirstAnswerNs }), ns(func(s results.Startup) int64 { return s.ReadyNs }),
 					ns(func(s results.Startup) int64 { return s.CPUNs }), b(func(s results.Startup) int64 { return s.PeakRSSBytes }),
 					b(func(s results.Startup) int64 { return s.DiskBytes }), fmt.Sprintf("ok, %d starts", len(runs))}
@@ -251,44 +167,14 @@ func tables(r *results.Results, diffRows int) []table {
 	ts = append(ts, costTables(r.Costs)...)
 	for i := range ts { // no cell moves a terminal's cursor or title
 		t := &ts[i]
-		t.Title, t.Note = Printable(t.Title), Printable(t.Note)
+		t.Title, t.Note = human.Printable(t.Title), human.Printable(t.Note)
 		for _, row := range append([][]string{t.Header}, t.Rows...) {
 			for j := range row {
-				row[j] = Printable(row[j])
+				row[j] = human.Printable(row[j])
 			}
 		}
 	}
 	return ts
-}
-
-// Printable makes text safe to print on a terminal: control characters
-// other than newline and tab (ESC, CR, BEL, the C1 set, DEL), which could
-// clear a screen, retitle a window or overwrite a line, are shown as
-// escapes ("\x1b") instead. Text that came from a study, a target's
-// output or a server's answer passes through it before tandem prints it.
-func Printable(s string) string {
-	i := strings.IndexFunc(s, unsafeRune)
-	if i < 0 {
-		return s
-	}
-	var b strings.Builder
-	b.WriteString(s[:i])
-	for _, r := range s[i:] {
-		if unsafeRune(r) {
-			if r < 0x100 {
-				fmt.Fprintf(&b, `\x%02x`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func unsafeRune(r rune) bool {
-	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r < 0xa0) || r == '\u2028' || r == '\u2029' || r == utf8.RuneError
 }
 
 // spread shows several starts as median [best … worst], lower being better.
@@ -316,7 +202,7 @@ func loadCell(l results.Load, level int) string {
 	switch l.Model {
 	case "open":
 		if l.Rate > 0 {
-			return Number(l.Rate) + "/s" + conns
+			return human.Number(l.Rate) + "/s" + conns
 		}
 		return l.Schedule + conns
 	case "batched":
@@ -351,7 +237,7 @@ func rateCell(sc *results.Scenario, target string, level int, get func(results.R
 	if len(vs) == 0 {
 		return "–"
 	}
-	return Number(stats.Summarize(vs, true).Median) + "/s"
+	return human.Number(stats.Summarize(vs, true).Median) + "/s"
 }
 
 func firstLine(s string) string {
@@ -368,7 +254,7 @@ func machineLine(r *results.Results) string {
 	var rtts []string
 	for _, t := range r.Targets {
 		if t.RTTNs > 0 {
-			rtts = append(rtts, fmt.Sprintf("%s %s (%s)", t.Name, Duration(float64(t.RTTNs)), t.RTTCall))
+			rtts = append(rtts, fmt.Sprintf("%s %s (%s)", t.Name, human.Duration(float64(t.RTTNs)), t.RTTCall))
 		}
 	}
 	if len(rtts) > 0 {

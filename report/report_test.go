@@ -95,21 +95,6 @@ func TestHTMLEscapesHostileStrings(t *testing.T) {
 	}
 }
 
-func TestNumber(t *testing.T) {
-	cases := map[float64]string{0: "0.00", 3.14159: "3.14", 42.42: "42.4", 999.6: "1,000", 1234567: "1,234,567", -2500: "-2,500"}
-	for in, want := range cases {
-		if got := Number(in); got != want {
-			t.Errorf("Number(%v) = %q; want %q", in, got, want)
-		}
-	}
-	if got := Duration(40_300_000); got != "40.3ms" {
-		t.Errorf("Duration(40.3ms) = %q", got)
-	}
-	if got := Bytes(1536); got != "1.50 KiB" {
-		t.Errorf("Bytes(1536) = %q", got)
-	}
-}
-
 func TestTextColor(t *testing.T) {
 	res, err := results.Read("testdata/results.json")
 	if err != nil {

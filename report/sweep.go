@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tandem-bench/tandem/cost"
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/metrics"
 	"github.com/tandem-bench/tandem/results"
 )
@@ -49,7 +50,7 @@ func sweepTables(sweeps []results.Sweep) []table {
 			}
 			lat := []string{"–", "–", "–"}
 			if c.Confirmed > 0 {
-				lat = []string{Duration(c.LatencyNs.Mean), Duration(float64(c.LatencyNs.P50)), Duration(float64(c.LatencyNs.P99))}
+				lat = []string{human.Duration(c.LatencyNs.Mean), human.Duration(float64(c.LatencyNs.P50)), human.Duration(float64(c.LatencyNs.P99))}
 			}
 			row := []string{fmt.Sprint(c.Connections), rateText(c.Rate), count64(c.Expected), count64(c.Sent),
 				count64(c.Confirmed), lat[0], lat[1], lat[2], fmt.Sprint(c.Duplicates), fmt.Sprint(c.NegativeLatencies)}
@@ -100,7 +101,7 @@ func metricCell(m map[string]float64, key string) string {
 	if !ok {
 		return "–"
 	}
-	return Number(v)
+	return human.Number(v)
 }
 
 // metricsTables shows, per target, the scraped series with the figures
@@ -113,7 +114,7 @@ func metricsTables(targets []results.Target) []table {
 			continue
 		}
 		t := table{Title: "Metrics of " + tg.Name, Header: []string{"series", "labels", "points", "last", "mean", "max", "per minute"}}
-		t.Note = fmt.Sprintf("scraped from %s every %s: %d scrapes, %d failed", m.URL, Duration(float64(m.IntervalNs)), m.Scrapes, m.Errors)
+		t.Note = fmt.Sprintf("scraped from %s every %s: %d scrapes, %d failed", m.URL, human.Duration(float64(m.IntervalNs)), m.Scrapes, m.Errors)
 		if m.LastError != "" {
 			t.Note += " (last: " + firstLine(m.LastError) + ")"
 		}
@@ -131,8 +132,8 @@ func metricsTables(targets []results.Target) []table {
 			for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
 				labels = append(labels, k+"="+s.Labels[k])
 			}
-			t.Rows = append(t.Rows, []string{s.Name, strings.Join(labels, " "), fmt.Sprint(len(s.Points)), Number(s.Points[len(s.Points)-1][1]),
-				Number(sum / float64(len(s.Points))), Number(hi), Number(metrics.Slope(s.Points))})
+			t.Rows = append(t.Rows, []string{s.Name, strings.Join(labels, " "), fmt.Sprint(len(s.Points)), human.Number(s.Points[len(s.Points)-1][1]),
+				human.Number(sum / float64(len(s.Points))), human.Number(hi), human.Number(metrics.Slope(s.Points))})
 		}
 		ts = append(ts, t)
 	}
@@ -146,7 +147,7 @@ func confirmWord(c string) string {
 	return "successful answers within the cell"
 }
 
-func count64(n int64) string { return Number(float64(n)) }
+func count64(n int64) string { return human.Number(float64(n)) }
 
 // rateText shows a rate without decimals when it is whole.
 func rateText(r float64) string {
@@ -154,7 +155,7 @@ func rateText(r float64) string {
 		if r < 100 {
 			return fmt.Sprint(int64(r))
 		}
-		return Number(r)
+		return human.Number(r)
 	}
 	return fmt.Sprintf("%.4g", r)
 }
@@ -172,8 +173,8 @@ func costTables(costs []results.Cost) []table {
 			continue
 		}
 		exact := cost.Exactness(c)
-		t.Rows = append(t.Rows, []string{c.Name, fmt.Sprint(c.Ops), Number(c.InstructionsPerOp), fmt.Sprintf("%.4g", c.AllocationsPerOp),
-			fmt.Sprintf("%.4g", c.BytesPerOp), Number(float64(c.ColdInstructions)), fmt.Sprint(c.ColdAllocations), exact})
+		t.Rows = append(t.Rows, []string{c.Name, fmt.Sprint(c.Ops), human.Number(c.InstructionsPerOp), fmt.Sprintf("%.4g", c.AllocationsPerOp),
+			fmt.Sprintf("%.4g", c.BytesPerOp), human.Number(float64(c.ColdInstructions)), fmt.Sprint(c.ColdAllocations), exact})
 	}
 	return []table{t}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -39,7 +40,7 @@ func colour(c string) string {
 
 func text(w io.Writer, r *results.Results, color bool) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s — %s\n", Printable(r.Study.Name), r.CreatedAt.Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(&b, "%s — %s\n", human.Printable(r.Study.Name), r.CreatedAt.Format("2006-01-02 15:04 UTC"))
 	if r.Interrupted {
 		b.WriteString("INTERRUPTED: the run was cancelled; what follows is what was measured before.\n")
 	}
@@ -105,16 +106,16 @@ func text(w io.Writer, r *results.Results, color bool) error {
 	}
 	for _, t := range r.Targets {
 		if t.Error != "" {
-			fmt.Fprintf(&b, "\ntarget %s failed: %s\n", Printable(t.Name), Printable(t.Error))
+			fmt.Fprintf(&b, "\ntarget %s failed: %s\n", human.Printable(t.Name), human.Printable(t.Error))
 		}
 	}
 	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "\nfinding %s: %s\n", Printable(f.ID), Printable(f.Summary))
+		fmt.Fprintf(&b, "\nfinding %s: %s\n", human.Printable(f.ID), human.Printable(f.Summary))
 	}
 	for _, wn := range r.Warnings {
-		fmt.Fprintf(&b, "\nwarning: %s\n", Printable(wn))
+		fmt.Fprintf(&b, "\nwarning: %s\n", human.Printable(wn))
 	}
-	fmt.Fprintf(&b, "\nmachine: %s\n", Printable(machineLine(r)))
+	fmt.Fprintf(&b, "\nmachine: %s\n", human.Printable(machineLine(r)))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

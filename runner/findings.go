@@ -8,8 +8,8 @@ import (
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/driver/quickack"
 	"github.com/tandem-bench/tandem/hdr"
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/load"
-	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -102,7 +102,7 @@ func (r *runner) confirmStall(ctx context.Context, l *live, sc results.Scenario,
 			"(p50 %s → %s): its responses wait for the client's delayed ACK (TCP_NODELAY off). "+
 			"Fix: set TCP_NODELAY on accepted sockets, and write each response in one write.",
 			l.spec.Name, sc.Call, plainShare*100, quickShare*100,
-			report.Duration(float64(plain.LatencyNs.P50)), report.Duration(float64(quick.LatencyNs.P50))),
+			human.Duration(float64(plain.LatencyNs.P50)), human.Duration(float64(quick.LatencyNs.P50))),
 		Evidence: map[string]string{
 			"share_36_48ms":             fmt.Sprintf("%.3f", share),
 			"probe_p50_ns":              fmt.Sprint(plain.LatencyNs.P50),

@@ -19,8 +19,8 @@ import (
 
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/internal/host"
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/metrics"
-	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
 	"github.com/tandem-bench/tandem/study"
@@ -213,7 +213,7 @@ func (r *runner) warn(msg string) {
 
 func (r *runner) progress(format string, args ...any) {
 	if r.o.Progress != nil {
-		fmt.Fprintln(r.o.Progress, report.Printable(fmt.Sprintf(format, args...)))
+		fmt.Fprintln(r.o.Progress, human.Printable(fmt.Sprintf(format, args...)))
 	}
 }
 

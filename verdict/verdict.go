@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/tandem-bench/tandem/report"
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
 )
@@ -26,9 +26,9 @@ func PolicyOf(r *results.Results) stats.Policy {
 // Metric is how a scenario's headline reads: its direction and its units.
 func Metric(sc *results.Scenario) stats.Metric {
 	if sc.Direction == "higher" {
-		return stats.Metric{HigherBetter: true, Format: func(v float64) string { return report.Number(v) + "/s" }}
+		return stats.Metric{HigherBetter: true, Format: func(v float64) string { return human.Number(v) + "/s" }}
 	}
-	return stats.Metric{Format: report.Duration}
+	return stats.Metric{Format: human.Duration}
 }
 
 // Level summarises every target's rounds at one level of a scenario and

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tandem-bench/tandem/demo"
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/runner"
@@ -49,7 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "tandem: %s\n", report.Printable(err.Error()))
+	fmt.Fprintf(stderr, "tandem: %s\n", human.Printable(err.Error()))
 	var ee *exitError
 	var sl study.ErrorList
 	var te *runner.TargetError

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
@@ -117,14 +118,14 @@ func errorShares(ch verdict.Change) string {
 
 func compareText(w io.Writer, changes []verdict.Change, warnings []string) {
 	for _, wn := range warnings {
-		fmt.Fprintf(w, "warning: %s\n", report.Printable(wn))
+		fmt.Fprintf(w, "warning: %s\n", human.Printable(wn))
 	}
 	for _, ch := range changes {
 		line := fmt.Sprintf("%s %s c=%d (errors %s): %s", ch.Scenario, ch.Target, ch.Concurrency, errorShares(ch), changeText(ch))
 		if ch.Regression {
 			line += "  REGRESSION"
 		}
-		fmt.Fprintln(w, report.Printable(line))
+		fmt.Fprintln(w, human.Printable(line))
 	}
 }
 
@@ -136,7 +137,7 @@ func compareMarkdown(w io.Writer, changes []verdict.Change, warnings []string, r
 	}
 	var b strings.Builder
 	out := w
-	defer func() { io.WriteString(out, report.Printable(b.String())) }()
+	defer func() { io.WriteString(out, human.Printable(b.String())) }()
 	w = &b
 	fmt.Fprintf(w, "## tandem compare: %s\n\n", v)
 	for _, wn := range warnings {

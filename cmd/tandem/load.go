@@ -23,8 +23,8 @@ import (
 	"github.com/tandem-bench/tandem/driver/httpdrv"
 	"github.com/tandem-bench/tandem/driver/wsdrv"
 	"github.com/tandem-bench/tandem/internal/host"
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/load"
-	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
 )
@@ -503,8 +503,8 @@ func progressLine(w io.Writer, live *load.Live, total time.Duration) func() {
 				if total > 0 {
 					of = " / " + total.String()
 				}
-				fmt.Fprintf(w, "\r\033[K%v%s  %s sent  %s ok  %s errors", el, of, report.Number(float64(live.Sent.Load())),
-					report.Number(float64(live.OK.Load())), report.Number(float64(live.Errors.Load())))
+				fmt.Fprintf(w, "\r\033[K%v%s  %s sent  %s ok  %s errors", el, of, human.Number(float64(live.Sent.Load())),
+					human.Number(float64(live.OK.Load())), human.Number(float64(live.Errors.Load())))
 			}
 		}
 	}()
@@ -525,16 +525,16 @@ func diagnose(s results.Sample, cpu time.Duration, connections int) []string {
 	if s.OfferedRate <= 0 || s.AchievedRate >= 0.99*s.OfferedRate && s.Dropped == 0 {
 		return warnings
 	}
-	msg := fmt.Sprintf("offered %s/s but achieved %s/s", report.Number(s.OfferedRate), report.Number(s.AchievedRate))
+	msg := fmt.Sprintf("offered %s/s but achieved %s/s", human.Number(s.OfferedRate), human.Number(s.AchievedRate))
 	var why []string
 	if s.Dropped > 0 {
-		why = append(why, fmt.Sprintf("%s arrivals were dropped because too many waited for a free connection (--max-waiting)", report.Number(float64(s.Dropped))))
+		why = append(why, fmt.Sprintf("%s arrivals were dropped because too many waited for a free connection (--max-waiting)", human.Number(float64(s.Dropped))))
 	}
 	if mean := s.ServiceTimeNs.Mean; mean > 0 {
 		capacity := float64(connections) / (mean / 1e9)
 		if capacity < s.OfferedRate*1.05 {
 			why = append(why, fmt.Sprintf("%d connections at a mean service time of %s carry at most %s/s: add --connections or the target is saturated",
-				connections, report.Duration(mean), report.Number(capacity)))
+				connections, human.Duration(mean), human.Number(capacity)))
 		}
 	}
 	if len(why) == 0 {
@@ -574,8 +574,8 @@ func printSample(w io.Writer, format string, s results.Sample, warnings []string
 }
 
 func dist(d results.Distribution) []string {
-	return []string{report.Duration(float64(d.Min)), report.Duration(d.Mean), report.Duration(float64(d.P50)),
-		report.Duration(float64(d.P90)), report.Duration(float64(d.P99)), report.Duration(float64(d.P999)), report.Duration(float64(d.Max))}
+	return []string{human.Duration(float64(d.Min)), human.Duration(d.Mean), human.Duration(float64(d.P50)),
+		human.Duration(float64(d.P90)), human.Duration(float64(d.P99)), human.Duration(float64(d.P999)), human.Duration(float64(d.Max))}
 }
 
 func errorList(s results.Sample) string {
@@ -622,9 +622,9 @@ func loadText(w io.Writer, s results.Sample, warnings []string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "requests      %d sent, %d ok, %d failed in %v\n", s.Requests, s.OK, s.Requests-s.OK, time.Duration(s.DurationNs).Round(time.Millisecond))
 	if s.OfferedRate > 0 {
-		fmt.Fprintf(&b, "rate          offered %s/s, achieved %s/s, dropped %d\n", report.Number(s.OfferedRate), report.Number(s.AchievedRate), s.Dropped)
+		fmt.Fprintf(&b, "rate          offered %s/s, achieved %s/s, dropped %d\n", human.Number(s.OfferedRate), human.Number(s.AchievedRate), s.Dropped)
 	}
-	fmt.Fprintf(&b, "throughput    %s/s ok, %s %s/s\n", report.Number(s.Throughput), report.Number(s.UnitsPerS), s.Unit)
+	fmt.Fprintf(&b, "throughput    %s/s ok, %s %s/s\n", human.Number(s.Throughput), human.Number(s.UnitsPerS), s.Unit)
 	fmt.Fprintf(&b, "              %-8s %-8s %-8s %-8s %-8s %-8s %-8s\n", "min", "mean", "p50", "p90", "p99", "p99.9", "max")
 	for _, r := range distributions(s) {
 		fmt.Fprintf(&b, "%-14s", r.name)
@@ -645,7 +645,7 @@ func loadMarkdown(w io.Writer, s results.Sample, warnings []string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| requests | ok | failed | duration | offered/s | achieved/s | throughput/s | dropped |\n|---|---|---|---|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| %d | %d | %d | %v | %s | %s | %s | %d |\n\n", s.Requests, s.OK, s.Requests-s.OK, time.Duration(s.DurationNs).Round(time.Millisecond),
-		report.Number(s.OfferedRate), report.Number(s.AchievedRate), report.Number(s.Throughput), s.Dropped)
+		human.Number(s.OfferedRate), human.Number(s.AchievedRate), human.Number(s.Throughput), s.Dropped)
 	b.WriteString("| | min | mean | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range distributions(s) {
 		fmt.Fprintf(&b, "| %s | %s |\n", r.name, strings.Join(dist(r.d), " | "))

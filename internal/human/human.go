@@ -1,0 +1,126 @@
+// Package human writes figures and text for people: durations and
+// numbers to three significant digits, byte sizes, and text made safe to
+// print on a terminal. The reports, the verdicts' reasons, the findings'
+// summaries and the command line all write figures through it, so a
+// figure reads the same wherever it appears.
+package human
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Duration formats nanoseconds for people with three significant digits:
+// 812µs, 40.3ms, 1.25s; whole seconds from 1,000 s on (1,230s). It rounds
+// before it picks the unit, so 999.6µs is 1ms, never 1e+03µs.
+func Duration(ns float64) string {
+	if math.IsNaN(ns) || math.IsInf(ns, 0) {
+		return "–"
+	}
+	r := math.Round(math.Abs(ns))
+	sign := ""
+	if ns < 0 && r > 0 {
+		sign = "-"
+	}
+	if r < 1000 {
+		return fmt.Sprintf("%s%.0fns", sign, r)
+	}
+	f := 1.0 // three significant digits: r a multiple of f, r/f < 1,000
+	for r/f >= 1000 {
+		f *= 10
+	}
+	r = math.Round(r/f) * f
+	switch {
+	case r >= 1e12:
+		return sign + Number(r/1e9) + "s"
+	case r >= 1e9:
+		return fmt.Sprintf("%s%.3gs", sign, r/1e9)
+	case r >= 1e6:
+		return fmt.Sprintf("%s%.3gms", sign, r/1e6)
+	}
+	return fmt.Sprintf("%s%.3gµs", sign, r/1e3)
+}
+
+// Bytes formats a byte count: 1.40 GiB, 320 KiB. It rounds before it
+// picks the unit, so 1,023.9 KiB is 1.00 MiB, never 1,024 KiB.
+func Bytes(n int64) string {
+	const unit = 1024
+	if n > -unit && n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, exp := math.Abs(float64(n))/unit, 0
+	for exp < 5 && math.Round(v) >= unit {
+		v /= unit
+		exp++
+	}
+	if n < 0 {
+		v = -v
+	}
+	return Number(v) + fmt.Sprintf(" %ciB", "KMGTPE"[exp])
+}
+
+// Number formats a figure with three significant digits below 1,000 and
+// as a whole number with thousands separators above. It rounds before it
+// picks the form, so 9.996 is 10.0 (not 10.00) and 99.96 is 100.
+func Number(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	for _, f := range []struct {
+		decimals int
+		below    float64
+	}{{2, 10}, {1, 100}} {
+		s := strconv.FormatFloat(v, 'f', f.decimals, 64)
+		if x, _ := strconv.ParseFloat(s, 64); math.Abs(x) < f.below {
+			if x == 0 {
+				s = strings.TrimPrefix(s, "-") // -0.001 is 0.00
+			}
+			return s
+		}
+	}
+	digits := strconv.FormatFloat(math.Round(math.Abs(v)), 'f', 0, 64)
+	var b strings.Builder
+	if v < 0 {
+		b.WriteByte('-')
+	}
+	for i, c := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// Printable makes text safe to print on a terminal: control characters
+// other than newline and tab (ESC, CR, BEL, the C1 set, DEL), which could
+// clear a screen, retitle a window or overwrite a line, are shown as
+// escapes ("\x1b") instead. Text that came from a study, a target's
+// output or a server's answer passes through it before tandem prints it.
+func Printable(s string) string {
+	i := strings.IndexFunc(s, unsafeRune)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for _, r := range s[i:] {
+		if unsafeRune(r) {
+			if r < 0x100 {
+				fmt.Fprintf(&b, `\x%02x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r < 0xa0) || r == '\u2028' || r == '\u2029' || r == utf8.RuneError
+}
