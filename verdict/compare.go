@@ -170,3 +170,52 @@ func floorAt(sc *results.Scenario, level int) float64 {
 	}
 	return f
 }
+
+// Comparison is what tandem compare reports and gates on: every change
+// between two runs, what a reader should know, and the tally.
+type Comparison struct {
+	Changes  []Change
+	Warnings []string
+	// Regressions counts the changes that are regressions; Withheld the
+	// pairs the policy could not judge.
+	Regressions, Withheld int
+	// MaxRegression is the tolerated worsening, in percent of the base.
+	MaxRegression float64
+	// Policy is the policy the changes were judged by (ComparePolicy).
+	Policy stats.Policy
+}
+
+// CompareRuns holds head against base as Compare does, with the tolerated
+// worsening maxRegression in percent of the base, and tallies the changes:
+// pairs the policy could not judge add a warning that says how many.
+func CompareRuns(base, head *results.Results, maxRegression float64) (Comparison, error) {
+	changes, warnings, err := Compare(base, head, maxRegression/100)
+	if err != nil {
+		return Comparison{}, err
+	}
+	c := Comparison{Changes: changes, Warnings: warnings, MaxRegression: maxRegression, Policy: ComparePolicy(base, head)}
+	for _, ch := range changes {
+		if ch.Regression {
+			c.Regressions++
+		}
+		if ch.Verdict == stats.Withheld {
+			c.Withheld++
+		}
+	}
+	if c.Withheld > 0 {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%d of %d pairs could not be judged (withheld): see their reasons", c.Withheld, len(changes)))
+	}
+	return c, nil
+}
+
+// Regressed reports whether any change is a regression.
+func (c Comparison) Regressed() bool { return c.Regressions > 0 }
+
+// Gate is the comparison as a gate: an error that counts the regressions,
+// nil without one.
+func (c Comparison) Gate() error {
+	if !c.Regressed() {
+		return nil
+	}
+	return fmt.Errorf("%d regressions (beyond %.3g %%, failing, or missing)", c.Regressions, c.MaxRegression)
+}

@@ -172,3 +172,45 @@ func TestCompareMissingRows(t *testing.T) {
 		}
 	}
 }
+
+// CompareRuns tallies what Compare found and gates on the regressions; a
+// withheld pair is a warning, never a pass.
+func TestCompareRuns(t *testing.T) {
+	lat := func(vs ...float64) *results.Results {
+		return resultsOf(rounds(false, map[string][]float64{"a": vs}, "a"), nil)
+	}
+	two := resultsOf(rounds(false, map[string][]float64{"a": {100, 100}, "b": {100, 100}}, "a", "b"), nil)
+	for _, c := range []struct {
+		name                  string
+		base, head            *results.Results
+		max                   float64
+		regressions, withheld int
+		gate, warning         string // in the gate's error and the last warning; "" for none
+	}{
+		{"identical", lat(100, 102, 101), lat(100, 102, 101), 0, 0, 0, "", ""},
+		{"slower", lat(100, 101, 100), lat(150, 151, 150), 5, 1, 0, "1 regressions (beyond 5 %, failing, or missing)", ""},
+		{"slower within the allowance", lat(100, 101, 100), lat(150, 151, 150), 60, 0, 0, "", ""},
+		{"one round each", lat(100), lat(300), 0, 0, 1, "", "1 of 1 pairs could not be judged (withheld)"},
+		{"a target lost", two, lat(100, 100), 0, 1, 0, "1 regressions", ""},
+	} {
+		got, err := CompareRuns(c.base, c.head, c.max)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got.Regressions != c.regressions || got.Withheld != c.withheld || got.Regressed() != (c.regressions > 0) || got.MaxRegression != c.max {
+			t.Errorf("%s: %d regressions, %d withheld, max %v; want %d, %d, %v", c.name, got.Regressions, got.Withheld, got.MaxRegression, c.regressions, c.withheld, c.max)
+		}
+		if gate := got.Gate(); c.gate == "" && gate != nil || c.gate != "" && (gate == nil || !strings.Contains(gate.Error(), c.gate)) {
+			t.Errorf("%s: gate %v; want %q", c.name, gate, c.gate)
+		}
+		if c.warning != "" && (len(got.Warnings) == 0 || !strings.Contains(got.Warnings[len(got.Warnings)-1], c.warning)) {
+			t.Errorf("%s: warnings %q; want %q", c.name, got.Warnings, c.warning)
+		}
+		if got.Policy != stats.DefaultPolicy() {
+			t.Errorf("%s: policy %+v; want the default", c.name, got.Policy)
+		}
+	}
+	if _, err := CompareRuns(lat(100), lat(100), -1); err == nil {
+		t.Error("CompareRuns(max -1 %) = nil error")
+	}
+}
