@@ -9,11 +9,8 @@ import (
 	"github.com/tandem-bench/tandem/results"
 )
 
-// MarkdownEscape makes a string safe in a GitHub table cell: it cannot
-// end the cell, start markup or raw HTML.
-func MarkdownEscape(s string) string { return mdEscape(s) }
-
-// mdEscape makes a string safe in a GitHub table cell.
+// mdEscape makes a string safe in a GitHub table cell: it cannot end the
+// cell, start markup or raw HTML.
 func mdEscape(s string) string {
 	r := strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`)
 	return r.Replace(s)

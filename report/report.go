@@ -1,6 +1,10 @@
 // Package report renders results.json for people: a terminal table, GitHub
-// Markdown and one self-contained HTML page. Every figure is recomputed from
-// the results, never stored twice. An indistinguishable pair is never shown
+// Markdown and one self-contained HTML page, and its exports (CSV, benchstat,
+// HDR logs). It also renders what the other commands print: a load run's
+// sample, a comparison of two runs and counted costs. Formats holds the one
+// list of output formats and what each renders; the commands validate and
+// describe their --format by it. Every figure is recomputed from the
+// results, never stored twice. An indistinguishable pair is never shown
 // with a percentage or ratio.
 package report
 

@@ -42,6 +42,16 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func badInput(err error) error { return &exitError{exitBadInput, err} }
 
+// outputFormat is the format --format names among those that render kind;
+// any other name is bad input.
+func outputFormat(name string, kind report.Kind) (report.Format, error) {
+	f, ok := report.LookupFormat(name, kind)
+	if !ok {
+		return f, badInput(fmt.Errorf("--format %q: want %s", name, report.FormatList(kind)))
+	}
+	return f, nil
+}
+
 // run executes the command line and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
@@ -305,11 +315,11 @@ latency histogram as an HdrHistogram interval log).`,
 			if err != nil {
 				return badInput(err)
 			}
-			render := map[string]func(io.Writer, *results.Results) error{"text": report.Text, "md": report.Markdown, "html": report.HTML,
-				"csv": report.CSV, "bench": report.Bench, "hdr": report.HDRLog}[format]
-			if render == nil {
-				return badInput(fmt.Errorf("--format %q: want text, md, html, csv, bench or hdr", format))
+			f, err := outputFormat(format, report.ForResults)
+			if err != nil {
+				return err
 			}
+			render := f.Results
 			if out == "" || out == "-" {
 				if format == "text" {
 					render = textReport(stdout)
@@ -323,7 +333,7 @@ latency histogram as an HdrHistogram interval log).`,
 			return results.WriteFileAtomic(out, []byte(b.String()))
 		},
 	}
-	c.Flags().StringVar(&format, "format", "text", "text, md, html, csv, bench or hdr")
+	c.Flags().StringVar(&format, "format", "text", report.FormatList(report.ForResults))
 	c.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
 	return c
 }

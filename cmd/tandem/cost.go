@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tandem-bench/tandem/cost"
+	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -43,8 +44,9 @@ fails or whose cost does not grow with {ops}.`,
 			"  go test -run '^$' -bench . -benchmem ./... | tandem cost --bench - --baseline allocs.json\n" +
 			"  tandem cost --env GOGC=off --env GOMAXPROCS=1 --env GODEBUG=asyncpreemptoff=1 -- ./goprog -n {ops}",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return badInput(fmt.Errorf("--format %q: want text or json", format))
+			render, err := outputFormat(format, report.ForCost)
+			if err != nil {
+				return err
 			}
 			var base *cost.Baseline
 			if baseline != "" {
@@ -110,13 +112,7 @@ fails or whose cost does not grow with {ops}.`,
 			gates, missing := cost.Check(rep.Costs, base, maxIncrease, maxAllocs)
 			rep.Gates = gates
 			var b strings.Builder
-			if format == "json" {
-				enc := json.NewEncoder(&b)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
-					return err
-				}
-			} else if err := cost.Text(&b, rep); err != nil {
+			if err := render.Cost(&b, rep); err != nil {
 				return err
 			}
 			if out != "" {
@@ -149,7 +145,7 @@ fails or whose cost does not grow with {ops}.`,
 	}
 	f := c.Flags()
 	f.IntVar(&ops, "ops", 1000, "N: runs of N and 2N operations give the slope")
-	f.StringVar(&format, "format", "text", "text or json")
+	f.StringVar(&format, "format", "text", report.FormatList(report.ForCost))
 	f.StringVarP(&out, "output", "o", "", "also write the JSON to this file (a baseline for later runs)")
 	f.StringVar(&baseline, "baseline", "", "an earlier JSON from tandem cost to hold the counts against")
 	f.Float64Var(&maxIncrease, "max-increase", 5, "with --baseline: allowed growth of instructions per op, in percent")

@@ -11,7 +11,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,6 +24,7 @@ import (
 	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
 )
@@ -85,8 +85,8 @@ stop the run and print what it measured so far, marked interrupted.`,
 			if err != nil {
 				return badInput(err)
 			}
-			if format != "text" && format != "json" && format != "md" {
-				return badInput(fmt.Errorf("--format %q: want text, json or md", format))
+			if _, err := outputFormat(format, report.ForSample); err != nil {
+				return err
 			}
 			if err := loadFlagBounds(loadFlags{duration: duration, warmup: warmup, timeout: timeout, period: period, step: step,
 				requests: requests, concurrency: concurrency, connections: connections, batch: batch, maxWaiting: maxWaiting,
@@ -239,7 +239,7 @@ stop the run and print what it measured so far, marked interrupted.`,
 	f.StringVar(&params, "params", "[]", "JSON-RPC params as JSON")
 	f.StringArrayVar(&protos, "proto", nil, ".proto file defining the service (repeatable); default: server reflection")
 	f.StringArrayVar(&importPaths, "import-path", nil, "directory searched for --proto files and their imports")
-	f.StringVar(&format, "format", "text", "text, json or md")
+	f.StringVar(&format, "format", "text", report.FormatList(report.ForSample))
 	f.BoolVar(&http2, "http2", false, "speak HTTP/2 (TLS for https://, h2c for http://)")
 	f.BoolVar(&insecure, "insecure", false, "do not verify the server's TLS certificate")
 	f.StringVar(&unit, "unit", "", "the unit of work: request, or message (each streamed message); default message for server-streaming gRPC")
@@ -374,7 +374,7 @@ func finish(ctx context.Context, w io.Writer, format string, s results.Sample, w
 	if ctx.Err() != nil {
 		stopped = stoppedBy(ctx)
 	}
-	if err := printSample(w, format, s, warnings, stopped); err != nil || stopped != "" {
+	if err := report.Sample(w, format, s, warnings, stopped); err != nil || stopped != "" {
 		return err
 	}
 	return noneSucceeded(s)
@@ -388,7 +388,7 @@ func noneSucceeded(s results.Sample) error {
 	if s.OK > 0 || s.Requests == 0 {
 		return nil
 	}
-	return &exitError{exitCheckFailed, fmt.Errorf("no request succeeded (%s)", errorList(s))}
+	return &exitError{exitCheckFailed, fmt.Errorf("no request succeeded (%s)", report.ErrorList(s))}
 }
 
 // stoppedBy says what cancelled ctx: "SIGINT", or "cancellation" without a
@@ -541,150 +541,6 @@ func diagnose(s results.Sample, cpu time.Duration, connections int) []string {
 		why = append(why, "the schedule lag shows the generator falling behind its timetable")
 	}
 	return append(warnings, msg+": "+strings.Join(why, "; "))
-}
-
-// printSample writes s in format. stopped, if not empty, says what stopped
-// the run early ("SIGINT"): the report is marked interrupted.
-func printSample(w io.Writer, format string, s results.Sample, warnings []string, stopped string) error {
-	note := ""
-	if stopped != "" {
-		note = fmt.Sprintf("stopped by %s after %v; what follows is what was measured before", stopped, time.Duration(s.DurationNs).Round(time.Millisecond))
-	}
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(loadJSON(s, warnings, stopped != ""))
-	case "text":
-		if note != "" {
-			if _, err := fmt.Fprintf(w, "INTERRUPTED: %s.\n", note); err != nil {
-				return err
-			}
-		}
-		return loadText(w, s, warnings)
-	case "md":
-		if note != "" {
-			if _, err := fmt.Fprintf(w, "> **INTERRUPTED**: %s.\n\n", note); err != nil {
-				return err
-			}
-		}
-		return loadMarkdown(w, s, warnings)
-	}
-	return badInput(fmt.Errorf("--format %q: want text, json or md", format))
-}
-
-func dist(d results.Distribution) []string {
-	return []string{human.Duration(float64(d.Min)), human.Duration(d.Mean), human.Duration(float64(d.P50)),
-		human.Duration(float64(d.P90)), human.Duration(float64(d.P99)), human.Duration(float64(d.P999)), human.Duration(float64(d.Max))}
-}
-
-func errorList(s results.Sample) string {
-	if len(s.Errors) == 0 {
-		return "none"
-	}
-	keys := make([]string, 0, len(s.Errors))
-	for k := range s.Errors {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s×%d", k, s.Errors[k])
-	}
-	return strings.Join(parts, " ")
-}
-
-type namedDist struct {
-	name string
-	d    results.Distribution
-}
-
-// distributions are the rows a load report shows: latency, then in open
-// and batched loops service time and schedule lag, then for streams the
-// time to the first message, and for a closed loop on the event loop the
-// generator's think time.
-func distributions(s results.Sample) []namedDist {
-	rows := []namedDist{{"latency", s.LatencyNs}}
-	if s.ScheduleLagNs != nil {
-		rows = append(rows, namedDist{"service time", s.ServiceTimeNs}, namedDist{"schedule lag", *s.ScheduleLagNs})
-	}
-	if s.FirstMessageNs != nil {
-		rows = append(rows, namedDist{"first message", *s.FirstMessageNs})
-	}
-	if s.ThinkTimeNs != nil {
-		rows = append(rows, namedDist{"think time", *s.ThinkTimeNs})
-	}
-	return rows
-}
-
-// loadText is a compact report in the manner of vegeta's.
-func loadText(w io.Writer, s results.Sample, warnings []string) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "requests      %d sent, %d ok, %d failed in %v\n", s.Requests, s.OK, s.Requests-s.OK, time.Duration(s.DurationNs).Round(time.Millisecond))
-	if s.OfferedRate > 0 {
-		fmt.Fprintf(&b, "rate          offered %s/s, achieved %s/s, dropped %d\n", human.Number(s.OfferedRate), human.Number(s.AchievedRate), s.Dropped)
-	}
-	fmt.Fprintf(&b, "throughput    %s/s ok, %s %s/s\n", human.Number(s.Throughput), human.Number(s.UnitsPerS), s.Unit)
-	fmt.Fprintf(&b, "              %-8s %-8s %-8s %-8s %-8s %-8s %-8s\n", "min", "mean", "p50", "p90", "p99", "p99.9", "max")
-	for _, r := range distributions(s) {
-		fmt.Fprintf(&b, "%-14s", r.name)
-		for _, c := range dist(r.d) {
-			fmt.Fprintf(&b, "%-9s", c)
-		}
-		b.WriteString("\n")
-	}
-	fmt.Fprintf(&b, "errors        %s\n", errorList(s))
-	for _, wn := range warnings {
-		fmt.Fprintf(&b, "warning: %s\n", wn)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func loadMarkdown(w io.Writer, s results.Sample, warnings []string) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "| requests | ok | failed | duration | offered/s | achieved/s | throughput/s | dropped |\n|---|---|---|---|---|---|---|---|\n")
-	fmt.Fprintf(&b, "| %d | %d | %d | %v | %s | %s | %s | %d |\n\n", s.Requests, s.OK, s.Requests-s.OK, time.Duration(s.DurationNs).Round(time.Millisecond),
-		human.Number(s.OfferedRate), human.Number(s.AchievedRate), human.Number(s.Throughput), s.Dropped)
-	b.WriteString("| | min | mean | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|---|\n")
-	for _, r := range distributions(s) {
-		fmt.Fprintf(&b, "| %s | %s |\n", r.name, strings.Join(dist(r.d), " | "))
-	}
-	fmt.Fprintf(&b, "\nerrors: %s\n", errorList(s))
-	for _, wn := range warnings {
-		fmt.Fprintf(&b, "\n> warning: %s\n", wn)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// loadJSON is the --format json object (README.md, the tour): the sample's fields
-// plus warnings, and interrupted: true when a signal stopped the run before
-// its end (the figures are what was measured before). offered_rate is null
-// for a closed loop, which offers none.
-func loadJSON(s results.Sample, warnings []string, interrupted bool) map[string]any {
-	var offered any
-	if s.OfferedRate > 0 {
-		offered = s.OfferedRate
-	}
-	out := map[string]any{
-		"requests": s.Requests, "ok": s.OK, "errors": s.Errors, "duration_ns": s.DurationNs,
-		"offered_rate": offered, "achieved_rate": s.AchievedRate,
-		"throughput": s.Throughput, "unit": s.Unit, "units_per_s": s.UnitsPerS,
-		"latency_ns": s.LatencyNs, "service_time_ns": s.ServiceTimeNs, "schedule_lag_ns": s.ScheduleLagNs,
-		"dropped": s.Dropped, "hdr": s.HDR, "series": s.Series, "warnings": warnings,
-		"interrupted": interrupted,
-	}
-	if out["warnings"] == nil {
-		out["warnings"] = []string{}
-	}
-	if s.FirstMessageNs != nil {
-		out["first_message_ns"] = s.FirstMessageNs
-	}
-	if s.ThinkTimeNs != nil {
-		out["think_time_ns"] = s.ThinkTimeNs
-	}
-	return out
 }
 
 // loadFlags are the numbers of tandem load's flags that have bounds.

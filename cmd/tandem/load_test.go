@@ -22,6 +22,7 @@ import (
 	"github.com/buger/jsonparser"
 	"github.com/coder/websocket"
 	"github.com/tandem-bench/tandem/internal/golden"
+	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/sample"
 )
@@ -42,8 +43,8 @@ func TestLoadReportsGolden(t *testing.T) {
 		file   string
 		render func(*bytes.Buffer) error
 	}{
-		{"testdata/load.txt", func(b *bytes.Buffer) error { return loadText(b, s, warnings) }},
-		{"testdata/load.md", func(b *bytes.Buffer) error { return loadMarkdown(b, s, warnings) }},
+		{"testdata/load.txt", func(b *bytes.Buffer) error { return report.Sample(b, "text", s, warnings, "") }},
+		{"testdata/load.md", func(b *bytes.Buffer) error { return report.Sample(b, "md", s, warnings, "") }},
 	} {
 		var b bytes.Buffer
 		if err := c.render(&b); err != nil {

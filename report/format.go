@@ -1,0 +1,105 @@
+package report
+
+import (
+	"io"
+	"strings"
+
+	"github.com/tandem-bench/tandem/cost"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/verdict"
+)
+
+// Kind is a kind of output that formats render.
+type Kind int
+
+// The kinds of output, each a command's.
+const (
+	// ForResults is a results file (tandem report).
+	ForResults Kind = iota
+	// ForSample is one load run's sample (tandem load).
+	ForSample
+	// ForComparison is two runs held against each other (tandem compare).
+	ForComparison
+	// ForCost is counted costs (tandem cost).
+	ForCost
+)
+
+// Format is an output format: its name and its renderer of each kind of
+// output it has one for (nil: not in this format).
+type Format struct {
+	// Name is the format's --format value.
+	Name string
+	// Results renders a results file.
+	Results func(io.Writer, *results.Results) error
+	// Sample renders one load run's sample with the warnings about it;
+	// stoppedBy, if not empty, says what stopped the run early.
+	Sample func(w io.Writer, s results.Sample, warnings []string, stoppedBy string) error
+	// Comparison renders a comparison of two runs.
+	Comparison func(io.Writer, verdict.Comparison) error
+	// Cost renders counted costs.
+	Cost func(io.Writer, *cost.Report) error
+}
+
+// Formats is the one list of output formats, in the order help text names
+// them. Each call returns a new slice.
+func Formats() []Format {
+	return []Format{
+		{Name: "text", Results: Text, Sample: sampleText, Comparison: comparisonText, Cost: cost.Text},
+		{Name: "md", Results: Markdown, Sample: sampleMarkdown, Comparison: comparisonMarkdown},
+		{Name: "json", Sample: sampleJSON, Comparison: comparisonJSON, Cost: costJSON},
+		{Name: "html", Results: HTML},
+		{Name: "csv", Results: CSV},
+		{Name: "bench", Results: Bench},
+		{Name: "hdr", Results: HDRLog},
+	}
+}
+
+// Renders reports whether f has a renderer for kind.
+func (f Format) Renders(kind Kind) bool {
+	switch kind {
+	case ForResults:
+		return f.Results != nil
+	case ForSample:
+		return f.Sample != nil
+	case ForComparison:
+		return f.Comparison != nil
+	case ForCost:
+		return f.Cost != nil
+	}
+	return false
+}
+
+// FormatNames lists the names of the formats that render kind, in the
+// order of Formats.
+func FormatNames(kind Kind) []string {
+	var names []string
+	for _, f := range Formats() {
+		if f.Renders(kind) {
+			names = append(names, f.Name)
+		}
+	}
+	return names
+}
+
+// FormatList is FormatNames in words, for help text and errors: "text, md
+// or json".
+func FormatList(kind Kind) string {
+	names := FormatNames(kind)
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// LookupFormat finds the format called name among those that render kind.
+func LookupFormat(name string, kind Kind) (Format, bool) {
+	for _, f := range Formats() {
+		if f.Name == name && f.Renders(kind) {
+			return f, true
+		}
+	}
+	return Format{}, false
+}
+
+// costJSON writes counted costs as indented JSON.
+func costJSON(w io.Writer, r *cost.Report) error { return encodeJSON(w, r) }

@@ -1,0 +1,161 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tandem-bench/tandem/cost"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/stats"
+	"github.com/tandem-bench/tandem/verdict"
+)
+
+// Every command names its formats from the one list, in one order.
+func TestFormatList(t *testing.T) {
+	for _, c := range []struct {
+		kind Kind
+		want string
+	}{
+		{ForResults, "text, md, html, csv, bench or hdr"},
+		{ForSample, "text, md or json"},
+		{ForComparison, "text, md or json"},
+		{ForCost, "text or json"},
+		{Kind(99), ""},
+	} {
+		if got := FormatList(c.kind); got != c.want {
+			t.Errorf("FormatList(%d) = %q; want %q", c.kind, got, c.want)
+		}
+	}
+	seen := map[string]bool{}
+	for _, f := range Formats() {
+		if seen[f.Name] {
+			t.Errorf("format %s listed twice", f.Name)
+		}
+		seen[f.Name] = true
+		if !f.Renders(ForResults) && !f.Renders(ForSample) && !f.Renders(ForComparison) && !f.Renders(ForCost) {
+			t.Errorf("format %s renders nothing", f.Name)
+		}
+	}
+}
+
+func TestLookupFormat(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		kind Kind
+		ok   bool
+	}{
+		{"text", ForResults, true},
+		{"hdr", ForResults, true},
+		{"json", ForResults, false},
+		{"json", ForSample, true},
+		{"html", ForSample, false},
+		{"md", ForComparison, true},
+		{"md", ForCost, false},
+		{"pdf", ForResults, false},
+		{"", ForSample, false},
+	} {
+		f, ok := LookupFormat(c.name, c.kind)
+		if ok != c.ok || ok && (f.Name != c.name || !f.Renders(c.kind)) {
+			t.Errorf("LookupFormat(%q, %d) = %q, %v; want %v", c.name, c.kind, f.Name, ok, c.ok)
+		}
+	}
+}
+
+// A load run's sample in each format: a run stopped early says so, and an
+// unknown format is an error that names the right ones.
+func TestSample(t *testing.T) {
+	s := results.Sample{Requests: 10, OK: 9, Errors: map[string]int64{"timeout": 1}, DurationNs: 1_234_567_890, Unit: "request",
+		LatencyNs: results.Distribution{P50: 1_000_000}}
+	for _, c := range []struct {
+		format, stoppedBy string
+		want              []string
+		err               string
+	}{
+		{"text", "", []string{"requests      10 sent, 9 ok, 1 failed in 1.235s\n", "errors        timeout×1\n", "warning: w\n"}, ""},
+		{"text", "SIGINT", []string{"INTERRUPTED: stopped by SIGINT after 1.235s; what follows is what was measured before.\n"}, ""},
+		{"md", "", []string{"| 10 | 9 | 1 | 1.235s |", "| latency | 0ns | 0ns | 1ms |", "\n> warning: w\n"}, ""},
+		{"md", "SIGTERM", []string{"> **INTERRUPTED**: stopped by SIGTERM after 1.235s"}, ""},
+		{"json", "", []string{`"interrupted": false`, `"offered_rate": null`, `"p50": 1000000`}, ""},
+		{"json", "SIGINT", []string{`"interrupted": true`}, ""},
+		{"html", "", nil, `format "html": want text, md or json`},
+	} {
+		var b bytes.Buffer
+		err := Sample(&b, c.format, s, []string{"w"}, c.stoppedBy)
+		if c.err != "" {
+			if err == nil || err.Error() != c.err {
+				t.Errorf("%s: %v; want %q", c.format, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.format, err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s, stopped by %q: no %q in\n%s", c.format, c.stoppedBy, w, b.String())
+			}
+		}
+		if c.stoppedBy == "" && strings.Contains(b.String(), "INTERRUPTED") {
+			t.Errorf("%s: a complete run marked interrupted:\n%s", c.format, b.String())
+		}
+		if c.format == "json" && !json.Valid(b.Bytes()) {
+			t.Errorf("json: not JSON:\n%s", b.String())
+		}
+	}
+}
+
+// A comparison in each format: the regression shows, an indistinguishable
+// pair shows no number, and text from the results cannot reach a terminal
+// as control characters.
+func TestComparison(t *testing.T) {
+	cmp := verdict.Comparison{
+		Changes: []verdict.Change{
+			{Scenario: "lat", Target: "a", Concurrency: 1, Ratio: 1.49, Change: 0.49, Verdict: stats.Slower, Regression: true},
+			{Scenario: "lat", Target: "b\x1b[2J", Concurrency: 1, Verdict: stats.Indistinguishable},
+			{Scenario: "lat", Target: "c", Concurrency: 1, Verdict: verdict.Missing, Reason: "measured in the base, not in the head", Regression: true},
+		},
+		Warnings: []string{"the machines differ"}, Regressions: 2, MaxRegression: 5, Policy: stats.DefaultPolicy(),
+	}
+	for _, c := range []struct {
+		format string
+		want   []string
+	}{
+		{"text", []string{"warning: the machines differ\n", "lat a c=1 (errors 0.0 % → 0.0 %): slower (head/base 1.49: 49.0 % worse)  REGRESSION\n",
+			"lat b\\x1b[2J c=1 (errors 0.0 % → 0.0 %): indistinguishable\n", "lat c c=1 (errors –): missing: measured in the base, not in the head  REGRESSION\n"}},
+		{"md", []string{"## tandem compare: **regression** beyond 5 %, failing or missing\n", "> warning: the machines differ\n",
+			"| lat | a | c=1 | **slower, regression** | 1.49 | 0.0 % → 0.0 % |\n", "| lat | b\\x1b\\[2J | c=1 | indistinguishable | – | 0.0 % → 0.0 % |\n"}},
+		{"json", []string{`"regression": true`, `"verdict": "slower"`, `"warnings": [`, `"policy": {`}},
+	} {
+		var b bytes.Buffer
+		if err := Comparison(&b, c.format, cmp); err != nil {
+			t.Fatalf("%s: %v", c.format, err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: no %q in\n%s", c.format, w, b.String())
+			}
+		}
+		if strings.Contains(b.String(), "\x1b") {
+			t.Errorf("%s: a control character reached the output", c.format)
+		}
+	}
+	if err := Comparison(&bytes.Buffer{}, "csv", cmp); err == nil || !strings.Contains(err.Error(), "want text, md or json") {
+		t.Errorf("csv comparison: %v", err)
+	}
+}
+
+func TestCostFormats(t *testing.T) {
+	rep := &cost.Report{Schema: cost.Schema, Costs: []cost.Cost{}}
+	for _, name := range FormatNames(ForCost) {
+		f, _ := LookupFormat(name, ForCost)
+		var b bytes.Buffer
+		if err := f.Cost(&b, rep); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if name == "json" && !json.Valid(b.Bytes()) {
+			t.Errorf("json: not JSON:\n%s", b.String())
+		}
+	}
+}

@@ -1,0 +1,165 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tandem-bench/tandem/internal/human"
+	"github.com/tandem-bench/tandem/results"
+)
+
+// Sample writes one load run's sample (tandem load) in format, one of the
+// formats that render ForSample, with the warnings about it. stoppedBy,
+// if not empty, says what stopped the run early ("SIGINT"): the report is
+// marked interrupted.
+func Sample(w io.Writer, format string, s results.Sample, warnings []string, stoppedBy string) error {
+	f, ok := LookupFormat(format, ForSample)
+	if !ok {
+		return fmt.Errorf("format %q: want %s", format, FormatList(ForSample))
+	}
+	return f.Sample(w, s, warnings, stoppedBy)
+}
+
+// interruption is the note on a sample whose run was stopped early; ""
+// for a complete run.
+func interruption(s results.Sample, stoppedBy string) string {
+	if stoppedBy == "" {
+		return ""
+	}
+	return fmt.Sprintf("stopped by %s after %v; what follows is what was measured before", stoppedBy, time.Duration(s.DurationNs).Round(time.Millisecond))
+}
+
+// ErrorList says a sample's failures by status, in order: "http:503×7
+// timeout×3", or "none".
+func ErrorList(s results.Sample) string {
+	if len(s.Errors) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(s.Errors))
+	for k := range s.Errors {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s×%d", k, s.Errors[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func dist(d results.Distribution) []string {
+	return []string{human.Duration(float64(d.Min)), human.Duration(d.Mean), human.Duration(float64(d.P50)),
+		human.Duration(float64(d.P90)), human.Duration(float64(d.P99)), human.Duration(float64(d.P999)), human.Duration(float64(d.Max))}
+}
+
+type namedDist struct {
+	name string
+	d    results.Distribution
+}
+
+// distributions are the rows a sample's report shows: latency, then in
+// open and batched loops service time and schedule lag, then for streams
+// the time to the first message, and for a closed loop on the event loop
+// the generator's think time.
+func distributions(s results.Sample) []namedDist {
+	rows := []namedDist{{"latency", s.LatencyNs}}
+	if s.ScheduleLagNs != nil {
+		rows = append(rows, namedDist{"service time", s.ServiceTimeNs}, namedDist{"schedule lag", *s.ScheduleLagNs})
+	}
+	if s.FirstMessageNs != nil {
+		rows = append(rows, namedDist{"first message", *s.FirstMessageNs})
+	}
+	if s.ThinkTimeNs != nil {
+		rows = append(rows, namedDist{"think time", *s.ThinkTimeNs})
+	}
+	return rows
+}
+
+// sampleText is a compact report in the manner of vegeta's.
+func sampleText(w io.Writer, s results.Sample, warnings []string, stoppedBy string) error {
+	var b strings.Builder
+	if note := interruption(s, stoppedBy); note != "" {
+		fmt.Fprintf(&b, "INTERRUPTED: %s.\n", note)
+	}
+	fmt.Fprintf(&b, "requests      %d sent, %d ok, %d failed in %v\n", s.Requests, s.OK, s.Requests-s.OK, time.Duration(s.DurationNs).Round(time.Millisecond))
+	if s.OfferedRate > 0 {
+		fmt.Fprintf(&b, "rate          offered %s/s, achieved %s/s, dropped %d\n", human.Number(s.OfferedRate), human.Number(s.AchievedRate), s.Dropped)
+	}
+	fmt.Fprintf(&b, "throughput    %s/s ok, %s %s/s\n", human.Number(s.Throughput), human.Number(s.UnitsPerS), s.Unit)
+	fmt.Fprintf(&b, "              %-8s %-8s %-8s %-8s %-8s %-8s %-8s\n", "min", "mean", "p50", "p90", "p99", "p99.9", "max")
+	for _, r := range distributions(s) {
+		fmt.Fprintf(&b, "%-14s", r.name)
+		for _, c := range dist(r.d) {
+			fmt.Fprintf(&b, "%-9s", c)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "errors        %s\n", ErrorList(s))
+	for _, wn := range warnings {
+		fmt.Fprintf(&b, "warning: %s\n", wn)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// sampleMarkdown is the sample as GitHub-flavoured Markdown tables.
+func sampleMarkdown(w io.Writer, s results.Sample, warnings []string, stoppedBy string) error {
+	var b strings.Builder
+	if note := interruption(s, stoppedBy); note != "" {
+		fmt.Fprintf(&b, "> **INTERRUPTED**: %s.\n\n", note)
+	}
+	fmt.Fprintf(&b, "| requests | ok | failed | duration | offered/s | achieved/s | throughput/s | dropped |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| %d | %d | %d | %v | %s | %s | %s | %d |\n\n", s.Requests, s.OK, s.Requests-s.OK, time.Duration(s.DurationNs).Round(time.Millisecond),
+		human.Number(s.OfferedRate), human.Number(s.AchievedRate), human.Number(s.Throughput), s.Dropped)
+	b.WriteString("| | min | mean | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|---|\n")
+	for _, r := range distributions(s) {
+		fmt.Fprintf(&b, "| %s | %s |\n", r.name, strings.Join(dist(r.d), " | "))
+	}
+	fmt.Fprintf(&b, "\nerrors: %s\n", ErrorList(s))
+	for _, wn := range warnings {
+		fmt.Fprintf(&b, "\n> warning: %s\n", wn)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// sampleJSON writes the --format json object of tandem load (README.md,
+// the tour): the sample's fields plus warnings (null when there are none),
+// and interrupted: true when something stopped the run before its end (the
+// figures are what was measured before). offered_rate is null for a closed
+// loop, which offers none.
+func sampleJSON(w io.Writer, s results.Sample, warnings []string, stoppedBy string) error {
+	var offered any
+	if s.OfferedRate > 0 {
+		offered = s.OfferedRate
+	}
+	out := map[string]any{
+		"requests": s.Requests, "ok": s.OK, "errors": s.Errors, "duration_ns": s.DurationNs,
+		"offered_rate": offered, "achieved_rate": s.AchievedRate,
+		"throughput": s.Throughput, "unit": s.Unit, "units_per_s": s.UnitsPerS,
+		"latency_ns": s.LatencyNs, "service_time_ns": s.ServiceTimeNs, "schedule_lag_ns": s.ScheduleLagNs,
+		"dropped": s.Dropped, "hdr": s.HDR, "series": s.Series, "warnings": warnings,
+		"interrupted": stoppedBy != "",
+	}
+	if s.FirstMessageNs != nil {
+		out["first_message_ns"] = s.FirstMessageNs
+	}
+	if s.ThinkTimeNs != nil {
+		out["think_time_ns"] = s.ThinkTimeNs
+	}
+	return encodeJSON(w, out)
+}
+
+// encodeJSON writes v as indented JSON with a final newline.
+func encodeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode JSON: %w", err)
+	}
+	return nil
+}
