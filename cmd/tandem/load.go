@@ -29,23 +29,30 @@ import (
 	"github.com/tandem-bench/tandem/study"
 )
 
+// loadOptions are tandem load's flags.
+type loadOptions struct {
+	// The load shape.
+	concurrency, connections, batch, maxWaiting int
+	requests                                    int64
+	duration, warmup, step, period, quantum     time.Duration
+	rate, unit, engine                          string
+	// concurrencySet says --concurrency was given: it is the closed loop's.
+	concurrencySet bool
+	// The request.
+	timeout                      time.Duration
+	headers, protos, importPaths []string
+	data, rpcMethod, params      string
+	http2, insecure, quickACK    bool
+	// AMQP.
+	queueType, ack string
+	prefetch, size int
+	confirm        bool
+	// The output.
+	format, cpuprofile string
+}
+
 func loadCmd(stdout, stderr io.Writer) *cobra.Command {
-	var (
-		concurrency, connections, batch, maxWaiting int
-		requests                                    int64
-		duration, timeout, warmup, step, period     time.Duration
-		quantum                                     time.Duration
-		rate                                        string
-		headers                                     []string
-		data, rpcMethod, params                     string
-		protos, importPaths                         []string
-		format                                      string
-		http2, insecure, quickACK                   bool
-		cpuprofile, unit, engine                    string
-		queueType, ack                              string
-		prefetch, size                              int
-		confirm                                     bool
-	)
+	var o loadOptions
 	c := &cobra.Command{
 		Use:   "load TARGET",
 		Short: "Load one target ad hoc, like vegeta, ghz or wrk2",
@@ -81,176 +88,232 @@ stop the run and print what it measured so far, marked interrupted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			defer func() { err = interruptedExit(cmd.Context(), err) }()
-			u, err := targetURL(args[0])
-			if err != nil {
-				return badInput(err)
-			}
-			if _, err := outputFormat(format, report.ForSample); err != nil {
-				return err
-			}
-			if err := loadFlagBounds(loadFlags{duration: duration, warmup: warmup, timeout: timeout, period: period, step: step,
-				requests: requests, concurrency: concurrency, connections: connections, batch: batch, maxWaiting: maxWaiting,
-				open: rate != ""}); err != nil {
-				return badInput(err)
-			}
-			if u.Scheme == "amqp" || u.Scheme == "amqps" {
-				if requests <= 0 && duration <= 0 {
-					duration = 10 * time.Second
-				}
-				var r float64
-				if rate != "" {
-					var err error
-					if r, err = strconv.ParseFloat(rate, 64); err != nil || r <= 0 {
-						return badInput(fmt.Errorf("--rate %q: an AMQP run takes one rate in messages per second", rate))
-					}
-				}
-				s, err := amqpdrv.Run(cmd.Context(), amqpdrv.Options{URL: args[0], QueueType: queueType, Prefetch: prefetch, Size: size,
-					Confirm: confirm, Ack: ack, Messages: requests, Duration: duration, Timeout: timeout, Rate: r})
-				if err != nil && cmd.Context().Err() == nil {
-					return badInput(err)
-				}
-				if r > 0 {
-					s.OfferedRate = r
-				}
-				return finish(cmd.Context(), stdout, format, s, nil)
-			}
-			if unit != "" && unit != "request" && unit != "message" {
-				return badInput(fmt.Errorf("--unit %q: want request or message", unit))
-			}
-			if rate != "" && batch > 0 {
-				return badInput(errors.New("--rate and --batch are two load shapes: choose one"))
-			}
-			if (rate != "" || batch > 0) && cmd.Flags().Changed("concurrency") {
-				return badInput(errors.New("--concurrency is the closed loop; with --rate or --batch use --connections"))
-			}
-			if requests <= 0 && duration <= 0 && !strings.Contains(rate, ",") {
-				duration = 10 * time.Second
-			}
-			body, err := readData(data)
-			if err != nil {
-				return badInput(err)
-			}
-			d, err := loadDialer(cmd, args[0], body, rpcMethod, params, headers, protos, importPaths, timeout, http2, insecure, quickACK)
-			if err != nil {
-				return badInput(err)
-			}
-			if w, err := load.EngineWire(engine, d); err != nil || w != nil && batch > 0 {
-				return badInput(fmt.Errorf("--engine %s: workers, or loop for a closed or open loop (not --batch) over plain HTTP/1.1 (http://, no --http2) to an IPv4 address", engine))
-			}
-			if quantum < 0 || quantum > 0 && engine != "loop" {
-				return badInput(errors.New("--quantum: a positive duration, with --engine loop"))
-			}
-			if (rate != "" || batch > 0) && runtime.GOMAXPROCS(0) < 2 {
-				runtime.GOMAXPROCS(2) // a P for the open loop's waits beside the rest (see load.Open)
-			}
-			if rate != "" {
-				if _, err := load.ParseRate(rate, duration, step); err != nil {
-					return badInput(fmt.Errorf("--rate: %w", err))
-				}
-			}
-			ctx := cmd.Context()
-			if err := preflight(ctx, u, d, timeout); err != nil {
-				return badInput(err)
-			}
-			if unit == "" {
-				unit = "request"
-				if s, ok := d.(interface{ Streaming() bool }); ok && s.Streaming() {
-					unit = "message" // a server stream's work is its messages
-				}
-			}
-			var exec func(ctx context.Context) (results.Sample, error)
-			var live *load.Live
-			if isTerminal(stderr) {
-				live = &load.Live{}
-			}
-			switch {
-			case rate != "":
-				sch, err := load.ParseRate(rate, duration, step)
-				if err != nil {
-					return badInput(fmt.Errorf("--rate: %w", err))
-				}
-				exec = bind(load.Open{Schedule: sch, Connections: connections, Requests: requests, Duration: duration,
-					MaxWaiting: maxWaiting, Timeout: timeout, Live: live, Unit: unit, Engine: engine, Quantum: quantum}.Run, d)
-			case batch > 0:
-				if duration <= 0 {
-					return badInput(errors.New("--batch needs --duration"))
-				}
-				exec = bind(load.Batched{Connections: connections, PerPeriod: batch, Period: period, Duration: duration, Timeout: timeout, Live: live, Unit: unit}.Run, d)
-			default:
-				exec = bind(load.Closed{Concurrency: concurrency, Requests: requests, Duration: duration, Timeout: timeout, Live: live, Unit: unit,
-					Engine: engine, Quantum: quantum}.Run, d)
-			}
-			if warmup > 0 {
-				if _, err := (load.Closed{Concurrency: max(concurrency, connections), Duration: warmup, Timeout: timeout}).Run(ctx, d); err != nil {
-					return badInput(err)
-				}
-				if ctx.Err() != nil {
-					return errors.New("nothing was measured: the warmup was not over")
-				}
-			}
-			var stopProgress func()
-			if live != nil {
-				stopProgress = progressLine(stderr, live, duration)
-			}
-			if cpuprofile != "" {
-				f, err := os.Create(cpuprofile)
-				if err != nil {
-					return badInput(err)
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
-			}
-			cpu0 := processCPU()
-			s, err := exec(ctx)
-			cpu := processCPU() - cpu0
-			if stopProgress != nil {
-				stopProgress()
-			}
-			if err != nil {
-				return badInput(err)
-			}
-			conns := connections
-			if rate == "" && batch == 0 {
-				conns = concurrency
-			}
-			return finish(ctx, stdout, format, s, diagnose(s, cpu, conns))
+			o.concurrencySet = cmd.Flags().Changed("concurrency")
+			return runLoad(cmd, args[0], o, stdout, stderr)
 		},
 	}
 	f := c.Flags()
-	f.IntVar(&concurrency, "concurrency", 1, "closed loop: clients, each waiting for its answer")
-	f.StringVar(&rate, "rate", "", "open loop: arrivals per second in total (R, FROM-TO for a ramp, R1,R2,… for steps)")
-	f.IntVar(&connections, "connections", 1, "open and batched loops: connections to spread the load over")
-	f.IntVar(&batch, "batch", 0, "batched loop: requests per period on each connection")
-	f.DurationVar(&period, "period", time.Second, "batched loop: the period")
-	f.DurationVar(&step, "step", 0, "length of each step of --rate R1,R2,…")
-	f.IntVar(&maxWaiting, "max-waiting", 10000, "open loop: arrivals that may wait for a free connection before arrivals are dropped")
-	f.DurationVar(&quantum, "quantum", 0, "with --engine loop: wake at most once per quantum; an open loop sends every arrival due by then (less CPU; the lateness shows in schedule lag and latency), a closed loop reads every answer that came by then (a server the generator saturates serves more; the wait shows in think time)")
-	f.StringVar(&engine, "engine", "", "workers (a goroutine per connection) or loop (one thread owns every connection; in an open loop it sleeps through the answers, which the kernel stamps: less CPU per request; plain HTTP/1.1 only)")
-	f.Int64Var(&requests, "requests", 0, "stop after this many requests")
-	f.DurationVar(&duration, "duration", 0, "stop after this long (default 10s without --requests)")
-	f.DurationVar(&warmup, "warmup", 0, "send for this long first and discard it")
-	f.DurationVar(&timeout, "timeout", 10*time.Second, "per-request timeout")
-	f.StringArrayVar(&headers, "header", nil, "HTTP header or gRPC metadata, Name: value (repeatable)")
-	f.StringVar(&data, "data", "", "request body (HTTP) or request message as JSON (gRPC); @FILE reads a file")
-	f.StringVar(&rpcMethod, "jsonrpc", "", "send a JSON-RPC 2.0 call of this method")
-	f.StringVar(&params, "params", "[]", "JSON-RPC params as JSON")
-	f.StringArrayVar(&protos, "proto", nil, ".proto file defining the service (repeatable); default: server reflection")
-	f.StringArrayVar(&importPaths, "import-path", nil, "directory searched for --proto files and their imports")
-	f.StringVar(&format, "format", "text", report.FormatList(report.ForSample))
-	f.BoolVar(&http2, "http2", false, "speak HTTP/2 (TLS for https://, h2c for http://)")
-	f.BoolVar(&insecure, "insecure", false, "do not verify the server's TLS certificate")
-	f.StringVar(&unit, "unit", "", "the unit of work: request, or message (each streamed message); default message for server-streaming gRPC")
-	f.BoolVar(&quickACK, "quickack", false, "acknowledge every segment at once (TCP_QUICKACK): if a ~40 ms stall vanishes, the server waits for delayed ACKs")
-	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the generator (pprof) to this file")
-	f.StringVar(&queueType, "queue-type", "classic", "amqp: classic or quorum (a queue declared for the run, deleted after)")
-	f.IntVar(&prefetch, "prefetch", 1, "amqp: the consumer's prefetch window")
-	f.IntVar(&size, "size", 1024, "amqp: message body in bytes (the first 8 carry the send time)")
-	f.BoolVar(&confirm, "confirm", false, "amqp: publish with publisher confirms")
-	f.StringVar(&ack, "ack", "each", "amqp: each, multiple or auto")
+	f.IntVar(&o.concurrency, "concurrency", 1, "closed loop: clients, each waiting for its answer")
+	f.StringVar(&o.rate, "rate", "", "open loop: arrivals per second in total (R, FROM-TO for a ramp, R1,R2,… for steps)")
+	f.IntVar(&o.connections, "connections", 1, "open and batched loops: connections to spread the load over")
+	f.IntVar(&o.batch, "batch", 0, "batched loop: requests per period on each connection")
+	f.DurationVar(&o.period, "period", time.Second, "batched loop: the period")
+	f.DurationVar(&o.step, "step", 0, "length of each step of --rate R1,R2,…")
+	f.IntVar(&o.maxWaiting, "max-waiting", 10000, "open loop: arrivals that may wait for a free connection before arrivals are dropped")
+	f.DurationVar(&o.quantum, "quantum", 0, "with --engine loop: wake at most once per quantum; an open loop sends every arrival due by then (less CPU; the lateness shows in schedule lag and latency), a closed loop reads every answer that came by then (a server the generator saturates serves more; the wait shows in think time)")
+	f.StringVar(&o.engine, "engine", "", "workers (a goroutine per connection) or loop (one thread owns every connection; in an open loop it sleeps through the answers, which the kernel stamps: less CPU per request; plain HTTP/1.1 only)")
+	f.Int64Var(&o.requests, "requests", 0, "stop after this many requests")
+	f.DurationVar(&o.duration, "duration", 0, "stop after this long (default 10s without --requests)")
+	f.DurationVar(&o.warmup, "warmup", 0, "send for this long first and discard it")
+	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "per-request timeout")
+	f.StringArrayVar(&o.headers, "header", nil, "HTTP header or gRPC metadata, Name: value (repeatable)")
+	f.StringVar(&o.data, "data", "", "request body (HTTP) or request message as JSON (gRPC); @FILE reads a file")
+	f.StringVar(&o.rpcMethod, "jsonrpc", "", "send a JSON-RPC 2.0 call of this method")
+	f.StringVar(&o.params, "params", "[]", "JSON-RPC params as JSON")
+	f.StringArrayVar(&o.protos, "proto", nil, ".proto file defining the service (repeatable); default: server reflection")
+	f.StringArrayVar(&o.importPaths, "import-path", nil, "directory searched for --proto files and their imports")
+	f.StringVar(&o.format, "format", "text", report.FormatList(report.ForSample))
+	f.BoolVar(&o.http2, "http2", false, "speak HTTP/2 (TLS for https://, h2c for http://)")
+	f.BoolVar(&o.insecure, "insecure", false, "do not verify the server's TLS certificate")
+	f.StringVar(&o.unit, "unit", "", "the unit of work: request, or message (each streamed message); default message for server-streaming gRPC")
+	f.BoolVar(&o.quickACK, "quickack", false, "acknowledge every segment at once (TCP_QUICKACK): if a ~40 ms stall vanishes, the server waits for delayed ACKs")
+	f.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the generator (pprof) to this file")
+	f.StringVar(&o.queueType, "queue-type", "classic", "amqp: classic or quorum (a queue declared for the run, deleted after)")
+	f.IntVar(&o.prefetch, "prefetch", 1, "amqp: the consumer's prefetch window")
+	f.IntVar(&o.size, "size", 1024, "amqp: message body in bytes (the first 8 carry the send time)")
+	f.BoolVar(&o.confirm, "confirm", false, "amqp: publish with publisher confirms")
+	f.StringVar(&o.ack, "ack", "each", "amqp: each, multiple or auto")
 	return c
+}
+
+// runLoad runs tandem load against target: it checks the flags, reaches
+// the target, runs the load shape o names and prints what it measured.
+func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io.Writer) error {
+	ctx := cmd.Context()
+	u, err := targetURL(target)
+	if err != nil {
+		return badInput(err)
+	}
+	if _, err := outputFormat(o.format, report.ForSample); err != nil {
+		return err
+	}
+	if err := loadFlagBounds(o); err != nil {
+		return badInput(err)
+	}
+	if u.Scheme == "amqp" || u.Scheme == "amqps" {
+		return runAMQP(ctx, target, o, stdout)
+	}
+	if err := o.checkShape(); err != nil {
+		return badInput(err)
+	}
+	if o.requests <= 0 && o.duration <= 0 && !strings.Contains(o.rate, ",") {
+		o.duration = 10 * time.Second
+	}
+	body, err := readData(o.data)
+	if err != nil {
+		return badInput(err)
+	}
+	d, err := loadDialer(cmd, target, body, o.rpcMethod, o.params, o.headers, o.protos, o.importPaths, o.timeout, o.http2, o.insecure, o.quickACK)
+	if err != nil {
+		return badInput(err)
+	}
+	if err := o.checkEngine(d); err != nil {
+		return badInput(err)
+	}
+	if (o.rate != "" || o.batch > 0) && runtime.GOMAXPROCS(0) < 2 {
+		runtime.GOMAXPROCS(2) // a P for the open loop's waits beside the rest (see load.Open)
+	}
+	if o.rate != "" {
+		if _, err := load.ParseRate(o.rate, o.duration, o.step); err != nil {
+			return badInput(fmt.Errorf("--rate: %w", err))
+		}
+	}
+	if err := preflight(ctx, u, d, o.timeout); err != nil {
+		return badInput(err)
+	}
+	if o.unit == "" {
+		o.unit = "request"
+		if s, ok := d.(interface{ Streaming() bool }); ok && s.Streaming() {
+			o.unit = "message" // a server stream's work is its messages
+		}
+	}
+	var live *load.Live
+	if isTerminal(stderr) {
+		live = &load.Live{}
+	}
+	exec, err := o.executor(d, live)
+	if err != nil {
+		return badInput(err)
+	}
+	if err := o.warm(ctx, d); err != nil {
+		return err
+	}
+	s, cpu, err := o.measure(ctx, exec, live, stderr)
+	if err != nil {
+		return err
+	}
+	conns := o.connections
+	if o.rate == "" && o.batch == 0 {
+		conns = o.concurrency
+	}
+	return finish(ctx, stdout, o.format, s, diagnose(s, cpu, conns))
+}
+
+// runAMQP publishes into and consumes from a queue declared for the run
+// (amqpdrv.Run) and prints what it measured.
+func runAMQP(ctx context.Context, target string, o loadOptions, stdout io.Writer) error {
+	if o.requests <= 0 && o.duration <= 0 {
+		o.duration = 10 * time.Second
+	}
+	var r float64
+	if o.rate != "" {
+		var err error
+		if r, err = strconv.ParseFloat(o.rate, 64); err != nil || r <= 0 {
+			return badInput(fmt.Errorf("--rate %q: an AMQP run takes one rate in messages per second", o.rate))
+		}
+	}
+	s, err := amqpdrv.Run(ctx, amqpdrv.Options{URL: target, QueueType: o.queueType, Prefetch: o.prefetch, Size: o.size,
+		Confirm: o.confirm, Ack: o.ack, Messages: o.requests, Duration: o.duration, Timeout: o.timeout, Rate: r})
+	if err != nil && ctx.Err() == nil {
+		return badInput(err)
+	}
+	if r > 0 {
+		s.OfferedRate = r
+	}
+	return finish(ctx, stdout, o.format, s, nil)
+}
+
+// checkShape refuses flags that do not make one load shape.
+func (o loadOptions) checkShape() error {
+	switch {
+	case o.unit != "" && o.unit != "request" && o.unit != "message":
+		return fmt.Errorf("--unit %q: want request or message", o.unit)
+	case o.rate != "" && o.batch > 0:
+		return errors.New("--rate and --batch are two load shapes: choose one")
+	case (o.rate != "" || o.batch > 0) && o.concurrencySet:
+		return errors.New("--concurrency is the closed loop; with --rate or --batch use --connections")
+	}
+	return nil
+}
+
+// checkEngine refuses an --engine or --quantum the dialer d and the load
+// shape cannot run.
+func (o loadOptions) checkEngine(d load.Dialer) error {
+	if w, err := load.EngineWire(o.engine, d); err != nil || w != nil && o.batch > 0 {
+		return fmt.Errorf("--engine %s: workers, or loop for a closed or open loop (not --batch) over plain HTTP/1.1 (http://, no --http2) to an IPv4 address", o.engine)
+	}
+	if o.quantum < 0 || o.quantum > 0 && o.engine != "loop" {
+		return errors.New("--quantum: a positive duration, with --engine loop")
+	}
+	return nil
+}
+
+// executor is the run of o's load shape on d: an open loop with --rate, a
+// batched one with --batch, else a closed loop. live, if not nil, counts
+// as the run goes.
+func (o loadOptions) executor(d load.Dialer, live *load.Live) (func(context.Context) (results.Sample, error), error) {
+	switch {
+	case o.rate != "":
+		sch, err := load.ParseRate(o.rate, o.duration, o.step)
+		if err != nil {
+			return nil, fmt.Errorf("--rate: %w", err)
+		}
+		return bind(load.Open{Schedule: sch, Connections: o.connections, Requests: o.requests, Duration: o.duration,
+			MaxWaiting: o.maxWaiting, Timeout: o.timeout, Live: live, Unit: o.unit, Engine: o.engine, Quantum: o.quantum}.Run, d), nil
+	case o.batch > 0:
+		if o.duration <= 0 {
+			return nil, errors.New("--batch needs --duration")
+		}
+		return bind(load.Batched{Connections: o.connections, PerPeriod: o.batch, Period: o.period, Duration: o.duration, Timeout: o.timeout,
+			Live: live, Unit: o.unit}.Run, d), nil
+	}
+	return bind(load.Closed{Concurrency: o.concurrency, Requests: o.requests, Duration: o.duration, Timeout: o.timeout, Live: live, Unit: o.unit,
+		Engine: o.engine, Quantum: o.quantum}.Run, d), nil
+}
+
+// warm sends for --warmup first, in a closed loop, and discards it.
+func (o loadOptions) warm(ctx context.Context, d load.Dialer) error {
+	if o.warmup <= 0 {
+		return nil
+	}
+	if _, err := (load.Closed{Concurrency: max(o.concurrency, o.connections), Duration: o.warmup, Timeout: o.timeout}).Run(ctx, d); err != nil {
+		return badInput(err)
+	}
+	if ctx.Err() != nil {
+		return errors.New("nothing was measured: the warmup was not over")
+	}
+	return nil
+}
+
+// measure runs exec, profiling it with --cpuprofile and showing its
+// progress on stderr if live counts it, and returns the sample and the CPU
+// time the process used meanwhile.
+func (o loadOptions) measure(ctx context.Context, exec func(context.Context) (results.Sample, error), live *load.Live, stderr io.Writer) (results.Sample, time.Duration, error) {
+	var stopProgress func()
+	if live != nil {
+		stopProgress = progressLine(stderr, live, o.duration)
+	}
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return results.Sample{}, 0, badInput(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return results.Sample{}, 0, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	cpu0 := processCPU()
+	s, err := exec(ctx)
+	cpu := processCPU() - cpu0
+	if stopProgress != nil {
+		stopProgress()
+	}
+	if err != nil {
+		return s, cpu, badInput(err)
+	}
+	return s, cpu, nil
 }
 
 // targetURL parses a load target and checks its port, if it names one.
@@ -543,18 +606,10 @@ func diagnose(s results.Sample, cpu time.Duration, connections int) []string {
 	return append(warnings, msg+": "+strings.Join(why, "; "))
 }
 
-// loadFlags are the numbers of tandem load's flags that have bounds.
-type loadFlags struct {
-	duration, warmup, timeout, period, step     time.Duration
-	requests                                    int64
-	concurrency, connections, batch, maxWaiting int
-	open                                        bool
-}
-
 // loadFlagBounds refuses flag values a run cannot honour, each named with
 // the value given: negative counts and durations, no clients or
 // connections, and more of them than this machine's open-file limit holds.
-func loadFlagBounds(f loadFlags) error {
+func loadFlagBounds(f loadOptions) error {
 	var errs []error
 	for _, d := range []struct {
 		name     string
@@ -576,8 +631,8 @@ func loadFlagBounds(f loadFlags) error {
 		}
 	}
 	files := 1
-	if f.open {
-		files = 2 // a socket and a timer per connection
+	if f.rate != "" {
+		files = 2 // a socket and a timer per connection (an open loop)
 	}
 	most, why := study.ConnectionBound(files)
 	for _, n := range []struct {
