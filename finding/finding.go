@@ -62,9 +62,12 @@ type Probe struct {
 // Stall is a confirmed delayed-ACK stall: the target, the call and the
 // figures that confirm it.
 type Stall struct {
-	Target   string
+	// Target is the target that stalls.
+	Target string
+	// Scenario is the scenario whose rounds showed the stall.
 	Scenario string
-	Call     string
+	// Call is the call that stalls, the scenario's.
+	Call string
 	// Share is the fraction of the target's answers to the call, over the
 	// scenario's rounds, inside the stall window.
 	Share float64

@@ -174,7 +174,10 @@ func floorAt(sc *results.Scenario, level int) float64 {
 // Comparison is what tandem compare reports and gates on: every change
 // between two runs, what a reader should know, and the tally.
 type Comparison struct {
-	Changes  []Change
+	// Changes are the rows of either run, the head's order first.
+	Changes []Change
+	// Warnings say what a reader should know (different machines or
+	// policies, withheld pairs).
 	Warnings []string
 	// Regressions counts the changes that are regressions; Withheld the
 	// pairs the policy could not judge.
