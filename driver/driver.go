@@ -21,11 +21,16 @@ import (
 	"github.com/tandem-bench/tandem/study"
 )
 
+// Asker sends a call once and returns its answers as JSON.
+type Asker interface {
+	Ask(ctx context.Context) ([][]byte, load.Result, error)
+}
+
 // Caller sends one call to one target: Dial opens connections for load,
-// Ask sends the request once and returns its answers as JSON.
+// Ask sends the request once.
 type Caller interface {
 	load.Dialer
-	Ask(ctx context.Context) ([][]byte, load.Result, error)
+	Asker
 }
 
 // Options tunes a Caller.
@@ -124,9 +129,7 @@ func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Cal
 		}
 		return asker[*wsdrv.Conn]{c, c.DialConn}, nil
 	case study.ProtoAMQP:
-		a := call.AMQP
-		return AMQP{opts: amqpdrv.Options{URL: endpoint, Queue: a.Queue, QueueType: a.QueueType, Prefetch: a.Prefetch,
-			Size: a.Size, Confirm: a.Confirm, Ack: a.Ack, Timeout: timeout}}, nil
+		return nil, errors.New("an amqp call is run whole through a broker (NewBroker), not request by request")
 	}
 	return nil, fmt.Errorf("%s calls are not supported by this tandem yet", call.Protocol())
 }
@@ -145,18 +148,31 @@ func expandEnv(h map[string]string) (map[string]string, error) {
 	return out, nil
 }
 
-// AMQP is the Caller of an amqp call. A broker is not asked request by
-// request: Run publishes and consumes a whole run through one queue, and
-// the runner calls it instead of a load loop.
-type AMQP struct{ opts amqpdrv.Options }
+// NewAsker returns what sends call to endpoint once: its Caller, or for an
+// amqp call its Broker.
+func NewAsker(ctx context.Context, call *study.Call, endpoint string, o Options) (Asker, error) {
+	if call.AMQP != nil {
+		return NewBroker(call, endpoint, o)
+	}
+	return New(ctx, call, endpoint, o)
+}
 
-// Dial is not how an AMQP call is measured: see Run.
-func (AMQP) Dial(context.Context) (load.Conn, error) {
-	return nil, errors.New("amqp calls run whole (AMQP.Run), not request by request")
+// Broker runs an amqp call. A broker is not asked request by request: Run
+// publishes and consumes a whole run through one queue.
+type Broker struct{ opts amqpdrv.Options }
+
+// NewBroker returns the Broker of an amqp call at endpoint (an amqp:// URL).
+func NewBroker(call *study.Call, endpoint string, o Options) (*Broker, error) {
+	a := call.AMQP
+	if a == nil {
+		return nil, fmt.Errorf("a %s call is not run through a broker", call.Protocol())
+	}
+	return &Broker{opts: amqpdrv.Options{URL: endpoint, Queue: a.Queue, QueueType: a.QueueType, Prefetch: a.Prefetch,
+		Size: a.Size, Confirm: a.Confirm, Ack: a.Ack, Timeout: o.Timeout}}, nil
 }
 
 // Ask publishes and consumes one message.
-func (a AMQP) Ask(ctx context.Context) ([][]byte, load.Result, error) {
+func (a *Broker) Ask(ctx context.Context) ([][]byte, load.Result, error) {
 	s, err := a.Run(ctx, 1, 0)
 	if err != nil {
 		return nil, load.Result{}, err
@@ -168,7 +184,7 @@ func (a AMQP) Ask(ctx context.Context) ([][]byte, load.Result, error) {
 }
 
 // Run publishes and consumes messages (or for d when messages is 0).
-func (a AMQP) Run(ctx context.Context, messages int64, d time.Duration) (results.Sample, error) {
+func (a *Broker) Run(ctx context.Context, messages int64, d time.Duration) (results.Sample, error) {
 	o := a.opts
 	o.Messages, o.Duration = messages, d
 	if messages > 0 {

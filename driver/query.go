@@ -71,7 +71,7 @@ func (q *Querier) Query(ctx context.Context, call *study.Call, endpoint string) 
 	if call.Protocol() == study.ProtoGRPC {
 		return q.grpcQuery(ctx, call, endpoint)
 	}
-	c, err := New(ctx, call, endpoint, q.o)
+	c, err := NewAsker(ctx, call, endpoint, q.o)
 	if err != nil {
 		return Reply{}, fmt.Errorf("%w: %v", ErrRequest, err)
 	}

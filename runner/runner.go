@@ -322,19 +322,42 @@ func (r *runner) fail(l *live, err error) {
 	r.progress("target %s failed: %v", l.spec.Name, err)
 }
 
-// caller builds the driver of a call for one target, at the endpoint the
-// call goes to.
+// caller builds the driver that loads one target with a call, at the
+// endpoint the call goes to.
 func (r *runner) caller(ctx context.Context, l *live, callName string) (driver.Caller, error) {
+	return build(r, l, callName, func(call *study.Call, endpoint string, o driver.Options) (driver.Caller, error) {
+		return driver.New(ctx, call, endpoint, o)
+	})
+}
+
+// asker builds what sends a call to one target once (readiness checks).
+func (r *runner) asker(ctx context.Context, l *live, callName string) (driver.Asker, error) {
+	return build(r, l, callName, func(call *study.Call, endpoint string, o driver.Options) (driver.Asker, error) {
+		return driver.NewAsker(ctx, call, endpoint, o)
+	})
+}
+
+// broker builds the Broker of an amqp call for one target.
+func (r *runner) broker(l *live, callName string) (*driver.Broker, error) {
+	return build(r, l, callName, func(call *study.Call, endpoint string, o driver.Options) (*driver.Broker, error) {
+		return driver.NewBroker(call, endpoint, o)
+	})
+}
+
+// build finds the endpoint a call goes to on a target and builds its driver
+// with newDriver.
+func build[D any](r *runner, l *live, callName string, newDriver func(*study.Call, string, driver.Options) (D, error)) (D, error) {
+	var zero D
 	call := r.s.Calls[callName]
 	epName, err := call.EndpointName(l.spec)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	c, err := driver.New(ctx, call, l.endpoints[epName], driver.Options{Timeout: r.s.Defaults.Timeout})
+	d, err := newDriver(call, l.endpoints[epName], driver.Options{Timeout: r.s.Defaults.Timeout})
 	if err != nil {
-		return nil, fmt.Errorf("target %s: call %s: %w", l.spec.Name, callName, err)
+		return zero, fmt.Errorf("target %s: call %s: %w", l.spec.Name, callName, err)
 	}
-	return c, nil
+	return d, nil
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -17,10 +17,6 @@ import (
 	"github.com/tandem-bench/tandem/target"
 )
 
-// executor runs one measured run of a scenario at one level against a
-// dialer; requests and bound are the calibrated count and time bound.
-type executor func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration) (results.Sample, error)
-
 // schedule is the open loop's timetable for a run of length d.
 func schedule(l study.Load, d time.Duration) load.Schedule {
 	switch {
@@ -36,40 +32,152 @@ func schedule(l study.Load, d time.Duration) load.Schedule {
 	return load.Constant{Rate: l.Rate, Duration: d}
 }
 
-// executorFor returns the executor of a scenario's load shape at level
-// (the concurrency of a closed loop; unused otherwise).
-func (r *runner) executorFor(sc *study.Scenario, level int, unit string) executor {
-	timeout := r.s.Defaults.Timeout
-	l := sc.Load
-	switch l.Model() {
-	case "open":
-		return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration) (results.Sample, error) {
-			return load.Open{Schedule: schedule(l, bound), Connections: l.Connections, Requests: requests, Duration: bound,
-				MaxWaiting: l.MaxWaiting, Timeout: timeout, Unit: unit, Engine: l.Engine, Quantum: l.Quantum}.Run(ctx, d)
-		}
-	case "batched":
-		return func(ctx context.Context, d load.Dialer, _ int64, bound time.Duration) (results.Sample, error) {
-			return load.Batched{Connections: l.Connections, PerPeriod: l.Batch.PerPeriod, Period: l.Batch.Period,
-				Duration: bound, Timeout: timeout, Unit: unit}.Run(ctx, d)
-		}
-	}
+// measurer makes the runs of one scenario at one level, one target at a
+// time. Each kind of scenario has its own (measurerFor).
+type measurer interface {
+	// at is the measurer of the scenario's level (a closed loop's
+	// concurrency; 0 for the other kinds).
+	at(level int) measurer
+	// warm loads the target for about d (or a fixed count), to be
+	// discarded.
+	warm(ctx context.Context, l *live, d time.Duration) (results.Sample, error)
+	// measure is one measured run: requests (0: until bound) within bound.
+	measure(ctx context.Context, l *live, requests int64, bound time.Duration) (results.Sample, error)
+}
+
+// loopRun is one run of a load loop against a target's dialer.
+type loopRun func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration) (results.Sample, error)
+
+// loops measures with one of load's loops (closed, open, batched) over a
+// driver per target, built once per scenario; its warm-up is a loop of its
+// own.
+type loops struct {
+	callers map[string]driver.Caller
+	// shape is the loop at a level; warmShape its warm-up's.
+	shape, warmShape func(level int) loopRun
+	level            int
+}
+
+func (m loops) at(level int) measurer {
+	m.level = level
+	return m
+}
+
+func (m loops) warm(ctx context.Context, l *live, d time.Duration) (results.Sample, error) {
+	return m.warmShape(m.level)(ctx, m.callers[l.spec.Name], 0, d)
+}
+
+func (m loops) measure(ctx context.Context, l *live, requests int64, bound time.Duration) (results.Sample, error) {
+	return m.shape(m.level)(ctx, m.callers[l.spec.Name], requests, bound)
+}
+
+// closedLoop is a closed loop of clients at the given concurrency.
+func closedLoop(clients int, l study.Load, timeout time.Duration, unit string) loopRun {
 	return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration) (results.Sample, error) {
-		return load.Closed{Concurrency: level, Requests: requests, Duration: bound, Timeout: timeout, Unit: unit, Engine: l.Engine,
+		return load.Closed{Concurrency: clients, Requests: requests, Duration: bound, Timeout: timeout, Unit: unit, Engine: l.Engine,
 			Quantum: l.Quantum}.Run(ctx, d)
 	}
 }
 
-func resultsLoad(l study.Load, d time.Duration) results.Load {
-	out := results.Load{Model: l.Model(), Concurrency: l.Concurrency, Connections: l.Connections, Engine: l.Engine,
+// drains measures consumer targets: every run fills a queue and times a
+// consumer's drain of it.
+type drains struct {
+	r    *runner
+	call string
+}
+
+func (m drains) at(int) measurer { return m }
+
+func (m drains) warm(ctx context.Context, l *live, _ time.Duration) (results.Sample, error) {
+	return m.r.drainRun(ctx, l, m.call, drainWarmup)
+}
+
+func (m drains) measure(ctx context.Context, l *live, requests int64, _ time.Duration) (results.Sample, error) {
+	return m.r.drainRun(ctx, l, m.call, requests)
+}
+
+// brokers measures an amqp call: every run publishes and consumes through
+// one queue.
+type brokers map[string]*driver.Broker
+
+func (m brokers) at(int) measurer { return m }
+
+func (m brokers) warm(ctx context.Context, l *live, d time.Duration) (results.Sample, error) {
+	return m[l.spec.Name].Run(ctx, 0, d)
+}
+
+func (m brokers) measure(ctx context.Context, l *live, requests int64, bound time.Duration) (results.Sample, error) {
+	return m[l.spec.Name].Run(ctx, requests, bound)
+}
+
+// measurerFor builds the measurer of a scenario of the given kind for its
+// running targets.
+func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Scenario, ls []*live, unit string) (measurer, error) {
+	switch kind {
+	case study.KindDrain:
+		return drains{r: r, call: sc.Call}, nil
+	case study.KindBroker:
+		m := brokers{}
+		for _, l := range ls {
+			b, err := r.broker(l, sc.Call)
+			if err != nil {
+				return nil, err
+			}
+			m[l.spec.Name] = b
+		}
+		return m, nil
+	}
+	m := loops{callers: map[string]driver.Caller{}}
+	for _, l := range ls {
+		c, err := r.caller(ctx, l, sc.Call)
+		if err != nil {
+			return nil, err
+		}
+		m.callers[l.spec.Name] = c
+	}
+	timeout, ld := r.s.Defaults.Timeout, sc.Load
+	m.shape = func(level int) loopRun { return closedLoop(level, ld, timeout, unit) }
+	switch kind {
+	case study.KindOpen:
+		m.shape = func(int) loopRun {
+			return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration) (results.Sample, error) {
+				return load.Open{Schedule: schedule(ld, bound), Connections: ld.Connections, Requests: requests, Duration: bound,
+					MaxWaiting: ld.MaxWaiting, Timeout: timeout, Unit: unit, Engine: ld.Engine, Quantum: ld.Quantum}.Run(ctx, d)
+			}
+		}
+	case study.KindBatched:
+		m.shape = func(int) loopRun {
+			return func(ctx context.Context, d load.Dialer, _ int64, bound time.Duration) (results.Sample, error) {
+				return load.Batched{Connections: ld.Connections, PerPeriod: ld.Batch.PerPeriod, Period: ld.Batch.Period,
+					Duration: bound, Timeout: timeout, Unit: unit}.Run(ctx, d)
+			}
+		}
+	}
+	// the warm-up is the scenario's own load for warmup's length; a batched
+	// load's is a closed loop of its connections
+	m.warmShape = m.shape
+	if kind == study.KindBatched {
+		m.warmShape = func(int) loopRun { return closedLoop(ld.Connections, study.Load{}, timeout, unit) }
+	}
+	return m, nil
+}
+
+// resultsLoad is the load recorded for a scenario of the given kind.
+func resultsLoad(kind study.Kind, l study.Load, d time.Duration) results.Load {
+	model := kind
+	if kind == study.KindBroker {
+		model = l.Model() // recorded by its load shape, as it is written
+	}
+	out := results.Load{Model: string(model), Concurrency: l.Concurrency, Connections: l.Connections, Engine: l.Engine,
 		QuantumNs: int64(l.Quantum)}
-	switch out.Model {
-	case "open":
+	switch model {
+	case study.KindOpen:
 		sch := schedule(l, d)
 		out.Schedule = sch.String()
 		if c, ok := sch.(load.Constant); ok {
 			out.Rate = c.Rate
 		}
-	case "batched":
+	case study.KindBatched:
 		out.PerPeriod, out.PeriodNs = l.Batch.PerPeriod, int64(l.Batch.Period)
 		out.Rate = float64(l.Connections*l.Batch.PerPeriod) / l.Batch.Period.Seconds()
 	}
@@ -98,6 +206,7 @@ func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
 	if len(ls) == 0 {
 		return nil
 	}
+	kind := r.s.Kind(sc)
 	rounds := sc.Rounds
 	if r.o.Rounds > 0 {
 		rounds = r.o.Rounds
@@ -111,36 +220,25 @@ func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
 		bound = schedule(sc.Load, 0).Len()
 	}
 	rs := results.Scenario{Name: sc.Name, Call: sc.Call, Metric: "latency_p50_ns", Direction: "lower", Unit: unit,
-		Load: resultsLoad(sc.Load, bound), Rounds: []results.Round{}, Summary: []results.Summary{}, Comparisons: []results.Comparison{}}
+		Load: resultsLoad(kind, sc.Load, bound), Rounds: []results.Round{}, Summary: []results.Summary{}, Comparisons: []results.Comparison{}}
 	if sc.Metric == "throughput" {
 		rs.Metric, rs.Direction = "units_per_s", "higher"
 	}
 	if a := r.s.Calls[sc.Call].AMQP; a != nil {
 		rs.Load.Prefetch = max(a.Prefetch, 1)
 	}
-	drains := r.s.Drains(sc)
-	if drains {
-		rs.Load.Model = "drain"
-	}
 	r.res.Scenarios = append(r.res.Scenarios, rs)
 	out := &r.res.Scenarios[len(r.res.Scenarios)-1]
-	callers := map[string]driver.Caller{}
-	for _, l := range ls {
-		if drains {
-			break // each run fills a queue and starts the consumer
-		}
-		c, err := r.caller(ctx, l, sc.Call)
-		if err != nil {
-			return err
-		}
-		callers[l.spec.Name] = c
-	}
 	levels := []int(sc.Load.Concurrency)
-	if drains || sc.Load.Model() != "closed" {
+	if kind == study.KindDrain || sc.Load.Model() != study.KindClosed {
 		levels = []int{0}
 	}
+	m, err := r.measurerFor(ctx, kind, sc, ls, unit)
+	if err != nil {
+		return err
+	}
 	for _, level := range levels {
-		if err := r.level(ctx, sc, out, ls, callers, level, rounds, unit, bound); err != nil {
+		if err := r.level(ctx, sc, kind, out, ls, m.at(level), level, rounds, unit, bound); err != nil {
 			return err
 		}
 	}
@@ -159,46 +257,32 @@ func headline(s results.Sample, higher bool) float64 {
 	return float64(s.LatencyNs.P50)
 }
 
-func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Scenario, ls []*live,
-	callers map[string]driver.Caller, level, rounds int, unit string, bound time.Duration) error {
+func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind, out *results.Scenario, ls []*live,
+	m measurer, level, rounds int, unit string, bound time.Duration) error {
 	higher := sc.Metric == "throughput"
-	drains := r.s.Drains(sc)
-	run := r.executorFor(sc, level, unit)
-	exec := func(l *live, requests int64, d time.Duration) (results.Sample, error) {
-		var s results.Sample
-		var err error
-		if drains {
-			s, err = r.drainRun(ctx, l, sc.Call, requests) // fill a queue, time a consumer's drain
-		} else if a, ok := callers[l.spec.Name].(driver.AMQP); ok {
-			s, err = a.Run(ctx, requests, d) // a broker run: publish and consume through one queue
-		} else {
-			s, err = run(ctx, callers[l.spec.Name], requests, d)
-		}
+	checked := func(l *live, s results.Sample, err error) (results.Sample, error) {
 		if err == nil && l.proc != nil {
 			err = exitedDuring(l, s)
 		}
 		return s, err
 	}
+	exec := func(l *live, requests int64, d time.Duration) (results.Sample, error) {
+		s, err := m.measure(ctx, l, requests, d)
+		return checked(l, s, err)
+	}
 	name := sc.Name
-	if sc.Load.Model() == "closed" && !drains {
+	if sc.Load.Model() == study.KindClosed && kind != study.KindDrain {
 		name = fmt.Sprintf("%s c=%d", sc.Name, level)
 	}
-	// Warm-up, discarded: the scenario's own load shape for warmup's length
-	// (a closed loop of the connections for batched loads).
-	warm := exec
-	if _, ok := callers[ls[0].spec.Name].(driver.AMQP); !ok && sc.Load.Model() == "batched" {
-		closed := r.executorFor(&study.Scenario{Load: study.Load{Concurrency: study.IntList{sc.Load.Connections}}}, sc.Load.Connections, unit)
-		warm = func(l *live, requests int64, d time.Duration) (results.Sample, error) {
-			return closed(ctx, callers[l.spec.Name], requests, d)
-		}
-	}
+	// Warm-up, discarded.
 	for _, l := range ls {
-		if drains {
+		if kind == study.KindDrain {
 			r.progress("%s: warm-up on %s (%d messages)", name, l.spec.Name, drainWarmup)
 		} else {
 			r.progress("%s: warm-up on %s (%v)", name, l.spec.Name, r.s.Defaults.Warmup)
 		}
-		if _, err := warm(l, 0, r.s.Defaults.Warmup); err != nil {
+		s, err := m.warm(ctx, l, r.s.Defaults.Warmup)
+		if _, err := checked(l, s, err); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -207,9 +291,9 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, out *results.Sce
 	}
 	ls = slices.DeleteFunc(slices.Clone(ls), func(l *live) bool { return l.err != nil })
 	requests := sc.Requests
-	if (sc.Load.Model() == "closed" || drains) && requests == 0 && bound == 0 {
+	if (sc.Load.Model() == study.KindClosed || kind == study.KindDrain) && requests == 0 && bound == 0 {
 		var err error
-		if requests, err = r.calibrate(ctx, sc, ls, level, exec); err != nil {
+		if requests, err = r.calibrate(ctx, sc, kind, ls, level, exec); err != nil {
 			return err
 		}
 		bound = 3 * r.s.Defaults.MinDuration
@@ -314,13 +398,13 @@ const minCalibrated = 200
 // calibrate doubles the request count until a run on every target lasts
 // at least min_duration, and returns the count that makes the slowest
 // target's run last min_duration (at least minCalibrated).
-func (r *runner) calibrate(ctx context.Context, sc *study.Scenario, ls []*live, level int,
+func (r *runner) calibrate(ctx context.Context, sc *study.Scenario, kind study.Kind, ls []*live, level int,
 	exec func(*live, int64, time.Duration) (results.Sample, error)) (int64, error) {
 	minDur := r.s.Defaults.MinDuration
 	best := int64(math.MaxInt64)
 	for _, l := range ls {
 		n := int64(16 * max(level, 1))
-		if r.s.Drains(sc) {
+		if kind == study.KindDrain {
 			n = 1000 // each run fills a queue and starts a consumer: start higher
 		}
 		for {

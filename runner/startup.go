@@ -195,15 +195,15 @@ func (r *runner) awaitReady(ctx context.Context, l *live) (*results.Startup, err
 		}
 		return nil
 	}
-	var first, cond driver.Caller
+	var first, cond driver.Asker
 	var err error
 	if fa := t.Ready.FirstAnswer; fa != nil {
-		if first, err = r.caller(ctx, l, fa.Call); err != nil {
+		if first, err = r.asker(ctx, l, fa.Call); err != nil {
 			return nil, err
 		}
 	}
 	if c := t.Ready.Condition; c != nil {
-		if cond, err = r.caller(ctx, l, c.Call); err != nil {
+		if cond, err = r.asker(ctx, l, c.Call); err != nil {
 			return nil, err
 		}
 	}

@@ -140,13 +140,13 @@ func (v *validator) scenarioBounds(path string, sc *Scenario) {
 	}
 	conns := max(l.Connections, 1)
 	switch l.Model() {
-	case "open":
+	case KindOpen:
 		files := 2 // a socket and a timer
 		if l.Engine == "loop" {
 			files = 1
 		}
 		v.connections(path+".load.connections", "connections", conns, files)
-	case "batched":
+	case KindBatched:
 		v.connections(path+".load.connections", "connections", conns, 1)
 	}
 

@@ -157,11 +157,11 @@ func (s *Study) setDefaults() {
 		}
 		if sc.Metric == "" {
 			sc.Metric = "latency"
-			if s.Drains(sc) {
+			if s.Kind(sc) == KindDrain {
 				sc.Metric = "throughput"
 			}
 		}
-		if sc.Load.Model() != "closed" && sc.Load.Connections == 0 {
+		if sc.Load.Model() != KindClosed && sc.Load.Connections == 0 {
 			sc.Load.Connections = 1
 		}
 		if b := sc.Load.Batch; b != nil && b.Period == 0 {
@@ -726,7 +726,7 @@ func (v *validator) drain(path string, sc *Scenario, c *Call, consumers int) {
 	if c != nil && c.AMQP == nil {
 		v.errorf(path+".call", "an amqp call: consumer targets drain a queue", "call %s is not amqp", sc.Call)
 	}
-	if sc.Sweep != nil || sc.Load.Model() != "closed" || len(sc.Load.Concurrency) > 0 {
+	if sc.Sweep != nil || sc.Load.Model() != KindClosed || len(sc.Load.Concurrency) > 0 {
 		v.errorf(path+".load", "no load or sweep: a consumer drains a queue tandem fills", "a load shape for consumer targets")
 	}
 	if sc.Metric == "latency" {
@@ -737,15 +737,18 @@ func (v *validator) drain(path string, sc *Scenario, c *Call, consumers int) {
 	}
 }
 
-// Drains reports whether a scenario's targets are consumers, so each run
-// fills a queue and times its drain.
-func (s *Study) Drains(sc *Scenario) bool {
+// Kind is the scenario's kind: KindDrain when its targets are consumers,
+// KindBroker for an amqp call, else its load shape's model.
+func (s *Study) Kind(sc *Scenario) Kind {
 	for _, name := range sc.Targets {
 		if t := s.Target(name); t != nil && t.Consumer != nil {
-			return true
+			return KindDrain
 		}
 	}
-	return false
+	if c := s.Calls[sc.Call]; c != nil && c.AMQP != nil {
+		return KindBroker
+	}
+	return sc.Load.Model()
 }
 
 func (v *validator) endpoint(path string, t *Target, name string, c *Call) {
@@ -820,13 +823,13 @@ func (v *validator) scenario(path string, sc *Scenario) {
 		v.errorf(path+".load", oneShape, "no load shape")
 	case len(l.Concurrency) > 0 && (l.Connections > 0 || l.MaxWaiting > 0):
 		v.errorf(path+".load", "connections and max_waiting only with an open or batched loop", "connections or max_waiting given for a closed loop")
-	case l.Model() != "closed" && sc.Duration == 0 && sc.Requests == 0 && len(l.Steps) == 0:
+	case l.Model() != KindClosed && sc.Duration == 0 && sc.Requests == 0 && len(l.Steps) == 0:
 		v.errorf(path+".duration", "a duration for an open or batched loop (steps carry their own)", "no duration")
 	}
 	switch {
 	case l.Engine != "" && l.Engine != "loop" && l.Engine != "workers":
 		v.errorf(path+".load.engine", "loop or workers", "unknown engine %q", l.Engine)
-	case l.Engine == "loop" && l.Model() == "batched":
+	case l.Engine == "loop" && l.Model() == KindBatched:
 		v.errorf(path+".load.engine", "engine loop for a closed or an open loop", "engine loop for a batched loop")
 	case l.Engine == "loop" && c != nil && c.HTTP == nil && c.JSONRPC == nil:
 		v.errorf(path+".load.engine", "an http or jsonrpc call for engine loop", "call %s is not HTTP", sc.Call)

@@ -116,3 +116,37 @@ func TestEndpointName(t *testing.T) {
 func TestSchemaGolden(t *testing.T) {
 	golden.Check(t, "../docs/study.schema.json", Schema())
 }
+
+// A scenario's kind is decided from its load shape, its call and its
+// targets.
+func TestKind(t *testing.T) {
+	src := `version: 1
+name: kinds
+services:
+  - name: broker
+    rabbitmq: {}
+targets:
+  - {name: a, endpoints: {http: "http://127.0.0.1:1/", amqp: "${services.broker.amqp}"}}
+  - {name: c, endpoints: {amqp: "${services.broker.amqp}"}, consumer: {raw: true}}
+calls:
+  ping: {http: {path: /}}
+  queue: {amqp: {prefetch: 8}}
+scenarios:
+  - {name: closed, call: ping, load: {concurrency: 1}, targets: [a]}
+  - {name: open, call: ping, load: {rate: 10}, duration: 1s, targets: [a]}
+  - {name: ramp, call: ping, load: {ramp: {from: 1, to: 10}}, duration: 1s, targets: [a]}
+  - {name: batched, call: ping, load: {batch: {per_period: 2}}, duration: 1s, targets: [a]}
+  - {name: broker, call: queue, load: {concurrency: 1}, targets: [a]}
+  - {name: drain, call: queue, targets: [c]}
+`
+	s, err := Parse("kinds.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Kind{KindClosed, KindOpen, KindOpen, KindBatched, KindBroker, KindDrain}
+	for i := range s.Scenarios {
+		if got := s.Kind(&s.Scenarios[i]); got != want[i] {
+			t.Errorf("scenario %s: kind %s, want %s", s.Scenarios[i].Name, got, want[i])
+		}
+	}
+}

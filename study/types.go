@@ -275,15 +275,36 @@ type Batch struct {
 	Period    time.Duration `yaml:"period" doc:"The period; default 1s."`
 }
 
-// Model is the load model: closed, open or batched.
-func (l Load) Model() string {
+// Kind is how a scenario measures its targets, decided once from its load
+// shape, its call and its targets (Study.Kind). Its text is the load model
+// recorded in results.json, except for KindBroker.
+type Kind string
+
+// The kinds of scenario.
+const (
+	// KindClosed is a closed loop: clients that each wait for their answer.
+	KindClosed Kind = "closed"
+	// KindOpen is an open loop: arrivals on a timetable, answered or not.
+	KindOpen Kind = "open"
+	// KindBatched sends a batch on every connection at the start of every
+	// period.
+	KindBatched Kind = "batched"
+	// KindDrain fills a queue for consumer targets and times their drain.
+	KindDrain Kind = "drain"
+	// KindBroker publishes and consumes an amqp call's messages through one
+	// queue, run whole rather than request by request.
+	KindBroker Kind = "broker"
+)
+
+// Model is the load shape's model: KindClosed, KindOpen or KindBatched.
+func (l Load) Model() Kind {
 	switch {
 	case l.Batch != nil:
-		return "batched"
+		return KindBatched
 	case l.Rate > 0 || l.Ramp != nil || len(l.Steps) > 0:
-		return "open"
+		return KindOpen
 	}
-	return "closed"
+	return KindClosed
 }
 
 // MetricsConfig says which Prometheus series to keep and how often to
