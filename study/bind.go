@@ -15,50 +15,31 @@ import (
 // placeholders (${port.NAME}, ${env.NAME}, …) are left as they are; a case
 // variable missing from vars is an error.
 func (c *Call) Bind(vars map[string]any) (*Call, error) {
-	out := *c
-	var err error
-	bind := func(v Value) Value {
-		if err != nil || !v.IsSet() {
-			return v
-		}
-		var b any
-		b, err = bindValue(v.V, vars)
-		v.V = b
-		return v
+	out, req := c.withRequestCopy()
+	if req == nil {
+		return out, nil
 	}
-	if c.GRPC != nil {
-		g := *c.GRPC
-		g.Request = bind(g.Request)
-		out.GRPC = &g
-	}
-	if c.JSONRPC != nil {
-		j := *c.JSONRPC
-		j.Params = bind(j.Params)
-		out.JSONRPC = &j
-	}
-	if c.WS != nil {
-		w := *c.WS
-		w.Params = bind(w.Params)
-		out.WS = &w
-	}
-	if c.HTTP != nil {
-		h := *c.HTTP
-		h.Body = bind(h.Body)
-		if err == nil {
-			var p any
-			p, err = bindValue(h.Path, vars)
+	for _, f := range req.fields() {
+		switch {
+		case f.value != nil && f.value.IsSet():
+			b, err := bindValue(f.value.V, vars)
+			if err != nil {
+				return nil, err
+			}
+			f.value.V = b
+		case f.text != nil:
+			p, err := bindValue(*f.text, vars)
+			if err != nil {
+				return nil, err
+			}
 			if s, ok := p.(string); ok {
-				h.Path = s
-			} else if err == nil {
-				h.Path = valueText(p)
+				*f.text = s
+			} else {
+				*f.text = valueText(p)
 			}
 		}
-		out.HTTP = &h
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return out, nil
 }
 
 func bindValue(v any, vars map[string]any) (any, error) {
@@ -152,18 +133,14 @@ func (c *Call) CaseVars() []string {
 			}
 		}
 	}
-	if c.GRPC != nil {
-		walk(c.GRPC.Request.V)
-	}
-	if c.JSONRPC != nil {
-		walk(c.JSONRPC.Params.V)
-	}
-	if c.WS != nil {
-		walk(c.WS.Params.V)
-	}
-	if c.HTTP != nil {
-		walk(c.HTTP.Path)
-		walk(c.HTTP.Body.V)
+	if req := c.request(); req != nil {
+		for _, f := range req.fields() {
+			if f.value != nil {
+				walk(f.value.V)
+			} else if f.text != nil {
+				walk(*f.text)
+			}
+		}
 	}
 	return names
 }

@@ -196,26 +196,8 @@ func (c *Call) Protocol() string {
 }
 
 func (c *Call) protocols() []string {
-	var ps []string
-	if c.HTTP != nil {
-		ps = append(ps, ProtoHTTP)
-	}
-	if c.JSONRPC != nil {
-		ps = append(ps, ProtoJSONRPC)
-	}
-	if c.GRPC != nil {
-		ps = append(ps, ProtoGRPC)
-	}
-	if c.WS != nil {
-		ps = append(ps, ProtoWS)
-	}
-	if c.AMQP != nil {
-		ps = append(ps, ProtoAMQP)
-	}
-	if c.CometBFT != nil {
-		ps = append(ps, ProtoCometBFT)
-	}
-	return ps
+	names, _ := c.requests()
+	return names
 }
 
 // EndpointName is the name of the target endpoint the call goes to: the
@@ -229,9 +211,11 @@ func (c *Call) EndpointName(t *Target) (string, error) {
 		return c.Endpoint, nil
 	}
 	p := c.Protocol()
-	for _, name := range []string{p, map[string]string{ProtoJSONRPC: ProtoHTTP, ProtoCometBFT: ProtoWS}[p]} {
-		if _, ok := t.Endpoints[name]; ok && name != "" {
-			return name, nil
+	if req := c.request(); req != nil {
+		for _, name := range req.endpoints() {
+			if _, ok := t.Endpoints[name]; ok {
+				return name, nil
+			}
 		}
 	}
 	if len(t.Endpoints) == 1 {
@@ -434,12 +418,12 @@ func (v *validator) call(name string, c *Call) {
 		v.errorf(path, "letters, digits, '.', '_' and '-', starting with a letter or digit", "bad call name %q", name)
 	}
 	if c == nil {
-		v.errorf(path, "a mapping with one of http, jsonrpc, grpc, ws, amqp, cometbft", "empty call")
+		v.errorf(path, "a mapping with one of "+protocolNames(), "empty call")
 		return
 	}
 	switch ps := c.protocols(); len(ps) {
 	case 0:
-		v.errorf(path, "one of: http, jsonrpc, grpc, ws, amqp, cometbft", "no protocol key")
+		v.errorf(path, "one of: "+protocolNames(), "no protocol key")
 	case 1:
 	default:
 		v.errorf(path, "exactly one protocol key", "several protocols: %s", strings.Join(ps, ", "))
@@ -447,36 +431,15 @@ func (v *validator) call(name string, c *Call) {
 	if c.Unit != "" && c.Unit != "request" && c.Unit != "message" {
 		v.errorf(path+".unit", "request or message", "unknown unit %q", c.Unit)
 	}
-	if g := c.GRPC; g != nil {
-		if svc, m, ok := strings.Cut(strings.TrimPrefix(g.Method, "/"), "/"); g.Method != "" && (!ok || svc == "" || m == "" || strings.Contains(m, "/")) {
-			v.errorf(path+".grpc.method", "package.Service/Method", "bad method %q", g.Method)
+	names, reqs := c.requests()
+	for i, req := range reqs {
+		req.check(v, path+"."+names[i])
+		for _, f := range req.fields() {
+			if f.value != nil {
+				v.placeholders(path+"."+names[i]+"."+f.key, f.value.V, false)
+			}
 		}
 	}
-	if c.CometBFT != nil {
-		v.cometbftCall(path+".cometbft", c.CometBFT)
-	}
-	if c.AMQP != nil && c.AMQP.QueueType != "" && c.AMQP.QueueType != "classic" && c.AMQP.QueueType != "quorum" {
-		v.errorf(path+".amqp.queue_type", "classic or quorum", "unknown queue type %q", c.AMQP.QueueType)
-	}
-	if a := c.AMQP; a != nil && a.Ack != "" && a.Ack != "each" && a.Ack != "multiple" && a.Ack != "auto" {
-		v.errorf(path+".amqp.ack", "each, multiple or auto", "unknown ack mode %q", a.Ack)
-	}
-	for _, val := range []struct {
-		path string
-		v    Value
-	}{{path + ".http.body", valueOf(c.HTTP, func(h *HTTPCall) Value { return h.Body })},
-		{path + ".jsonrpc.params", valueOf(c.JSONRPC, func(h *JSONRPCCall) Value { return h.Params })},
-		{path + ".grpc.request", valueOf(c.GRPC, func(h *GRPCCall) Value { return h.Request })},
-		{path + ".ws.params", valueOf(c.WS, func(h *WSCall) Value { return h.Params })}} {
-		v.placeholders(val.path, val.v.V, false)
-	}
-}
-
-func valueOf[T any](p *T, get func(*T) Value) Value {
-	if p == nil {
-		return Value{}
-	}
-	return get(p)
 }
 
 // placeholders checks the placeholders in every string of a value. Target

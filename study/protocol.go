@@ -1,0 +1,137 @@
+package study
+
+import (
+	"reflect"
+	"strings"
+)
+
+// A request is one protocol's request shape in a call (the value under a
+// call's http, grpc, … key). Each protocol's type says what the study
+// format needs to know of it; Call finds its protocols by their YAML keys,
+// so adding a protocol is adding a field to Call and a type with these
+// methods.
+type request interface {
+	// fields are the parts of the request that may hold case variables
+	// and placeholders.
+	fields() []requestField
+	// check validates the request beyond its types; path names it.
+	check(v *validator, path string)
+	// endpoints are the names of the target endpoints the call goes to by
+	// default, in order of preference.
+	endpoints() []string
+}
+
+// requestField is one part of a request: a YAML value or a string, by its key.
+type requestField struct {
+	key   string
+	value *Value
+	text  *string
+}
+
+// protocolKeys are the YAML keys of Call's protocol fields, in order,
+// with their field indexes.
+func protocolKeys() []protocolKey {
+	var keys []protocolKey
+	t := reflect.TypeFor[Call]()
+	req := reflect.TypeFor[request]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Type.Kind() == reflect.Pointer && f.Type.Implements(req) {
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			keys = append(keys, protocolKey{name, i})
+		}
+	}
+	return keys
+}
+
+type protocolKey struct {
+	name  string
+	index int
+}
+
+// protocolNames lists every protocol key, for error messages.
+func protocolNames() string {
+	var names []string
+	for _, k := range protocolKeys() {
+		names = append(names, k.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// requests returns the call's protocol keys that are set, with their
+// requests.
+func (c *Call) requests() (names []string, reqs []request) {
+	v := reflect.ValueOf(c).Elem()
+	for _, k := range protocolKeys() {
+		f := v.Field(k.index)
+		if !f.IsNil() {
+			names = append(names, k.name)
+			reqs = append(reqs, f.Interface().(request))
+		}
+	}
+	return names, reqs
+}
+
+// request returns the call's one request, or nil when it has none or
+// several.
+func (c *Call) request() request {
+	if _, reqs := c.requests(); len(reqs) == 1 {
+		return reqs[0]
+	}
+	return nil
+}
+
+// withRequestCopy returns a copy of the call whose request is a copy too,
+// so that its fields can be changed.
+func (c *Call) withRequestCopy() (*Call, request) {
+	out := *c
+	v := reflect.ValueOf(&out).Elem()
+	for _, k := range protocolKeys() {
+		f := v.Field(k.index)
+		if f.IsNil() {
+			continue
+		}
+		cp := reflect.New(f.Type().Elem())
+		cp.Elem().Set(f.Elem())
+		f.Set(cp)
+		return &out, cp.Interface().(request)
+	}
+	return &out, nil
+}
+
+func (h *HTTPCall) fields() []requestField {
+	return []requestField{{key: "path", text: &h.Path}, {key: "body", value: &h.Body}}
+}
+func (h *HTTPCall) check(*validator, string) {}
+func (h *HTTPCall) endpoints() []string      { return []string{ProtoHTTP} }
+
+func (j *JSONRPCCall) fields() []requestField          { return []requestField{{key: "params", value: &j.Params}} }
+func (j *JSONRPCCall) check(*validator, string) {}
+func (j *JSONRPCCall) endpoints() []string      { return []string{ProtoJSONRPC, ProtoHTTP} }
+
+func (g *GRPCCall) fields() []requestField { return []requestField{{key: "request", value: &g.Request}} }
+func (g *GRPCCall) check(v *validator, path string) {
+	if svc, m, ok := strings.Cut(strings.TrimPrefix(g.Method, "/"), "/"); g.Method != "" && (!ok || svc == "" || m == "" || strings.Contains(m, "/")) {
+		v.errorf(path+".method", "package.Service/Method", "bad method %q", g.Method)
+	}
+}
+func (g *GRPCCall) endpoints() []string { return []string{ProtoGRPC} }
+
+func (w *WSCall) fields() []requestField          { return []requestField{{key: "params", value: &w.Params}} }
+func (w *WSCall) check(*validator, string) {}
+func (w *WSCall) endpoints() []string      { return []string{ProtoWS} }
+
+func (a *AMQPCall) fields() []requestField { return nil }
+func (a *AMQPCall) check(v *validator, path string) {
+	if a.QueueType != "" && a.QueueType != "classic" && a.QueueType != "quorum" {
+		v.errorf(path+".queue_type", "classic or quorum", "unknown queue type %q", a.QueueType)
+	}
+	if a.Ack != "" && a.Ack != "each" && a.Ack != "multiple" && a.Ack != "auto" {
+		v.errorf(path+".ack", "each, multiple or auto", "unknown ack mode %q", a.Ack)
+	}
+}
+func (a *AMQPCall) endpoints() []string { return []string{ProtoAMQP} }
+
+func (c *CometBFTCall) fields() []requestField                 { return nil }
+func (c *CometBFTCall) check(v *validator, path string) { v.cometbftCall(path, c) }
+func (c *CometBFTCall) endpoints() []string             { return []string{ProtoCometBFT, ProtoWS} }
