@@ -4,10 +4,12 @@
 package driver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -47,91 +49,241 @@ type Options struct {
 	Run comet.Run
 }
 
+// A protocol is what the driver package knows of one protocol: how to build
+// the Caller of its calls and, for `tandem load`, which URLs name it.
+type protocol struct {
+	// key is the call's protocol key in a study (study.ProtoHTTP, …).
+	key string
+	// new builds the Caller of a call at an endpoint; nil for a protocol
+	// that is not asked request by request.
+	new func(ctx context.Context, call *study.Call, endpoint string, o Options) (Caller, error)
+	// schemes are the URL schemes of `tandem load` targets for it, form
+	// is its line in the command's help, and fromURL makes the call that a
+	// target URL and the command's options describe (with the endpoint it
+	// goes to).
+	schemes []string
+	form    string
+	fromURL func(u *url.URL, o URLOptions) (*study.Call, string, error)
+}
+
+// protocols lists every protocol, in the order `tandem load` tries a
+// URL's scheme against them.
+func protocols() []protocol {
+	return []protocol{
+		{key: study.ProtoJSONRPC, new: newJSONRPC},
+		{key: study.ProtoHTTP, new: newHTTP, schemes: []string{"http", "https"}, fromURL: httpFromURL,
+			form: "http(s)://HOST/PATH (with --jsonrpc METHOD and --params for JSON-RPC 2.0 over HTTP)"},
+		{key: study.ProtoGRPC, new: newGRPC, schemes: []string{"grpc"}, fromURL: grpcFromURL,
+			form: "grpc://HOST:PORT/package.Service/Method (types from server reflection, or --proto files)"},
+		{key: study.ProtoWS, new: newWS, schemes: []string{"ws", "wss"}, fromURL: wsFromURL,
+			form: "ws(s)://HOST/PATH with --jsonrpc METHOD (JSON-RPC 2.0 over WebSocket, answers matched by id)"},
+		{key: study.ProtoCometBFT, new: newCometBFT},
+		{key: study.ProtoAMQP}, // run whole: NewBroker
+	}
+}
+
 // New returns a Caller for call at endpoint (host:port for gRPC, a URL
 // otherwise).
 func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Caller, error) {
-	timeout := o.Timeout
-	switch call.Protocol() {
-	case study.ProtoGRPC:
-		g := call.GRPC
-		req, err := toJSON(g.Request)
-		if err != nil {
-			return nil, err
+	key := call.Protocol()
+	for _, p := range protocols() {
+		if p.key != key {
+			continue
 		}
-		addr := strings.TrimPrefix(strings.TrimPrefix(endpoint, "grpc://"), "dns:///")
-		c, err := grpcdrv.New(ctx, grpcdrv.Options{Addr: addr, Method: g.Method, Request: req, Proto: g.Proto,
-			ImportPaths: g.ImportPaths, Metadata: g.Metadata, QuickACK: o.QuickACK})
-		if err != nil {
-			return nil, err
+		if p.new == nil {
+			return nil, fmt.Errorf("a%s %s call is run whole through a broker (NewBroker), not request by request", an(key), key)
 		}
-		return asker[*grpcdrv.Conn]{c, c.DialConn}, nil
-	case study.ProtoJSONRPC:
-		j := call.JSONRPC
-		params, err := toJSON(j.Params)
-		if err != nil {
-			return nil, err
-		}
-		headers, err := expandEnv(j.Headers)
-		if err != nil {
-			return nil, err
-		}
-		c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, j.Path), RPCMethod: j.Method, RPCParams: params, Headers: headers, Timeout: timeout,
-			HTTP2: j.HTTP2, Insecure: j.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer})
-		if err != nil {
-			return nil, err
-		}
-		return asker[*httpdrv.Conn]{c, c.DialConn}, nil
-	case study.ProtoHTTP:
-		h := call.HTTP
-		var body []byte
-		if s, ok := h.Body.V.(string); ok {
-			body = []byte(s)
-		} else if h.Body.IsSet() {
-			var err error
-			if body, err = toJSON(h.Body); err != nil {
-				return nil, err
-			}
-		}
-		headers, err := expandEnv(h.Headers)
-		if err != nil {
-			return nil, err
-		}
-		c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, h.Path), Method: h.Method, Headers: headers, Body: body, Timeout: timeout,
-			HTTP2: h.HTTP2, Insecure: h.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer})
-		if err != nil {
-			return nil, err
-		}
-		return asker[*httpdrv.Conn]{c, c.DialConn}, nil
-	case study.ProtoWS:
-		w := call.WS
-		params, err := toJSON(w.Params)
-		if err != nil {
-			return nil, err
-		}
-		c, err := wsdrv.New(wsdrv.Options{URL: joinURL(endpoint, w.Path), Method: w.Method, Params: params, Timeout: timeout})
-		if err != nil {
-			return nil, err
-		}
-		return asker[*wsdrv.Conn]{c, c.DialConn}, nil
-	case study.ProtoCometBFT:
-		cb := call.CometBFT
-		run := o.Run
-		if run.Size = cb.Size; run.Size == 0 {
-			run.Size = study.DefaultTxSize
-		}
-		method := cb.Method
-		if method == "" {
-			method = study.DefaultBroadcast
-		}
-		c, err := wsdrv.New(wsdrv.Options{URL: endpoint, Method: method, Timeout: timeout, NewParams: run.Params(), Check: comet.CheckResult})
-		if err != nil {
-			return nil, err
-		}
-		return asker[*wsdrv.Conn]{c, c.DialConn}, nil
-	case study.ProtoAMQP:
-		return nil, errors.New("an amqp call is run whole through a broker (NewBroker), not request by request")
+		return p.new(ctx, call, endpoint, o)
 	}
-	return nil, fmt.Errorf("%s calls are not supported by this tandem yet", call.Protocol())
+	return nil, fmt.Errorf("%q calls are not supported by this tandem", key)
+}
+
+func an(word string) string {
+	if strings.ContainsRune("aeiou", rune(word[0])) {
+		return "n"
+	}
+	return ""
+}
+
+// URLOptions are what `tandem load` says of a call besides its target URL.
+type URLOptions struct {
+	// Body is the HTTP request body, or the gRPC request message as JSON.
+	Body []byte
+	// RPCMethod and Params make a JSON-RPC 2.0 call (Params as JSON).
+	RPCMethod, Params string
+	// Headers are HTTP headers or gRPC metadata.
+	Headers map[string]string
+	// Protos and ImportPaths define a gRPC service without reflection.
+	Protos, ImportPaths []string
+	// HTTP2 and Insecure are HTTP's.
+	HTTP2, Insecure bool
+}
+
+// CallFromURL makes the call that a `tandem load` target URL and its
+// options describe, and returns the endpoint it goes to.
+func CallFromURL(target string, o URLOptions) (*study.Call, string, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, "", fmt.Errorf("target %q: %w", target, err)
+	}
+	var schemes []string
+	for _, p := range protocols() {
+		for _, sc := range p.schemes {
+			if u.Scheme == sc {
+				return p.fromURL(u, o)
+			}
+			schemes = append(schemes, sc+"://")
+		}
+	}
+	return nil, "", fmt.Errorf("target %q: want %s (or amqp://)", target, strings.Join(schemes, ", "))
+}
+
+// URLForms are the target URLs `tandem load` takes, one line each.
+func URLForms() []string {
+	var forms []string
+	for _, p := range protocols() {
+		if p.form != "" {
+			forms = append(forms, p.form)
+		}
+	}
+	return forms
+}
+
+// jsonValue parses JSON into a request value, numbers kept exact.
+func jsonValue(what string, b []byte) (study.Value, error) {
+	if len(b) == 0 {
+		return study.Value{}, nil
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil || d.More() {
+		return study.Value{}, fmt.Errorf("%s: not valid JSON", what)
+	}
+	return study.NewValue(v), nil
+}
+
+func newGRPC(ctx context.Context, call *study.Call, endpoint string, o Options) (Caller, error) {
+	g := call.GRPC
+	req, err := toJSON(g.Request)
+	if err != nil {
+		return nil, err
+	}
+	addr := strings.TrimPrefix(strings.TrimPrefix(endpoint, "grpc://"), "dns:///")
+	c, err := grpcdrv.New(ctx, grpcdrv.Options{Addr: addr, Method: g.Method, Request: req, Proto: g.Proto,
+		ImportPaths: g.ImportPaths, Metadata: g.Metadata, QuickACK: o.QuickACK})
+	if err != nil {
+		return nil, err
+	}
+	return asker[*grpcdrv.Conn]{c, c.DialConn}, nil
+}
+
+func grpcFromURL(u *url.URL, o URLOptions) (*study.Call, string, error) {
+	req, err := jsonValue("--data", o.Body)
+	if err != nil {
+		return nil, "", err
+	}
+	return &study.Call{GRPC: &study.GRPCCall{Method: strings.TrimPrefix(u.Path, "/"), Request: req, Proto: o.Protos,
+		ImportPaths: o.ImportPaths, Metadata: o.Headers}}, u.Host, nil
+}
+
+func newJSONRPC(_ context.Context, call *study.Call, endpoint string, o Options) (Caller, error) {
+	j := call.JSONRPC
+	params, err := toJSON(j.Params)
+	if err != nil {
+		return nil, err
+	}
+	headers, err := expandEnv(j.Headers)
+	if err != nil {
+		return nil, err
+	}
+	c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, j.Path), RPCMethod: j.Method, RPCParams: params, Headers: headers, Timeout: o.Timeout,
+		HTTP2: j.HTTP2, Insecure: j.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer})
+	if err != nil {
+		return nil, err
+	}
+	return asker[*httpdrv.Conn]{c, c.DialConn}, nil
+}
+
+func newHTTP(_ context.Context, call *study.Call, endpoint string, o Options) (Caller, error) {
+	h := call.HTTP
+	var body []byte
+	if s, ok := h.Body.V.(string); ok {
+		body = []byte(s)
+	} else if h.Body.IsSet() {
+		var err error
+		if body, err = toJSON(h.Body); err != nil {
+			return nil, err
+		}
+	}
+	headers, err := expandEnv(h.Headers)
+	if err != nil {
+		return nil, err
+	}
+	c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, h.Path), Method: h.Method, Headers: headers, Body: body, Timeout: o.Timeout,
+		HTTP2: h.HTTP2, Insecure: h.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer})
+	if err != nil {
+		return nil, err
+	}
+	return asker[*httpdrv.Conn]{c, c.DialConn}, nil
+}
+
+// httpFromURL makes an HTTP call, or with an RPC method a JSON-RPC call.
+func httpFromURL(u *url.URL, o URLOptions) (*study.Call, string, error) {
+	if o.RPCMethod != "" {
+		params, err := jsonValue("--params", []byte(o.Params))
+		if err != nil {
+			return nil, "", err
+		}
+		return &study.Call{JSONRPC: &study.JSONRPCCall{Method: o.RPCMethod, Params: params, Headers: o.Headers,
+			HTTP2: o.HTTP2, Insecure: o.Insecure}}, u.String(), nil
+	}
+	var body study.Value
+	if len(o.Body) > 0 {
+		body = study.NewValue(string(o.Body))
+	}
+	return &study.Call{HTTP: &study.HTTPCall{Body: body, Headers: o.Headers, HTTP2: o.HTTP2, Insecure: o.Insecure}}, u.String(), nil
+}
+
+func newWS(_ context.Context, call *study.Call, endpoint string, o Options) (Caller, error) {
+	w := call.WS
+	params, err := toJSON(w.Params)
+	if err != nil {
+		return nil, err
+	}
+	c, err := wsdrv.New(wsdrv.Options{URL: joinURL(endpoint, w.Path), Method: w.Method, Params: params, Timeout: o.Timeout})
+	if err != nil {
+		return nil, err
+	}
+	return asker[*wsdrv.Conn]{c, c.DialConn}, nil
+}
+
+func wsFromURL(u *url.URL, o URLOptions) (*study.Call, string, error) {
+	if o.RPCMethod == "" {
+		return nil, "", errors.New("a ws:// target needs --jsonrpc METHOD (and --params)")
+	}
+	params, err := jsonValue("--params", []byte(o.Params))
+	if err != nil {
+		return nil, "", err
+	}
+	return &study.Call{WS: &study.WSCall{Method: o.RPCMethod, Params: params}}, u.String(), nil
+}
+
+func newCometBFT(_ context.Context, call *study.Call, endpoint string, o Options) (Caller, error) {
+	cb := call.CometBFT
+	run := o.Run
+	if run.Size = cb.Size; run.Size == 0 {
+		run.Size = study.DefaultTxSize
+	}
+	method := cb.Method
+	if method == "" {
+		method = study.DefaultBroadcast
+	}
+	c, err := wsdrv.New(wsdrv.Options{URL: endpoint, Method: method, Timeout: o.Timeout, NewParams: run.Params(), Check: comet.CheckResult})
+	if err != nil {
+		return nil, err
+	}
+	return asker[*wsdrv.Conn]{c, c.DialConn}, nil
 }
 
 // expandEnv resolves ${env.NAME} in header values, so that secrets stay
@@ -229,6 +381,13 @@ func (a asker[C]) Ask(ctx context.Context) ([][]byte, load.Result, error) {
 	defer cn.Close()
 	ans, res := cn.Ask(ctx)
 	return ans, res, nil
+}
+
+// Streaming passes on whether the dialer's calls are server streams, whose
+// unit of work is a message.
+func (a asker[C]) Streaming() bool {
+	s, ok := a.Dialer.(interface{ Streaming() bool })
+	return ok && s.Streaming()
 }
 
 // Wire passes on the dialer's Wire, if it has one, so load's event loop

@@ -65,6 +65,10 @@ type Value struct {
 // IsSet reports whether the key was present in the file.
 func (v Value) IsSet() bool { return v.set }
 
+// NewValue is a value that is set, as if read from a file (for calls made
+// in code, such as `tandem load`'s).
+func NewValue(v any) Value { return Value{V: v, set: true} }
+
 // IntList is a positive integer or a list of them.
 type IntList []int
 

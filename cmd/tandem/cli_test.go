@@ -122,7 +122,7 @@ calls:
 		{[]string{"report", garbage}, exitBadInput, "unsupported results schema version"},
 		{[]string{"report", garbage, "--format", "pdf"}, exitBadInput, "unsupported results schema version"},
 		{[]string{"compare", garbage, garbage}, exitBadInput, "unsupported"},
-		{[]string{"load", "ftp://127.0.0.1/"}, exitBadInput, "want http://, https://, grpc://, ws:// or wss://"},
+		{[]string{"load", "ftp://127.0.0.1/"}, exitBadInput, "want http://, https://, grpc://, ws://, wss://"},
 		{[]string{"load", "http://127.0.0.1:1/", "--requests", "5"}, exitBadInput, "cannot use http://127.0.0.1:1/: the first request failed: refused"},
 		{[]string{"load", "grpc://127.0.0.1:1/a.B/C", "--requests", "5", "--timeout", "1s"}, exitBadInput, "cannot reach grpc://127.0.0.1:1/a.B/C"},
 		{[]string{"load", "https://" + plain + "/", "--requests", "5"}, exitBadInput, "the first request failed: tls"},

@@ -17,10 +17,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/driver/amqpdrv"
-	"github.com/tandem-bench/tandem/driver/grpcdrv"
-	"github.com/tandem-bench/tandem/driver/httpdrv"
-	"github.com/tandem-bench/tandem/driver/wsdrv"
 	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/load"
@@ -57,14 +55,12 @@ func loadCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "load TARGET",
 		Short: "Load one target ad hoc, like vegeta, ghz or wrk2",
 		Long: `load sends one request shape to one target and reports what it measured.
-TARGET is http(s)://HOST/PATH (with --jsonrpc for JSON-RPC 2.0),
-grpc://HOST:PORT/package.Service/Method (types from server reflection, or
---proto files), ws(s)://HOST/PATH with --jsonrpc (JSON-RPC over WebSocket,
-answers matched by id), or amqp://USER:PASS@HOST:PORT/VHOST (publish into
-and consume from a queue declared for the run: --queue-type, --prefetch,
---size, --confirm, --ack; ok = messages consumed and acked, latency from
-each message's send time, throughput from the first delivery to the last
-ack).
+TARGET is one of:
+  ` + strings.Join(driver.URLForms(), "\n  ") + `
+  amqp://USER:PASS@HOST:PORT/VHOST (publish into and consume from a queue
+    declared for the run: --queue-type, --prefetch, --size, --confirm, --ack;
+    ok = messages consumed and acked, latency from each message's send time,
+    throughput from the first delivery to the last ack)
 
 Load shapes:
   --concurrency N            closed loop: N clients, each waiting for its answer (default)
@@ -505,37 +501,12 @@ func loadDialer(cmd *cobra.Command, target string, body []byte, rpcMethod, param
 		}
 		hdr[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
-	u, err := url.Parse(target)
+	call, endpoint, err := driver.CallFromURL(target, driver.URLOptions{Body: body, RPCMethod: rpcMethod, Params: params, Headers: hdr,
+		Protos: protos, ImportPaths: importPaths, HTTP2: http2, Insecure: insecure})
 	if err != nil {
-		return nil, fmt.Errorf("target %q: %w", target, err)
+		return nil, err
 	}
-	switch u.Scheme {
-	case "grpc":
-		if len(body) > 0 && !json.Valid(body) {
-			return nil, errors.New("--data: not valid JSON")
-		}
-		c, err := grpcdrv.New(cmd.Context(), grpcdrv.Options{Addr: u.Host, Method: strings.TrimPrefix(u.Path, "/"), Request: body,
-			Proto: protos, ImportPaths: importPaths, Metadata: hdr, QuickACK: quickACK})
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
-	case "http", "https":
-		if rpcMethod != "" && !json.Valid([]byte(params)) {
-			return nil, errors.New("--params: not valid JSON")
-		}
-		o := httpdrv.Options{URL: target, Headers: hdr, Body: body, Timeout: timeout, HTTP2: http2, Insecure: insecure, QuickACK: quickACK}
-		if rpcMethod != "" {
-			o.RPCMethod, o.RPCParams = rpcMethod, []byte(params)
-		}
-		return httpdrv.New(o)
-	case "ws", "wss":
-		if rpcMethod == "" {
-			return nil, errors.New("a ws:// target needs --jsonrpc METHOD (and --params)")
-		}
-		return wsdrv.New(wsdrv.Options{URL: target, Method: rpcMethod, Params: []byte(params), Timeout: timeout})
-	}
-	return nil, fmt.Errorf("target %q: want http://, https://, grpc://, ws:// or wss:// (amqp:// is not supported by this tandem yet)", target)
+	return driver.New(cmd.Context(), call, endpoint, driver.Options{Timeout: timeout, QuickACK: quickACK})
 }
 
 // processCPU is the CPU time this process has used (0 where the OS does
