@@ -31,13 +31,15 @@ fi
 export PATH="$CMT:$TOOLS/actionlint-$ACTIONLINT_VERSION:$PATH" TANDEM_REQUIRE_COMETBFT=1 TANDEM_REQUIRE_ACTIONLINT=1
 # Debian packages: headless Chromium (to check the HTML report as a person
 # sees it), Prometheus (to query a real server for a run's metrics),
-# valgrind (counted costs) and RabbitMQ (private nodes for the AMQP driver;
-# the package starts no service without systemd, and the tests start their own).
+# valgrind (counted costs), RabbitMQ (private nodes for the AMQP driver) and
+# Redis (a line protocol for the TCP driver); the packages start no service
+# without systemd, and the tests start their own.
 missing=""
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing="$missing chromium"
 command -v prometheus >/dev/null 2>&1 || missing="$missing prometheus"
 command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
 command -v rabbitmq-server >/dev/null 2>&1 || missing="$missing rabbitmq-server"
+command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
     echo "test.sh: missing Debian packages:$missing (apt-get install$missing)" >&2; exit 1
@@ -45,7 +47,7 @@ if [ -n "$missing" ]; then
   echo "installing Debian packages:$missing"
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
-export TANDEM_REQUIRE_CHROMIUM=1 TANDEM_REQUIRE_PROMETHEUS=1 TANDEM_REQUIRE_VALGRIND=1 TANDEM_REQUIRE_RABBITMQ=1
+export TANDEM_REQUIRE_CHROMIUM=1 TANDEM_REQUIRE_PROMETHEUS=1 TANDEM_REQUIRE_VALGRIND=1 TANDEM_REQUIRE_RABBITMQ=1 TANDEM_REQUIRE_REDIS=1
 
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
@@ -83,7 +85,7 @@ go test -run '^$' -bench 'BenchmarkDo$' -benchmem -count 3 ./driver/httpdrv |
 step "fuzz smoke (each target briefly)"
 for target in "./study FuzzParse" "./results FuzzParse" "./driver/jsonrpc FuzzCheckReply" "./driver/grpcdrv FuzzDecodeJSON" \
   "./compat FuzzCanonical" "./compat FuzzDiff" "./comet FuzzParseTx" "./hdr FuzzDecodeHDR" \
-  "./cost FuzzFromBench" "./driver/httpdrv FuzzFrame"; do
+  "./cost FuzzFromBench" "./driver/httpdrv FuzzFrame" "./driver/tcpdrv FuzzRead"; do
   set -- $target
   # a count, not a duration: go1.26's fuzz coordinator can fail a
   # duration-bounded run with "context deadline exceeded" at its end under

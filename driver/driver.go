@@ -79,6 +79,7 @@ func protocols() []protocol {
 			form: "ws(s)://HOST/PATH with --jsonrpc METHOD (JSON-RPC 2.0 over WebSocket, answers matched by id)"},
 		{key: study.ProtoCometBFT, new: newCometBFT},
 		{key: study.ProtoAMQP}, // run whole: NewBroker
+		tcp(),
 	}
 }
 

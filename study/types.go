@@ -135,6 +135,7 @@ type Call struct {
 	WS       *WSCall       `yaml:"ws" doc:"A JSON-RPC 2.0 request over WebSocket."`
 	AMQP     *AMQPCall     `yaml:"amqp" doc:"Publish and consume through an AMQP 0-9-1 broker."`
 	CometBFT *CometBFTCall `yaml:"cometbft" doc:"Transactions to a CometBFT node over WebSocket, each carrying CometBFT's loadtime payload (send time, run id, connections, rate, size)."`
+	TCP      *TCPCall      `yaml:"tcp" doc:"A request over plain TCP, one answer per request (a line protocol, or length-prefixed answers); endpoint host:port."`
 	Endpoint string        `yaml:"endpoint" doc:"Which of the target's endpoints to call; default the one named after the protocol, or the only one."`
 	Unit     string        `yaml:"unit" doc:"What one unit of work is: request (default) or message (each streamed or consumed message)."`
 }

@@ -1,5 +1,5 @@
 // Package tooltest decides, for tests, what runs where: a test that needs
-// an external tool (valgrind, Chromium, Prometheus, CometBFT, RabbitMQ)
+// an external tool (valgrind, Chromium, Prometheus, CometBFT, RabbitMQ, Redis)
 // finds it on PATH, fails without it when the test command asked for it
 // (TANDEM_REQUIRE_*=1) and is skipped otherwise; under go test -short,
 // tests that need a tool or take seconds are skipped, so the inner loop
