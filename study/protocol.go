@@ -105,11 +105,15 @@ func (h *HTTPCall) fields() []requestField {
 func (h *HTTPCall) check(*validator, string) {}
 func (h *HTTPCall) endpoints() []string      { return []string{ProtoHTTP} }
 
-func (j *JSONRPCCall) fields() []requestField          { return []requestField{{key: "params", value: &j.Params}} }
+func (j *JSONRPCCall) fields() []requestField {
+	return []requestField{{key: "params", value: &j.Params}}
+}
 func (j *JSONRPCCall) check(*validator, string) {}
 func (j *JSONRPCCall) endpoints() []string      { return []string{ProtoJSONRPC, ProtoHTTP} }
 
-func (g *GRPCCall) fields() []requestField { return []requestField{{key: "request", value: &g.Request}} }
+func (g *GRPCCall) fields() []requestField {
+	return []requestField{{key: "request", value: &g.Request}}
+}
 func (g *GRPCCall) check(v *validator, path string) {
 	if svc, m, ok := strings.Cut(strings.TrimPrefix(g.Method, "/"), "/"); g.Method != "" && (!ok || svc == "" || m == "" || strings.Contains(m, "/")) {
 		v.errorf(path+".method", "package.Service/Method", "bad method %q", g.Method)
@@ -117,7 +121,7 @@ func (g *GRPCCall) check(v *validator, path string) {
 }
 func (g *GRPCCall) endpoints() []string { return []string{ProtoGRPC} }
 
-func (w *WSCall) fields() []requestField          { return []requestField{{key: "params", value: &w.Params}} }
+func (w *WSCall) fields() []requestField   { return []requestField{{key: "params", value: &w.Params}} }
 func (w *WSCall) check(*validator, string) {}
 func (w *WSCall) endpoints() []string      { return []string{ProtoWS} }
 
@@ -132,6 +136,6 @@ func (a *AMQPCall) check(v *validator, path string) {
 }
 func (a *AMQPCall) endpoints() []string { return []string{ProtoAMQP} }
 
-func (c *CometBFTCall) fields() []requestField                 { return nil }
+func (c *CometBFTCall) fields() []requestField          { return nil }
 func (c *CometBFTCall) check(v *validator, path string) { v.cometbftCall(path, c) }
 func (c *CometBFTCall) endpoints() []string             { return []string{ProtoCometBFT, ProtoWS} }
