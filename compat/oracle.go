@@ -51,8 +51,9 @@ func (r *runner) oracle(ctx context.Context, co *study.CaseOracle, vars map[stri
 }
 
 // Extract returns the value at a field path in a tree; a [*] segment
-// collects every element into a list. A path that does not exist gives
-// nil and false.
+// collects every element into a list, and a list element may be named
+// [N] or, as in older studies, .N (txs[0].height = txs.0.height). A path
+// that does not exist gives nil and false.
 func Extract(tree any, path string) (any, bool) {
 	segs, err := ParsePattern(path)
 	if err != nil {
@@ -90,7 +91,8 @@ func extract(v any, segs []string) (any, bool) {
 			}
 			return out, true
 		}
-		if i, err := strconv.Atoi(strings.Trim(seg, "[]")); err == nil && strings.HasPrefix(seg, "[") && i >= 0 && i < len(x) {
+		// [N] indexes a list; a bare N too (the older dotted form, list.0.x)
+		if i, err := strconv.Atoi(strings.Trim(seg, "[]")); err == nil && i >= 0 && i < len(x) {
 			return extract(x[i], segs[1:])
 		}
 	}

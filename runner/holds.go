@@ -4,30 +4,22 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
-	"strings"
+
+	"github.com/tandem-bench/tandem/compat"
 )
 
-// Holds reports whether the field at a dotted path (list elements by
-// index, e.g. result.txs.0.height) of a JSON answer equals want, and returns
-// the field's value as JSON for error messages. Numbers compare by value.
+// Holds reports whether the field at a path of a JSON answer equals want,
+// and returns the field's value as JSON for error messages. The path is a
+// compat field path (result.txs[0].height; result.txs.0.height too).
+// Numbers compare by value.
 func Holds(answer []byte, path string, want any) (bool, string) {
-	var v any
-	if err := json.Unmarshal(answer, &v); err != nil {
+	var tree any
+	if err := json.Unmarshal(answer, &tree); err != nil {
 		return false, "(not JSON)"
 	}
-	for _, part := range strings.Split(path, ".") {
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[part]
-		case []any:
-			i, err := strconv.Atoi(part)
-			if err != nil || i < 0 || i >= len(x) {
-				return false, "(no such field)"
-			}
-			v = x[i]
-		default:
-			return false, "(no such field)"
-		}
+	v, ok := compat.Extract(tree, path)
+	if !ok {
+		return false, "(no such field)"
 	}
 	got, _ := json.Marshal(v)
 	var norm any

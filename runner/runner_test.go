@@ -447,7 +447,10 @@ func TestHolds(t *testing.T) {
 		{"n", 4.0, true},
 		{"build", "a", true},
 		{"list.0.x", int64(1), true},
+		{"list[0].x", int64(1), true},
+		{"list[*].x", []any{1}, true},
 		{"list.1.x", int64(1), false},
+		{"list[1].x", int64(1), false},
 		{"missing.deep", nil, false},
 	}
 	for _, c := range cases {

@@ -655,6 +655,9 @@ func (v *validator) targetReady(path string, t *Target) {
 		if c := v.callRef(path+".ready.condition.call", r.Call); c != nil {
 			v.endpoint(path+".ready.condition.call", t, r.Call, c)
 		}
+		if err := checkFieldPath(r.Path); err != nil {
+			v.errorf(path+".ready.condition.path", "a field path such as result.height or result.txs[0].height", "%v", err)
+		}
 	}
 }
 

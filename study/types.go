@@ -123,7 +123,7 @@ type CallRef struct {
 // Condition holds when a field of a call's answer equals a value.
 type Condition struct {
 	Call   string `yaml:"call,required" doc:"Name of a call."`
-	Path   string `yaml:"path,required" doc:"Dotted path of a field in the answer (JSON form), e.g. indexed or result.height."`
+	Path   string `yaml:"path,required" doc:"Field path in the answer (JSON form), as in compat: keys joined by dots, [N] for a list element, e.g. indexed, result.height or result.txs[0].height (result.txs.0.height also works)."`
 	Equals Value  `yaml:"equals,required" doc:"The value the field must equal."`
 }
 
