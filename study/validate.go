@@ -1,0 +1,270 @@
+package study
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+type validator struct {
+	s    *Study
+	file string
+	pos  map[string]Pos
+	// bad holds the paths that failed to decode: checks of them or of what
+	// encloses them would only repeat the error.
+	bad  map[string]bool
+	errs ErrorList
+	// caseVars caches each call's case variables (a walk of its request).
+	caseVars map[string][]string
+	// lim is the machine the load bounds are checked against.
+	lim limits
+}
+
+func (v *validator) related(path string) bool {
+	for b := range v.bad {
+		if b == path || within(b, path) || within(path, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether path lies inside parent.
+func within(path, parent string) bool {
+	return parent == "" || strings.HasPrefix(path, parent+".") || strings.HasPrefix(path, parent+"[")
+}
+
+func (v *validator) errorf(path, expected, format string, args ...any) {
+	if v.related(path) || len(v.errs) > maxErrors {
+		return
+	}
+	p, ok := v.pos[path]
+	for !ok && path != "" {
+		// a missing key: point at its parent
+		if i := strings.LastIndexAny(path, ".["); i >= 0 {
+			path = path[:i]
+		} else {
+			path = ""
+		}
+		p, ok = v.pos[path]
+	}
+	if !ok {
+		p = Pos{1, 1}
+	}
+	v.errs = append(v.errs, &Error{File: v.file, Pos: p, Path: path, Msg: fmt.Sprintf(format, args...), Expected: expected})
+}
+
+func (v *validator) check() {
+	s := v.s
+	if _, set := v.pos["version"]; set && s.Version != 1 {
+		v.errorf("version", "version: 1", "unsupported version %d", s.Version)
+	}
+	if _, set := v.pos["targets"]; set && len(s.Targets) == 0 {
+		v.errorf("targets", "at least one target", "no targets")
+	}
+	v.names("targets", len(s.Targets), func(i int) string { return s.Targets[i].Name })
+	v.names("services", len(s.Services), func(i int) string { return s.Services[i].Name })
+	for i := range s.Services {
+		v.service(fmt.Sprintf("services[%d]", i), &s.Services[i])
+	}
+	v.names("scenarios", len(s.Scenarios), func(i int) string { return s.Scenarios[i].Name })
+	if s.Baseline != "" {
+		v.targetRef("baseline", s.Baseline)
+	}
+	if len(s.AA) > 0 {
+		switch {
+		case len(s.AA) != 2:
+			v.errorf("aa", "two different targets that run the same build", "aa names %d targets", len(s.AA))
+		case s.AA[0] == s.AA[1]:
+			v.errorf("aa", "two different targets that run the same build", "aa names %s twice", s.AA[0])
+		}
+		for i, name := range s.AA {
+			v.targetRef(fmt.Sprintf("aa[%d]", i), name)
+		}
+	}
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"noise_floor", s.Defaults.NoiseFloor}, {"max_error_share_diff", s.Defaults.MaxErrorShareDiff},
+		{"max_rate_shortfall", s.Defaults.MaxShortfall}} {
+		if f.v < 0 || f.v >= 100 || math.IsNaN(f.v) {
+			v.errorf("defaults."+f.key, "a percentage from 0 to 100", "%s %v", strings.ReplaceAll(f.key, "_", " "), f.v)
+		}
+	}
+	if _, set := v.pos["defaults.client_bound"]; set {
+		if c := s.Defaults.ClientBound; c <= 0 || c > 100 || math.IsNaN(c) {
+			v.errorf("defaults.client_bound", "a percentage above 0, at most 100", "client bound %v", c)
+		}
+	}
+	for _, name := range sortedKeys(s.Calls) {
+		v.call(name, s.Calls[name])
+	}
+	for i := range s.Targets {
+		v.target(fmt.Sprintf("targets[%d]", i), &s.Targets[i])
+	}
+	if s.Startup != nil && s.Startup.Runs < 1 {
+		v.errorf("startup.runs", "at least 1", "runs is %d", s.Startup.Runs)
+	}
+	for i := range s.Scenarios {
+		v.scenario(fmt.Sprintf("scenarios[%d]", i), &s.Scenarios[i])
+	}
+	if c := s.Compat; c != nil {
+		v.compat(c)
+	}
+	if m := s.Metrics; m != nil && m.Prometheus != "" && !strings.HasPrefix(m.Prometheus, "http://") && !strings.HasPrefix(m.Prometheus, "https://") {
+		v.errorf("metrics.prometheus", "a Prometheus server's http:// or https:// URL", "url %q", m.Prometheus)
+	}
+	for i, c := range s.Costs {
+		path := fmt.Sprintf("costs[%d]", i)
+		if c.Ops < 0 {
+			v.errorf(path+".ops", "a positive operation count", "ops %d", c.Ops)
+		}
+		if !slices.ContainsFunc(c.Command, func(a string) bool { return strings.Contains(a, "{ops}") }) && len(c.Command) > 0 {
+			v.errorf(path+".command", "an argument with {ops}, where the operation count goes", "no {ops} in the command")
+		}
+		for j, a := range c.Command {
+			v.placeholders(fmt.Sprintf("%s.command[%d]", path, j), a, true)
+		}
+	}
+	if m := s.Metrics; m != nil && m.Interval < 0 {
+		v.errorf("metrics.interval", "a positive duration", "interval %s", m.Interval)
+	}
+	v.settings()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func (v *validator) names(list string, n int, name func(int) string) {
+	seen := map[string]int{}
+	for i := 0; i < n; i++ {
+		path := fmt.Sprintf("%s[%d].name", list, i)
+		nm := name(i)
+		if nm == "" {
+			continue // reported as missing
+		}
+		if !namePattern.MatchString(nm) {
+			v.errorf(path, "letters, digits, '.', '_' and '-', starting with a letter or digit", "bad name %q", nm)
+		}
+		if j, dup := seen[nm]; dup {
+			v.errorf(path, "unique names", "duplicate name %q (also %s[%d])", nm, list, j)
+			continue
+		}
+		seen[nm] = i
+	}
+}
+
+func (v *validator) targetRef(path, name string) {
+	if name != "" && v.s.Target(name) == nil {
+		v.errorf(path, "one of: "+strings.Join(v.targetNames(), ", "), "undefined target %q", name)
+	}
+}
+
+func (v *validator) targetNames() []string {
+	var names []string
+	for _, t := range v.s.Targets {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func (v *validator) callRef(path, name string) *Call {
+	if name == "" {
+		return nil
+	}
+	c, ok := v.s.Calls[name]
+	if !ok {
+		expected := "one of: " + strings.Join(sortedKeys(v.s.Calls), ", ")
+		if len(v.s.Calls) == 0 {
+			expected = "a call defined under calls:"
+		}
+		v.errorf(path, expected, "undefined call %q", name)
+		return nil
+	}
+	return c
+}
+
+func (v *validator) call(name string, c *Call) {
+	path := "calls." + name
+	if !namePattern.MatchString(name) {
+		v.errorf(path, "letters, digits, '.', '_' and '-', starting with a letter or digit", "bad call name %q", name)
+	}
+	if c == nil {
+		v.errorf(path, "a mapping with one of "+protocolNames(), "empty call")
+		return
+	}
+	switch ps := c.protocols(); len(ps) {
+	case 0:
+		v.errorf(path, "one of: "+protocolNames(), "no protocol key")
+	case 1:
+	default:
+		v.errorf(path, "exactly one protocol key", "several protocols: %s", strings.Join(ps, ", "))
+	}
+	if c.Unit != "" && c.Unit != "request" && c.Unit != "message" {
+		v.errorf(path+".unit", "request or message", "unknown unit %q", c.Unit)
+	}
+	names, reqs := c.requests()
+	for i, req := range reqs {
+		req.check(v, path+"."+names[i])
+		for _, f := range req.fields() {
+			if f.value != nil {
+				v.placeholders(path+"."+names[i]+"."+f.key, f.value.V, false)
+			}
+		}
+	}
+}
+
+// placeholders checks the placeholders in every string of a value. Target
+// settings may use only the target namespaces; call requests may also name
+// case variables.
+func (v *validator) placeholders(path string, val any, targetOnly bool) {
+	switch x := val.(type) {
+	case string:
+		_, err := Expand(x, func(name string) (string, bool) {
+			return "", targetOnly && !targetName(name) || !targetOnly && !validCaseVar(name)
+		})
+		if err != nil {
+			v.errorf(path, "${port.NAME}, ${env.NAME}, ${services.NAME.ENDPOINT}, ${tandem}, ${workdir} or ${studydir}", "%v", err)
+			return
+		}
+		for _, name := range Placeholders(x) {
+			if svc, ep, ok := strings.Cut(strings.TrimPrefix(name, "services."), "."); ok && strings.HasPrefix(name, "services.") {
+				v.serviceRef(path, svc, ep)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			v.placeholders(fmt.Sprintf("%s[%d]", path, i), e, targetOnly)
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			v.placeholders(join(path, k), x[k], targetOnly)
+		}
+	}
+}
+
+var identPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// targetName reports whether a placeholder may appear in a target's settings.
+func targetName(name string) bool {
+	if ns, rest, ok := strings.Cut(name, "."); ok {
+		if ns == "services" {
+			svc, ep, ok := strings.Cut(rest, ".")
+			return ok && namePattern.MatchString(svc) && namePattern.MatchString(ep)
+		}
+		return (ns == "port" || ns == "env") && identPattern.MatchString(rest)
+	}
+	return name == "tandem" || name == "workdir" || name == "studydir"
+}
+
+func validCaseVar(name string) bool { return targetName(name) || identPattern.MatchString(name) }

@@ -1,0 +1,199 @@
+package study
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+func (v *validator) target(path string, t *Target) {
+	if len(t.Endpoints) == 0 {
+		v.errorf(path+".endpoints", "at least one endpoint", "no endpoints")
+	}
+	strs := map[string]string{path + ".metrics": t.Metrics, path + ".data_dir": t.DataDir}
+	for k, e := range t.Endpoints {
+		strs[path+".endpoints."+k] = e
+	}
+	if c := t.Consumer; c != nil {
+		v.consumer(path, t, strs)
+	}
+	v.start(path, t.Start, strs)
+	for _, p := range sortedKeys(strs) {
+		v.placeholders(p, strs[p], true)
+	}
+	v.targetReady(path, t)
+}
+
+// start checks a start section (of a target or a service) and collects its
+// strings for the placeholder check.
+func (v *validator) start(path string, st *Start, strs map[string]string) {
+	if st == nil {
+		return
+	}
+	if len(st.Command) == 0 {
+		v.errorf(path+".start.command", "the program and its arguments", "empty command")
+	}
+	for i, a := range st.Command {
+		strs[fmt.Sprintf("%s.start.command[%d]", path, i)] = a
+	}
+	v.argvs(path+".start.init", "init", st.Init, strs)
+	for i, w := range st.Wipe {
+		key := fmt.Sprintf("%s.start.wipe[%d]", path, i)
+		strs[key] = w
+		if strings.TrimSpace(w) == "" || w == "/" {
+			v.errorf(key, "a data path", "refusing to wipe %q", w)
+		} else if !WipeInWorkdir(w) {
+			v.errorf(key, "a path under ${workdir}; name one outside it in wipe_outside", "%q is not under ${workdir}", w)
+		}
+	}
+	for i, w := range st.WipeOutside {
+		key := fmt.Sprintf("%s.start.wipe_outside[%d]", path, i)
+		strs[key] = w
+		if c := filepath.Clean(w); !filepath.IsAbs(w) || c == "/" || strings.Contains(w, "${") {
+			v.errorf(key, "an absolute path without placeholders, not /", "refusing to wipe %q", w)
+		}
+	}
+	for k, e := range st.Env {
+		strs[path+".start.env."+k] = e
+	}
+	strs[path+".start.dir"] = st.Dir
+	if _, err := ParseCPUList(st.CPUs); err != nil {
+		v.errorf(path+".start.cpus", "a CPU list such as 1 or 0,2-3", "%v", err)
+	}
+}
+
+// argvs checks a list of commands (what names them in errors) and
+// collects their arguments for the placeholder check.
+func (v *validator) argvs(path, what string, cmds [][]string, strs map[string]string) {
+	for i, argv := range cmds {
+		if len(argv) == 0 {
+			v.errorf(fmt.Sprintf("%s[%d]", path, i), "the program and its arguments", "empty %s command", what)
+		}
+		for j, a := range argv {
+			strs[fmt.Sprintf("%s[%d][%d]", path, i, j)] = a
+		}
+	}
+}
+
+// consumer checks a consumer target.
+func (v *validator) consumer(path string, t *Target, strs map[string]string) {
+	c := t.Consumer
+	switch {
+	case c.Raw && len(c.Command) > 0:
+		v.errorf(path+".consumer", "raw: true or a command, not both", "both raw and command")
+	case !c.Raw && len(c.Command) == 0:
+		v.errorf(path+".consumer", "raw: true (tandem's loop) or a command", "neither raw nor command")
+	}
+	if t.Start != nil {
+		v.errorf(path+".start", "no start: a consumer is started for every run (shared infrastructure goes in services)", "start given for a consumer")
+	}
+	if _, ok := t.Endpoints["amqp"]; !ok && len(t.Endpoints) > 0 {
+		v.errorf(path+".endpoints", "an amqp endpoint: the broker the consumer drains", "no amqp endpoint")
+	}
+	for i, a := range c.Command {
+		strs[fmt.Sprintf("%s.consumer.command[%d]", path, i)] = a
+	}
+	v.argvs(path+".consumer.build", "build", c.Build, strs)
+	for k, e := range c.Env {
+		strs[path+".consumer.env."+k] = e
+	}
+	strs[path+".consumer.dir"] = c.Dir
+}
+
+// service checks a service.
+func (v *validator) service(path string, sv *Service) {
+	strs := map[string]string{}
+	switch {
+	case sv.RabbitMQ != nil && sv.Start != nil:
+		v.errorf(path, "rabbitmq or start, not both", "both rabbitmq and start")
+	case sv.RabbitMQ == nil && sv.Start == nil:
+		v.errorf(path, "rabbitmq (a private node) or start (any other service)", "neither rabbitmq nor start")
+	case sv.RabbitMQ != nil && len(sv.Endpoints) > 0:
+		v.errorf(path+".endpoints", "no endpoints: a rabbitmq service has amqp", "endpoints given for a rabbitmq service")
+	case sv.Start != nil && len(sv.Endpoints) == 0:
+		v.errorf(path+".endpoints", "at least one endpoint", "no endpoints")
+	}
+	if r := sv.RabbitMQ; r != nil && r.URLEnv != "" && !identPattern.MatchString(r.URLEnv) {
+		v.errorf(path+".rabbitmq.url_env", "an environment variable's name", "bad name %q", r.URLEnv)
+	}
+	v.start(path, sv.Start, strs)
+	for k, e := range sv.Endpoints {
+		strs[path+".endpoints."+k] = e
+	}
+	for _, p := range sortedKeys(strs) {
+		if slices.ContainsFunc(Placeholders(strs[p]), func(n string) bool { return strings.HasPrefix(n, "services.") }) {
+			v.errorf(p, "${port.NAME}, ${env.NAME}, ${tandem}, ${workdir} or ${studydir}", "a service cannot name another's endpoints")
+			continue
+		}
+		v.placeholders(p, strs[p], true)
+	}
+	if sv.Ready.Log != "" {
+		if _, err := regexp.Compile(sv.Ready.Log); err != nil {
+			v.errorf(path+".ready.log", "a regular expression (Go syntax)", "%v", err)
+		}
+	}
+}
+
+// serviceRef checks a ${services.NAME.ENDPOINT} placeholder.
+func (v *validator) serviceRef(path, name, endpoint string) {
+	for _, sv := range v.s.Services {
+		if sv.Name != name {
+			continue
+		}
+		if _, ok := sv.Endpoints[endpoint]; ok || sv.RabbitMQ != nil && endpoint == "amqp" {
+			return
+		}
+		v.errorf(path, "an endpoint of service "+name, "service %s has no endpoint %q", name, endpoint)
+		return
+	}
+	var names []string
+	for _, sv := range v.s.Services {
+		names = append(names, sv.Name)
+	}
+	expected := "a service defined under services:"
+	if len(names) > 0 {
+		expected = "one of: " + strings.Join(names, ", ")
+	}
+	v.errorf(path, expected, "undefined service %q", name)
+}
+
+func (v *validator) targetReady(path string, t *Target) {
+	if t.Ready.Log != "" {
+		if _, err := regexp.Compile(t.Ready.Log); err != nil {
+			v.errorf(path+".ready.log", "a regular expression (Go syntax)", "%v", err)
+		} else if t.Start == nil {
+			v.errorf(path+".ready.log", "a target that tandem starts", "a log line needs start: tandem reads the output of what it starts")
+		}
+	}
+	if r := t.Ready.FirstAnswer; r != nil {
+		if c := v.callRef(path+".ready.first_answer.call", r.Call); c != nil {
+			v.endpoint(path+".ready.first_answer.call", t, r.Call, c)
+		}
+	}
+	if r := t.Ready.Condition; r != nil {
+		if c := v.callRef(path+".ready.condition.call", r.Call); c != nil {
+			v.endpoint(path+".ready.condition.call", t, r.Call, c)
+		}
+		if err := checkFieldPath(r.Path); err != nil {
+			v.errorf(path+".ready.condition.path", "a field path such as result.height or result.txs[0].height", "%v", err)
+		}
+	}
+}
+
+// WipeInWorkdir reports whether a wipe path stays under ${workdir} once
+// its ".." are resolved: it must start with ${workdir}/ and never climb
+// above it. (Symlinks are checked when the path is deleted.)
+func WipeInWorkdir(w string) bool {
+	const root = "/workdir"
+	if w == "${workdir}" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(w, "${workdir}/")
+	if !ok || strings.Contains(rest, "${") {
+		return false
+	}
+	c := filepath.Clean(root + "/" + rest)
+	return strings.HasPrefix(c, root+"/")
+}
