@@ -22,6 +22,7 @@ import (
 	"github.com/tandem-bench/tandem/driver/grpcdrv"
 	"github.com/tandem-bench/tandem/driver/httpdrv"
 	"github.com/tandem-bench/tandem/driver/wsdrv"
+	"github.com/tandem-bench/tandem/internal/amqpconf"
 	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/report"
@@ -245,11 +246,11 @@ stop the run and print what it measured so far, marked interrupted.`,
 	f.StringVar(&unit, "unit", "", "the unit of work: request, or message (each streamed message); default message for server-streaming gRPC")
 	f.BoolVar(&quickACK, "quickack", false, "acknowledge every segment at once (TCP_QUICKACK): if a ~40 ms stall vanishes, the server waits for delayed ACKs")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the generator (pprof) to this file")
-	f.StringVar(&queueType, "queue-type", "classic", "amqp: classic or quorum (a queue declared for the run, deleted after)")
-	f.IntVar(&prefetch, "prefetch", 1, "amqp: the consumer's prefetch window")
-	f.IntVar(&size, "size", 1024, "amqp: message body in bytes (the first 8 carry the send time)")
+	f.StringVar(&queueType, "queue-type", amqpconf.DefaultQueueType, "amqp: "+amqpconf.QueueTypes+" (a queue declared for the run, deleted after)")
+	f.IntVar(&prefetch, "prefetch", amqpconf.DefaultPrefetch, "amqp: the consumer's prefetch window")
+	f.IntVar(&size, "size", amqpconf.DefaultSize, "amqp: message body in bytes (the first 8 carry the send time)")
 	f.BoolVar(&confirm, "confirm", false, "amqp: publish with publisher confirms")
-	f.StringVar(&ack, "ack", "each", "amqp: each, multiple or auto")
+	f.StringVar(&ack, "ack", amqpconf.DefaultAck, "amqp: "+amqpconf.AckModes)
 	return c
 }
 
