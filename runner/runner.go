@@ -68,7 +68,7 @@ type runner struct {
 	o       Options
 	res     *results.Results
 	live    []*live
-	cpuBase int64
+	cpuBase time.Duration // the process's CPU time when the run began
 	failed  []error
 	// metricsStart opens the window of the run's metrics.
 	metricsStart time.Time
@@ -125,7 +125,9 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 	}
 	o.Out = out
 	stale, staleErr := results.RemoveStaleTemps(out) // of a run killed mid-write
-	r := &runner{s: s, o: o, res: results.New(), cpuBase: selfCPU(), generatorCores: runtime.NumCPU(), expanders: map[string]*expander{},
+	// the process's CPU time so far: 0 where the OS does not say
+	cpuBase, _ := host.CPUTime()
+	r := &runner{s: s, o: o, res: results.New(), cpuBase: cpuBase, generatorCores: runtime.NumCPU(), expanders: map[string]*expander{},
 		serviceEndpoints: map[string]map[string]string{}, brokerRTT: map[string]time.Duration{},
 		policy: s.Defaults.Policy()}
 	r.res.Policy = &r.policy
@@ -218,7 +220,9 @@ func (r *runner) progress(format string, args ...any) {
 }
 
 func (r *runner) save() error {
-	r.res.Machine.GeneratorCPUNs = selfCPU() - r.cpuBase
+	if cpu, err := host.CPUTime(); err == nil {
+		r.res.Machine.GeneratorCPUNs = int64(cpu - r.cpuBase)
+	}
 	return results.Write(filepath.Join(r.o.Out, ResultsFile), r.res)
 }
 

@@ -204,9 +204,10 @@ stop the run and print what it measured so far, marked interrupted.`,
 				}
 				defer pprof.StopCPUProfile()
 			}
-			cpu0 := processCPU()
+			cpu0, _ := host.CPUTime() // 0 where the OS does not say
 			s, err := exec(ctx)
-			cpu := processCPU() - cpu0
+			cpu1, _ := host.CPUTime()
+			cpu := cpu1 - cpu0
 			if stopProgress != nil {
 				stopProgress()
 			}
@@ -474,13 +475,6 @@ func loadDialer(cmd *cobra.Command, target string, body []byte, rpcMethod, param
 		return wsdrv.New(wsdrv.Options{URL: target, Method: rpcMethod, Params: []byte(params), Timeout: timeout})
 	}
 	return nil, fmt.Errorf("target %q: want http://, https://, grpc://, ws:// or wss:// (amqp:// is not supported by this tandem yet)", target)
-}
-
-// processCPU is the CPU time this process has used (0 where the OS does
-// not say).
-func processCPU() time.Duration {
-	d, _ := host.CPUTime()
-	return d
 }
 
 // progressLine redraws one status line on a terminal every half second
