@@ -10,6 +10,7 @@ import (
 
 	"github.com/tandem-bench/tandem/driver/amqpdrv"
 	"github.com/tandem-bench/tandem/internal/amqpconf"
+	"github.com/tandem-bench/tandem/internal/redact"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/target"
 )
@@ -42,7 +43,7 @@ func (r *runner) buildConsumer(ctx context.Context, l *live, e *expander) error 
 	if !c.Raw {
 		l.res.Command = e.shown(c.Command, spec.Command)
 	}
-	r.progress("target %s: consumer %s on %s", name, strings.Join(l.res.Command, " "), redactURL(l.endpoints["amqp"]))
+	r.progress("target %s: consumer %s on %s", name, strings.Join(l.res.Command, " "), redact.URLs(l.endpoints["amqp"]))
 	return nil
 }
 

@@ -250,12 +250,3 @@ func Run(ctx context.Context, o Options) (results.Sample, error) {
 	}
 	return s, ctx.Err()
 }
-
-// redact hides a URL's password in messages.
-func redact(u string) string {
-	if uri, err := amqp.ParseURI(u); err == nil && uri.Password != "" {
-		uri.Password = "xxx"
-		return uri.String()
-	}
-	return u
-}

@@ -13,6 +13,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/tandem-bench/tandem/internal/amqpconf"
+	"github.com/tandem-bench/tandem/internal/redact"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -65,7 +66,7 @@ func dial(url string) (*amqp.Connection, error) {
 	// machine can take seconds to answer a handshake
 	conn, err := amqp.DialConfig(url, amqp.Config{Dial: amqp.DefaultDial(30 * time.Second)})
 	if err != nil {
-		return nil, fmt.Errorf("amqp %s: %w", redact(url), err)
+		return nil, fmt.Errorf("amqp %s: %w", redact.URLs(url), err)
 	}
 	return conn, nil
 }
