@@ -340,12 +340,3 @@ func (r *runner) caller(ctx context.Context, l *live, callName string) (driver.C
 	}
 	return c, nil
 }
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}

@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -26,7 +27,7 @@ func (s *Study) envSettings() []setting {
 		}
 	}
 	mapping := func(path string, m map[string]string) {
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			add(path+"."+k, m[k])
 		}
 	}
@@ -66,7 +67,7 @@ func (s *Study) envSettings() []setting {
 	for i, c := range s.Costs {
 		list(fmt.Sprintf("costs[%d].command", i), c.Command)
 	}
-	for _, name := range sortedKeys(s.Calls) {
+	for _, name := range slices.Sorted(maps.Keys(s.Calls)) {
 		c := s.Calls[name]
 		if c == nil {
 			continue
@@ -79,7 +80,7 @@ func (s *Study) envSettings() []setting {
 		}
 	}
 	if c := s.Compat; c != nil {
-		for _, name := range sortedKeys(c.Oracles) {
+		for _, name := range slices.Sorted(maps.Keys(c.Oracles)) {
 			if o := c.Oracles[name]; o != nil {
 				add("compat.oracles."+name+".url", o.URL)
 			}
