@@ -1,9 +1,18 @@
 // Package load drives requests at a target and records what happened.
-// Executors own a fixed set of workers, one per connection, and (in open
-// and batched loops) one pacer; none starts a goroutine per request. Each
-// worker records into its own histograms, merged when the run ends, so
-// memory does not grow with run length. A failed request is data (a status
-// in Result), never an error.
+// There are three executors: Closed (each client sends when its last
+// answer is in), Open (arrivals on an absolute timetable, whatever the
+// server does) and Batched (a batch per connection at the start of every
+// period, as CometBFT's load runner sends). By default each runs one
+// worker goroutine per connection and nothing else: there is no pacer. An
+// open loop's worker, when its connection is free, claims the next
+// arrival of the timetable and sleeps until it is due on an alarm of its
+// own (a timerfd on Linux); a batched loop's worker sleeps until each
+// period starts. With engine loop (Linux; plain HTTP/1.1 to IPv4) a
+// closed or open loop instead runs on one goroutine, locked to its thread,
+// that owns every connection through epoll. None starts a goroutine per
+// request. Each worker, or the event loop, records into histograms of its
+// own, merged when the run ends, so memory does not grow with run length.
+// A failed request is data (a status in Result), never an error.
 package load
 
 import (

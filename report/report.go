@@ -1,7 +1,11 @@
-// Package report renders results.json for people: a terminal table, GitHub
-// Markdown and one self-contained HTML page. Every figure is recomputed from
-// the results, never stored twice. An indistinguishable pair is never shown
-// with a percentage or ratio.
+// Package report renders results.json for people: terminal tables (Text,
+// TextColor), GitHub Markdown (Markdown) and one self-contained HTML page
+// (HTML); and exports it for tools: one CSV row per round (CSV), the Go
+// benchmark format for benchstat (Bench) and HdrHistogram's interval log
+// (HDRLog). Its formatters (Duration, Bytes, Number, Printable,
+// MarkdownEscape) serve tandem's other output too. Every figure is
+// recomputed from the results, never stored twice. An indistinguishable
+// pair is never shown with a percentage or ratio.
 package report
 
 import (
