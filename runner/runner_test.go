@@ -459,18 +459,25 @@ func TestHolds(t *testing.T) {
 
 func TestSplitCPUs(t *testing.T) {
 	cases := []struct {
-		n           int
-		gen, target string
-		shared      bool
+		name           string
+		allowed, given []int
+		gen, target    string
+		warning        string
 	}{
-		{1, "[0]", "[0]", true},
-		{2, "[0]", "[1]", false},
-		{8, "[0 1 2 3]", "[4 5 6 7]", false},
+		{"one core", []int{0}, nil, "[]", "[]", "one CPU core"},
+		{"two", []int{0, 1}, nil, "[0]", "[1]", ""},
+		{"eight", []int{0, 1, 2, 3, 4, 5, 6, 7}, nil, "[0 1 2 3]", "[4 5 6 7]", ""},
+		{"odd", []int{0, 1, 2}, nil, "[0]", "[1 2]", ""},
+		{"a cpuset", []int{4, 5, 6, 7}, nil, "[4 5]", "[6 7]", ""},
+		{"given", []int{0, 1, 2, 3}, []int{0, 2, 3}, "[0 2 3]", "[1]", ""},
+		{"given the last", []int{0, 1, 2, 3}, []int{3}, "[3]", "[0 1 2]", ""},
+		{"given all", []int{0, 1}, []int{0, 1}, "[0 1]", "[]", "generator.cpus 0-1 takes every CPU"},
+		{"given the one", []int{0}, []int{0}, "[0]", "[]", "generator.cpus 0 takes every CPU"},
 	}
 	for _, c := range cases {
-		g, tg, shared := splitCPUs(c.n)
-		if fmt.Sprint(g) != c.gen || fmt.Sprint(tg) != c.target || shared != c.shared {
-			t.Errorf("splitCPUs(%d) = %v, %v, %v; want %s, %s, %v", c.n, g, tg, shared, c.gen, c.target, c.shared)
+		g, tg, warning := splitCPUs(c.allowed, c.given)
+		if fmt.Sprint(g) != c.gen || fmt.Sprint(tg) != c.target || !strings.HasPrefix(warning, c.warning) || (warning == "") != (c.warning == "") {
+			t.Errorf("%s: splitCPUs(%v, %v) = %v, %v, %q; want %s, %s, %q…", c.name, c.allowed, c.given, g, tg, warning, c.gen, c.target, c.warning)
 		}
 	}
 }
