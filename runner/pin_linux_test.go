@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tandem-bench/tandem/internal/host"
+	"github.com/tandem-bench/tandem/internal/runtest"
 	"github.com/tandem-bench/tandem/study"
 )
 
@@ -73,7 +74,7 @@ func TestPinnedAndGivenBack(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			o := options(t, nil)
 			o.Pin = c.pin
-			res, err := Run(context.Background(), parse(t, pinStudy(c.generator)), o)
+			res, err := Run(context.Background(), runtest.Parse(t, pinStudy(c.generator)), o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +102,7 @@ func TestGeneratorCPUsNotHere(t *testing.T) {
 	o := options(t, nil)
 	o.Out = filepath.Join(o.Out, "out")
 	o.Pin = true
-	res, err := Run(context.Background(), parse(t, pinStudy(`generator: {cpus: "`+strconv.Itoa(missing)+`"}`)), o)
+	res, err := Run(context.Background(), runtest.Parse(t, pinStudy(`generator: {cpus: "`+strconv.Itoa(missing)+`"}`)), o)
 	var list study.ErrorList
 	want := "test.yaml:3:19: generator.cpus: CPU " + strconv.Itoa(missing) + " is not available here (a CPU list within " + study.FormatCPUList(cpus)
 	if res != nil || !errors.As(err, &list) || !strings.HasPrefix(err.Error(), want) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/internal/promtest"
+	"github.com/tandem-bench/tandem/internal/runtest"
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/results"
 )
@@ -54,7 +55,7 @@ func capacityServer(t *testing.T, perBurst int) string {
 func TestSweepGrid(t *testing.T) {
 	tooltest.Long(t)
 	url := capacityServer(t, 100)
-	s := parse(t, fmt.Sprintf(`
+	s := runtest.Parse(t, fmt.Sprintf(`
 version: 1
 name: sweep
 defaults: {timeout: 2s}
@@ -101,7 +102,7 @@ scenarios:
 func TestSweepSearch(t *testing.T) {
 	tooltest.Long(t)
 	url := capacityServer(t, 100)
-	s := parse(t, fmt.Sprintf(`
+	s := runtest.Parse(t, fmt.Sprintf(`
 version: 1
 name: search
 defaults: {timeout: 2s}
@@ -152,7 +153,7 @@ func TestMetricsFromPrometheus(t *testing.T) {
 	}))
 	defer exporter.Close()
 	server := promtest.Start(t, strings.TrimPrefix(exporter.URL, "http://"))
-	s := parse(t, fmt.Sprintf(`
+	s := runtest.Parse(t, fmt.Sprintf(`
 version: 1
 name: prometheus
 metrics: {prometheus: %q, series: [cometbft_consensus_total_txs]}
@@ -199,7 +200,7 @@ func TestStudyCosts(t *testing.T) {
 	if b, err := exec.Command("gcc", "-O1", "-DWORK=10", "-o", bin, "../cost/testdata/alloc.c").CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, b)
 	}
-	s := parse(t, fmt.Sprintf(`
+	s := runtest.Parse(t, fmt.Sprintf(`
 version: 1
 name: costs
 targets: [{name: none, endpoints: {http: "http://127.0.0.1:1/"}}]
@@ -259,7 +260,7 @@ func TestSweepShortfall(t *testing.T) {
 			for _, name := range slices.Sorted(maps.Keys(tc.sat)) {
 				fmt.Fprintf(&targets, "  - {name: %s, endpoints: {http: %q}}\n", name, failingServer(t, misses[name]))
 			}
-			s := parse(t, fmt.Sprintf(`
+			s := runtest.Parse(t, fmt.Sprintf(`
 version: 1
 name: shortfall
 defaults: {timeout: 2s}
