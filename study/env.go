@@ -26,6 +26,11 @@ func (s *Study) envSettings() []setting {
 			add(fmt.Sprintf("%s[%d]", path, i), a)
 		}
 	}
+	lists := func(path string, argvs [][]string) {
+		for i, argv := range argvs {
+			list(fmt.Sprintf("%s[%d]", path, i), argv)
+		}
+	}
 	mapping := func(path string, m map[string]string) {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			add(path+"."+k, m[k])
@@ -36,9 +41,7 @@ func (s *Study) envSettings() []setting {
 			return
 		}
 		list(path+".command", st.Command)
-		for i, argv := range st.Init {
-			list(fmt.Sprintf("%s.init[%d]", path, i), argv)
-		}
+		lists(path+".init", st.Init)
 		list(path+".wipe", st.Wipe)
 		add(path+".dir", st.Dir)
 		mapping(path+".env", st.Env)
@@ -52,9 +55,7 @@ func (s *Study) envSettings() []setting {
 		start(path+".start", t.Start)
 		if c := t.Consumer; c != nil {
 			list(path+".consumer.command", c.Command)
-			for j, argv := range c.Build {
-				list(fmt.Sprintf("%s.consumer.build[%d]", path, j), argv)
-			}
+			lists(path+".consumer.build", c.Build)
 			add(path+".consumer.dir", c.Dir)
 			mapping(path+".consumer.env", c.Env)
 		}
