@@ -52,9 +52,10 @@ func capacityServer(t *testing.T, perBurst int) string {
 	return srv.URL + "/"
 }
 
-func TestSweepGrid(t *testing.T) {
-	tooltest.Long(t)
-	url := capacityServer(t, 100)
+// sweepRun runs a study of one sweep (sweep is its settings) on the one
+// target at url and returns the results it wrote.
+func sweepRun(t *testing.T, url, sweep string) *results.Results {
+	t.Helper()
 	s := runtest.Parse(t, fmt.Sprintf(`
 version: 1
 name: sweep
@@ -62,15 +63,18 @@ defaults: {timeout: 2s}
 targets: [{name: cap, endpoints: {http: %q}}]
 calls: {get: {http: {path: /}}}
 scenarios:
-  - name: grid
-    call: get
-    sweep: {connections: [1, 2], rate: [20, 60], duration: 3s}
-`, url))
+  - {name: sweep, call: get, sweep: %s}
+`, url, sweep))
 	o := options(t, nil)
 	if _, err := Run(context.Background(), s, o); err != nil {
 		t.Fatal(err)
 	}
-	res := readResults(t, o.Out)
+	return readResults(t, o.Out)
+}
+
+func TestSweepGrid(t *testing.T) {
+	tooltest.Long(t)
+	res := sweepRun(t, capacityServer(t, 100), "{connections: [1, 2], rate: [20, 60], duration: 3s}")
 	if len(res.Sweeps) != 1 || len(res.Sweeps[0].Cells) != 4 {
 		t.Fatalf("sweeps: %+v", res.Sweeps)
 	}
@@ -101,23 +105,7 @@ scenarios:
 
 func TestSweepSearch(t *testing.T) {
 	tooltest.Long(t)
-	url := capacityServer(t, 100)
-	s := runtest.Parse(t, fmt.Sprintf(`
-version: 1
-name: search
-defaults: {timeout: 2s}
-targets: [{name: cap, endpoints: {http: %q}}]
-calls: {get: {http: {path: /}}}
-scenarios:
-  - name: find
-    call: get
-    sweep: {connections: [1], duration: 2s, search: {from: 20, to: 400, precision: 0.25}}
-`, url))
-	o := options(t, nil)
-	if _, err := Run(context.Background(), s, o); err != nil {
-		t.Fatal(err)
-	}
-	res := readResults(t, o.Out)
+	res := sweepRun(t, capacityServer(t, 100), "{connections: [1], duration: 2s, search: {from: 20, to: 400, precision: 0.25}}")
 	sr := res.Sweeps[0].Search
 	if len(sr) != 1 {
 		t.Fatalf("search: %+v", sr)
