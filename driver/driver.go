@@ -1,6 +1,9 @@
 // Package driver builds a protocol caller for a study call and a target
 // endpoint. Each protocol lives in its own subpackage so its dependencies
-// stay there; this package only wires a study.Call to the right one.
+// stay there; this package wires a study.Call to the right one (New), and
+// for compat's differential tests keeps whole answers to calls whose
+// requests change from case to case (Querier), pooling gRPC connections
+// and resolved methods per endpoint and method (query.go).
 package driver
 
 import (

@@ -1,9 +1,18 @@
 // Package load drives requests at a target and records what happened.
-// Executors own a fixed set of workers, one per connection, and (in open
-// and batched loops) one pacer; none starts a goroutine per request. Each
-// worker records into its own histograms, merged when the run ends, so
-// memory does not grow with run length. A failed request is data (a status
-// in Result), never an error.
+// There are three executors: Closed (each client sends when its last
+// answer is in), Open (arrivals on an absolute timetable, whatever the
+// server does) and Batched (a batch per connection at the start of every
+// period, as CometBFT's load runner sends). By default each runs one
+// worker goroutine per connection and nothing else: there is no pacer. An
+// open loop's worker, when its connection is free, claims the next
+// arrival of the timetable and sleeps until it is due on an alarm of its
+// own (a timerfd on Linux); a batched loop's worker sleeps until each
+// period starts. With engine loop (Linux; plain HTTP/1.1 to IPv4) a
+// closed or open loop instead runs on one goroutine, locked to its thread,
+// that owns every connection through epoll. None starts a goroutine per
+// request. Each worker, or the event loop, records into histograms of its
+// own, merged when the run ends, so memory does not grow with run length.
+// A failed request is data (a status in Result), never an error.
 package load
 
 import (
@@ -117,6 +126,18 @@ func (r *run) close() {
 	for _, cn := range r.conns {
 		cn.Close()
 	}
+}
+
+// workers runs work(i) for every connection i, each in a goroutine of
+// its own (the run's only goroutines), and returns the time from the
+// run's start to when the last one returned.
+func (r *run) workers(work func(i int)) time.Duration {
+	var wg sync.WaitGroup
+	for i := range r.conns {
+		wg.Go(func() { work(i) })
+	}
+	wg.Wait()
+	return time.Since(r.start)
 }
 
 func (r *run) merged() *recorder {
@@ -239,23 +260,16 @@ func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 		defer cancel()
 	}
 	var issued atomic.Int64
-	var wg sync.WaitGroup
-	for i := range r.conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for runCtx.Err() == nil {
-				if c.Requests > 0 && issued.Add(1) > c.Requests {
-					return
-				}
-				if !r.one(runCtx, i, time.Time{}, c.Timeout) {
-					return
-				}
+	elapsed := r.workers(func(i int) {
+		for runCtx.Err() == nil {
+			if c.Requests > 0 && issued.Add(1) > c.Requests {
+				return
 			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(r.start)
+			if !r.one(runCtx, i, time.Time{}, c.Timeout) {
+				return
+			}
+		}
+	})
 	return r.merged().sample(elapsed, elapsed, c.Unit, 0, 0), nil
 }
 
@@ -338,6 +352,35 @@ func (t timetable) dueBy(now time.Time, lo int64) int64 {
 	return hi
 }
 
+// dueNow is how many arrivals are due by now, or taken (the arrivals a
+// run took: sent, or given up on), whichever is more: those due and never
+// taken are the ones a run cut short dropped.
+func (t timetable) dueNow(taken int64) int64 {
+	if taken > 0 {
+		if all := t.dueBy(time.Now(), taken-1); all > taken {
+			return all
+		}
+	}
+	return taken
+}
+
+// sample is an open loop's sample of what rec recorded over elapsed: the
+// offered rate is the timetable's over its first scheduled arrivals, the
+// achieved rate the sends' over their own span.
+func (t timetable) sample(rec *recorder, elapsed time.Duration, unit string, scheduled, dropped int64) results.Sample {
+	offered := 0.0
+	if scheduled > 1 {
+		if last, ok := t.due(scheduled - 1); ok && last.After(t.start) {
+			offered = float64(scheduled-1) / last.Sub(t.start).Seconds()
+		}
+	}
+	s := rec.sample(elapsed, 0, unit, dropped, offered)
+	if span := rec.lastSent.Sub(t.start); rec.requests > 1 && span > 0 {
+		s.AchievedRate = float64(rec.requests-1) / span.Seconds()
+	}
+	return s
+}
+
 // Run dials the connections, runs the schedule and returns its sample.
 func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	if o.Schedule == nil {
@@ -409,45 +452,22 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 			}
 		}
 	}
-	var wg sync.WaitGroup
-	for i := range r.conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				due, ok := claim()
-				if !ok {
-					return
-				}
-				if !alarms[i].wait(hardCtx, due) || !r.one(hardCtx, i, due, o.Timeout) {
-					dropped.Add(1)
-				}
+	elapsed := r.workers(func(i int) {
+		for {
+			due, ok := claim()
+			if !ok {
+				return
 			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(r.start)
+			if !alarms[i].wait(hardCtx, due) || !r.one(hardCtx, i, due, o.Timeout) {
+				dropped.Add(1)
+			}
+		}
+	})
 	// Arrivals due but never claimed (the run was cut short) were dropped.
-	scheduled := next.Load()
-	if k := scheduled; k > 0 {
-		if all := tt.dueBy(time.Now(), k-1); all > scheduled {
-			dropped.Add(all - scheduled)
-			scheduled = all
-		}
-	}
-	offered := 0.0
-	if scheduled > 1 {
-		if last, ok := tt.due(scheduled - 1); ok && last.After(r.start) {
-			offered = float64(scheduled-1) / last.Sub(r.start).Seconds()
-		}
-	}
-	total := r.merged()
-	s := total.sample(elapsed, 0, o.Unit, dropped.Load(), offered)
-	// achieved: the rate sends actually went at, over their own span
-	if span := total.lastSent.Sub(r.start); total.requests > 1 && span > 0 {
-		s.AchievedRate = float64(total.requests-1) / span.Seconds()
-	}
-	return s, nil
+	claimed := next.Load()
+	scheduled := tt.dueNow(claimed)
+	dropped.Add(scheduled - claimed)
+	return tt.sample(r.merged(), elapsed, o.Unit, scheduled, dropped.Load()), nil
 }
 
 // sleepTimer waits until t on a runtime timer (up to a millisecond late
@@ -513,31 +533,24 @@ func (b Batched) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	hardCtx, cancel := context.WithDeadline(ctx, r.start.Add(time.Duration(periods)*b.Period+b.Timeout))
 	defer cancel()
 	var dropped atomic.Int64
-	var wg sync.WaitGroup
-	for i := range r.conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			timer := time.NewTimer(time.Hour)
-			defer timer.Stop()
-			for p := int64(0); p < periods; p++ {
-				due := r.start.Add(time.Duration(p) * b.Period)
-				if !sleepTimer(ctx, timer, due) {
-					dropped.Add(int64(b.PerPeriod) * (periods - p))
-					return
-				}
-				end := due.Add(b.Period)
-				for n := 0; n < b.PerPeriod; n++ {
-					if time.Now().After(end) || hardCtx.Err() != nil || !r.one(hardCtx, i, due, b.Timeout) {
-						dropped.Add(int64(b.PerPeriod - n))
-						break
-					}
+	elapsed := r.workers(func(i int) {
+		timer := time.NewTimer(time.Hour)
+		defer timer.Stop()
+		for p := int64(0); p < periods; p++ {
+			due := r.start.Add(time.Duration(p) * b.Period)
+			if !sleepTimer(ctx, timer, due) {
+				dropped.Add(int64(b.PerPeriod) * (periods - p))
+				return
+			}
+			end := due.Add(b.Period)
+			for n := 0; n < b.PerPeriod; n++ {
+				if time.Now().After(end) || hardCtx.Err() != nil || !r.one(hardCtx, i, due, b.Timeout) {
+					dropped.Add(int64(b.PerPeriod - n))
+					break
 				}
 			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(r.start)
+		}
+	})
 	offered := float64(b.Connections*b.PerPeriod) / b.Period.Seconds()
 	return r.merged().sample(elapsed, time.Duration(periods)*b.Period, b.Unit, dropped.Load(), offered), nil
 }

@@ -61,17 +61,29 @@ type eventLoop struct {
 	slack   int       // the thread's timer slack before the loop set it; -1: not set
 }
 
-// newEventLoop locks the calling goroutine to its thread, dials n
-// connections into a new epoll set and starts the run's clock, series and
-// recorder (open: an open loop's three distributions; else a closed loop's
-// think time). With a quantum it sets the thread's timer slack to 1 ns, so
-// that the few wake-ups land on the quantum's grid (by default the kernel
-// may end a sleep up to 50 µs late, which lets it spend less on the many
-// wake-ups of a loop without one). close undoes it all.
-func newEventLoop(w Wire, n int, timeout time.Duration, live *Live, open bool, quantum time.Duration) (*eventLoop, error) {
+// loopSetup is what an event loop is set up with.
+type loopSetup struct {
+	conns   int
+	timeout time.Duration // of each request
+	live    *Live
+	open    bool // an open loop (else closed)
+	quantum time.Duration
+	// length is from the run's start to its end, after which nothing is
+	// recorded; zero or less: no end.
+	length time.Duration
+}
+
+// newEventLoop locks the calling goroutine to its thread, dials the
+// connections into a new epoll set and starts the run's clock, end,
+// series and recorder (open: an open loop's three distributions; else a
+// closed loop's think time). With a quantum it sets the thread's timer
+// slack to 1 ns, so that the few wake-ups land on the quantum's grid (by
+// default the kernel may end a sleep up to 50 µs late, which lets it spend
+// less on the many wake-ups of a loop without one). close undoes it all.
+func newEventLoop(w Wire, o loopSetup) (*eventLoop, error) {
 	runtime.LockOSThread()
 	slack := -1
-	if quantum > 0 {
+	if o.quantum > 0 {
 		if old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil {
 			slack = old
 			unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
@@ -83,20 +95,23 @@ func newEventLoop(w Wire, n int, timeout time.Duration, live *Live, open bool, q
 		runtime.UnlockOSThread()
 		return nil, fmt.Errorf("epoll: %w", err)
 	}
-	l := &eventLoop{timeout: timeout, w: w, ep: ep, stamped: true, rbuf: make([]byte, 64<<10), oob: make([]byte, 128),
-		events: make([]unix.EpollEvent, 256), live: live, slack: slack}
-	for i := range n {
+	l := &eventLoop{timeout: o.timeout, w: w, ep: ep, stamped: true, rbuf: make([]byte, 64<<10), oob: make([]byte, 128),
+		events: make([]unix.EpollEvent, 256), live: o.live, slack: slack}
+	for i := range o.conns {
 		l.conns = append(l.conns, &loopConn{fd: -1})
 		if err := l.dial(i); err != nil {
 			l.close()
-			return nil, fmt.Errorf("dial connection %d of %d: %w", i+1, n, err)
+			return nil, fmt.Errorf("dial connection %d of %d: %w", i+1, o.conns, err)
 		}
 		l.free = append(l.free, i)
 	}
 	l.start = time.Now()
+	if o.length > 0 {
+		l.end = l.start.Add(o.length)
+	}
 	l.series = newSeries(l.start)
-	l.rec = newRecorder(open, l.series)
-	if !open {
+	l.rec = newRecorder(o.open, l.series)
+	if !o.open {
 		l.rec.think = hdr.New()
 	}
 	return l, nil
@@ -112,18 +127,17 @@ func restoreSlack(slack int) {
 
 // runLoop is Open.Run on the event loop.
 func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
-	l, err := newEventLoop(w, o.Connections, o.Timeout, o.Live, true, o.Quantum)
+	setup := loopSetup{conns: o.Connections, timeout: o.Timeout, live: o.Live, open: true, quantum: o.Quantum}
+	if o.Duration > 0 {
+		setup.length = o.Duration + o.Timeout // in flight or waiting: Timeout past the end, then cut
+	}
+	l, err := newEventLoop(w, setup)
 	if err != nil {
 		return results.Sample{}, err
 	}
 	defer l.close()
-	start := l.start
+	start, hard := l.start, l.end
 	tt := timetable{Schedule: o.Schedule, start: start, requests: o.Requests, duration: o.Duration}
-	hard := time.Time{}
-	if o.Duration > 0 {
-		hard = start.Add(o.Duration + o.Timeout)
-	}
-	l.end = hard
 	var next, dropped int64
 	var waiting []time.Time // intended times of arrivals waiting for a connection
 	for {
@@ -179,23 +193,11 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 	// so were requests still in flight when it was cut, or answered after.
 	dropped += int64(len(waiting)) + int64(l.inUse) + l.cut
 	scheduled := next
-	if k := scheduled; k > 0 && ctx.Err() == nil {
-		if all := tt.dueBy(time.Now(), k-1); all > scheduled {
-			dropped += all - scheduled
-			scheduled = all
-		}
+	if ctx.Err() == nil {
+		scheduled = tt.dueNow(next)
+		dropped += scheduled - next
 	}
-	offered := 0.0
-	if scheduled > 1 {
-		if last, ok := tt.due(scheduled - 1); ok && last.After(start) {
-			offered = float64(scheduled-1) / last.Sub(start).Seconds()
-		}
-	}
-	s := l.rec.sample(elapsed, 0, o.Unit, dropped, offered)
-	if span := l.rec.lastSent.Sub(start); l.rec.requests > 1 && span > 0 {
-		s.AchievedRate = float64(l.rec.requests-1) / span.Seconds()
-	}
-	return s, nil
+	return tt.sample(l.rec, elapsed, o.Unit, scheduled, dropped), nil
 }
 
 // runLoop is Closed.Run on the event loop: each connection sends its next
@@ -206,17 +208,12 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 // time is the kernel's stamp, so service time stays exact and the wait
 // shows in think time (see Closed.Quantum).
 func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
-	l, err := newEventLoop(w, c.Concurrency, c.Timeout, c.Live, false, c.Quantum)
+	l, err := newEventLoop(w, loopSetup{conns: c.Concurrency, timeout: c.Timeout, live: c.Live, quantum: c.Quantum, length: c.Duration})
 	if err != nil {
 		return results.Sample{}, err
 	}
 	defer l.close()
-	start := l.start
-	end := time.Time{}
-	if c.Duration > 0 {
-		end = start.Add(c.Duration)
-	}
-	l.end = end
+	start, end := l.start, l.end
 	var issued int64
 	idle := false // a quantum went by without an answer
 	for ctx.Err() == nil {

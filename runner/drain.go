@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/driver/amqpdrv"
+	"github.com/tandem-bench/tandem/internal/amqpconf"
+	"github.com/tandem-bench/tandem/internal/redact"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/target"
 )
@@ -41,7 +43,7 @@ func (r *runner) buildConsumer(ctx context.Context, l *live, e *expander) error 
 	if !c.Raw {
 		l.res.Command = e.shown(c.Command, spec.Command)
 	}
-	r.progress("target %s: consumer %s on %s", name, strings.Join(l.res.Command, " "), redactURL(l.endpoints["amqp"]))
+	r.progress("target %s: consumer %s on %s", name, strings.Join(l.res.Command, " "), redact.URLs(l.endpoints["amqp"]))
 	return nil
 }
 
@@ -82,17 +84,12 @@ func (r *runner) drainRun(ctx context.Context, l *live, callName string, n int64
 	if n <= 0 {
 		n = drainWarmup
 	}
-	prefetch := max(a.Prefetch, 1)
-	ack := a.Ack
-	if ack == "" {
-		ack = "each"
-	}
-	size := a.Size
-	if size <= 0 {
-		size = 1024
-	}
+	// the study is validated: its queue type and ack mode are known ones
+	qt, _ := amqpconf.QueueType(a.QueueType)
+	ack, _ := amqpconf.Ack(a.Ack)
+	prefetch, size := amqpconf.Prefetch(a.Prefetch), amqpconf.Size(a.Size)
 	url := l.endpoints["amqp"]
-	o := amqpdrv.DrainOptions{URL: url, Queue: a.Queue, QueueType: a.QueueType, Prefetch: prefetch, AutoAck: ack == "auto",
+	o := amqpdrv.DrainOptions{URL: url, Queue: a.Queue, QueueType: qt, Prefetch: prefetch, AutoAck: ack == amqpconf.AckAuto,
 		Size: size, Messages: n, Stall: r.s.Defaults.Timeout}
 	if o.Queue == "" {
 		o.Queue = "tandem-" + l.spec.Name
@@ -101,10 +98,6 @@ func (r *runner) drainRun(ctx context.Context, l *live, callName string, n int64
 		spec, err := r.consumerSpec(l, r.expanders[l.spec.Name])
 		if err != nil {
 			return nil, err
-		}
-		qt := a.QueueType
-		if qt == "" {
-			qt = "classic"
 		}
 		spec.Env = append(spec.Env, "TANDEM_AMQP_URL="+url, "TANDEM_QUEUE="+queue, "TANDEM_QUEUE_TYPE="+qt,
 			"TANDEM_PREFETCH="+strconv.Itoa(prefetch), "TANDEM_ACK="+ack, "TANDEM_MESSAGES="+strconv.FormatInt(n, 10),

@@ -5,11 +5,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/tandem-bench/tandem/internal/redact"
 	"github.com/tandem-bench/tandem/study"
 	"github.com/tandem-bench/tandem/target"
 )
@@ -29,9 +29,9 @@ type expander struct {
 // password, in s: for what tandem writes and prints.
 func (e *expander) redact(s string) string {
 	for _, v := range e.secrets {
-		s = strings.ReplaceAll(s, v, "xxx")
+		s = strings.ReplaceAll(s, v, redact.Hidden)
 	}
-	return redactURL(s)
+	return redact.URLs(s)
 }
 
 // shown is how an argument expanded from tmpl is recorded: as written
@@ -128,9 +128,6 @@ func (e *expander) all(in []string) ([]string, error) {
 	}
 	return out, nil
 }
-
-// urlPassword matches the user:password@ of a URL.
-var urlPassword = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*:)[^@\s/]+@`)
 
 // minSecret is the shortest value redact hides wherever it appears: a
 // shorter one (a port, a flag such as 1) would mangle every message it

@@ -2,13 +2,16 @@ package runner
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/study"
 )
 
 // Machine describes this machine for the results' machine block.
@@ -48,25 +51,37 @@ func Tool(version string) results.Tool {
 	return t
 }
 
-// selfCPU is the CPU time tandem's own process has used, in nanoseconds
-// (0 where the OS does not say).
-func selfCPU() int64 {
-	d, _ := host.CPUTime()
-	return int64(d)
+// allowedCPUs is the CPUs tandem may run on: its affinity mask, or where
+// that is unknown the first runtime.NumCPU.
+func allowedCPUs() []int {
+	if cpus, err := host.AllowedCPUs(); err == nil && len(cpus) > 0 {
+		return cpus
+	}
+	cpus := make([]int, runtime.NumCPU())
+	for i := range cpus {
+		cpus[i] = i
+	}
+	return cpus
 }
 
-// splitCPUs gives the generator the first half of the machine's cores and
-// the targets the rest; with one core they share it.
-func splitCPUs(n int) (generator, targets []int, shared bool) {
-	if n < 2 {
-		return []int{0}, []int{0}, true
-	}
-	for c := 0; c < n; c++ {
-		if c < n/2 {
-			generator = append(generator, c)
-		} else {
-			targets = append(targets, c)
+// splitCPUs divides allowed, the CPUs tandem may run on, between the
+// generator and the targets: the generator gets given (the study's
+// generator.cpus, all of them in allowed) or else the first half of
+// allowed, and the targets the rest. A warning, if any, says why the two
+// share CPUs: with one CPU neither is pinned (generator nil); when given
+// leaves the targets none, they are not pinned (targets nil).
+func splitCPUs(allowed, given []int) (generator, targets []int, warning string) {
+	if len(given) == 0 {
+		if len(allowed) < 2 {
+			return nil, nil, "one CPU core: the generator and the targets share it, so their timings interfere"
 		}
+		half := len(allowed) / 2
+		return allowed[:half:half], allowed[half:], ""
 	}
-	return generator, targets, false
+	targets = slices.DeleteFunc(slices.Clone(allowed), func(c int) bool { return slices.Contains(given, c) })
+	if len(targets) == 0 {
+		return given, nil, fmt.Sprintf("generator.cpus %s takes every CPU tandem may run on: the targets share them, so their timings interfere",
+			study.FormatCPUList(given))
+	}
+	return given, targets, ""
 }

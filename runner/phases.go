@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"time"
@@ -108,7 +109,7 @@ func (r *runner) costs(ctx context.Context) {
 			r.progress("cost %s: counting %d and %d operations under valgrind", cs.Name, c.Ops, 2*c.Ops)
 			vc := *v
 			vc.Toggle = cs.ToggleCollect
-			for _, k := range sortedKeys(cs.Env) {
+			for _, k := range slices.Sorted(maps.Keys(cs.Env)) {
 				vc.Env = append(vc.Env, k+"="+cs.Env[k])
 			}
 			var got results.Cost

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/driver/amqpdrv"
+	"github.com/tandem-bench/tandem/internal/redact"
 	"github.com/tandem-bench/tandem/load"
 )
 
@@ -54,7 +55,7 @@ func (r *runner) probeBroker(ctx context.Context, l *live, url string) {
 			return
 		}
 		r.brokerRTT[url] = rtt
-		r.progress("broker %s: round trip of basic.qos %v (median of %d)", redactURL(url), rtt, brokerRTTCalls)
+		r.progress("broker %s: round trip of basic.qos %v (median of %d)", redact.URLs(url), rtt, brokerRTTCalls)
 	}
 	l.res.RTTNs, l.res.RTTCall = int64(rtt), "basic.qos"
 }

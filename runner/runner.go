@@ -39,7 +39,9 @@ type Options struct {
 	Rounds int
 	// Self is the tandem binary, for ${tandem}.
 	Self string
-	// Pin pins the generator and the targets to disjoint CPU sets.
+	// Pin pins the generator and the targets to disjoint CPU sets: the
+	// generator to the study's generator.cpus, or else to the first half
+	// of the CPUs tandem may run on, and the targets to the rest.
 	Pin bool
 	// Progress, if set, receives one line per step.
 	Progress io.Writer
@@ -68,7 +70,7 @@ type runner struct {
 	o       Options
 	res     *results.Results
 	live    []*live
-	cpuBase int64
+	cpuBase time.Duration // the process's CPU time when the run began
 	failed  []error
 	// metricsStart opens the window of the run's metrics.
 	metricsStart time.Time
@@ -116,6 +118,14 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 			return nil, fmt.Errorf("--only %s: no such scenario (startup, compat, costs or a scenario name)", name)
 		}
 	}
+	var allowed, given []int // the CPUs tandem may run on; the study's for the generator
+	if o.Pin {
+		allowed = allowedCPUs()
+		var err error
+		if given, err = s.GeneratorCPUs(allowed); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("create output dir: %w", err)
 	}
@@ -125,7 +135,9 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 	}
 	o.Out = out
 	stale, staleErr := results.RemoveStaleTemps(out) // of a run killed mid-write
-	r := &runner{s: s, o: o, res: results.New(), cpuBase: selfCPU(), generatorCores: runtime.NumCPU(), expanders: map[string]*expander{},
+	// the process's CPU time so far: 0 where the OS does not say
+	cpuBase, _ := host.CPUTime()
+	r := &runner{s: s, o: o, res: results.New(), cpuBase: cpuBase, generatorCores: runtime.NumCPU(), expanders: map[string]*expander{},
 		serviceEndpoints: map[string]map[string]string{}, brokerRTT: map[string]time.Duration{},
 		policy: s.Defaults.Policy()}
 	r.res.Policy = &r.policy
@@ -141,28 +153,20 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 		r.warn("targets' startup CPU time and peak memory are read from /proc, which only Linux has: they are 0 here")
 	}
 	var targetCPUs []int
-	if o.Pin {
-		gen, tgt, shared := splitCPUs(runtime.NumCPU())
-		if shared {
-			r.warn("one CPU core: the generator and the targets share it, so their timings interfere")
-		} else if restore, err := host.PinProcess(gen); err != nil {
-			r.warn(fmt.Sprintf("could not pin the generator to CPUs %v: %v", gen, err))
-		} else {
-			// one P per generator core, plus one for the open loop's pacer;
-			// both given back when the run ends, so a caller's process is
-			// not left pinned
-			procs := runtime.GOMAXPROCS(len(gen) + 1)
-			defer func() {
-				runtime.GOMAXPROCS(procs)
-				if err := restore(); err != nil {
-					r.warn(fmt.Sprintf("could not unpin the generator: %v", err))
-				}
-			}()
-			r.res.Machine.GeneratorCPUs = gen
-			r.generatorCores = len(gen)
-			r.res.Machine.GOMAXPROCS = len(gen) + 1
-			targetCPUs = tgt
+	switch {
+	case o.Pin:
+		gen, tgt, warning := splitCPUs(allowed, given)
+		if warning != "" {
+			r.warn(warning)
 		}
+		if len(gen) > 0 {
+			if unpin, ok := r.pinGenerator(gen); ok {
+				defer unpin()
+				targetCPUs = tgt
+			}
+		}
+	case s.Generator.CPUs != "":
+		r.warn(fmt.Sprintf("generator.cpus %s is not applied: the run does not pin (--pin=false)", s.Generator.CPUs))
 	}
 	defer r.stopAll()
 	err = r.run(ctx, targetCPUs)
@@ -181,6 +185,28 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 		err = &TargetError{errors.Join(r.failed...)}
 	}
 	return r.res, err
+}
+
+// pinGenerator pins the process, the generator, to cpus with one P per
+// CPU plus one that the event loop holds while it sleeps, and records
+// them; unpin gives the process its CPUs and GOMAXPROCS back, so a
+// caller's process is not left pinned. A failure is a warning (not ok).
+func (r *runner) pinGenerator(cpus []int) (unpin func(), ok bool) {
+	restore, err := host.PinProcess(cpus)
+	if err != nil {
+		r.warn(fmt.Sprintf("could not pin the generator to CPUs %v: %v", cpus, err))
+		return nil, false
+	}
+	procs := runtime.GOMAXPROCS(len(cpus) + 1)
+	r.res.Machine.GeneratorCPUs = cpus
+	r.res.Machine.GOMAXPROCS = len(cpus) + 1
+	r.generatorCores = len(cpus)
+	return func() {
+		runtime.GOMAXPROCS(procs)
+		if err := restore(); err != nil {
+			r.warn(fmt.Sprintf("could not unpin the generator: %v", err))
+		}
+	}, true
 }
 
 // removeData removes the data dirs of the targets tandem started (only
@@ -218,7 +244,9 @@ func (r *runner) progress(format string, args ...any) {
 }
 
 func (r *runner) save() error {
-	r.res.Machine.GeneratorCPUNs = selfCPU() - r.cpuBase
+	if cpu, err := host.CPUTime(); err == nil {
+		r.res.Machine.GeneratorCPUNs = int64(cpu - r.cpuBase)
+	}
 	return results.Write(filepath.Join(r.o.Out, ResultsFile), r.res)
 }
 
@@ -358,13 +386,4 @@ func build[D any](r *runner, l *live, callName string, newDriver func(*study.Cal
 		return zero, fmt.Errorf("target %s: call %s: %w", l.spec.Name, callName, err)
 	}
 	return d, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

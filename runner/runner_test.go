@@ -15,12 +15,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tandem-bench/tandem/internal/runtest"
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
@@ -170,15 +170,6 @@ scenarios:
   - {name: batched, call: block, load: {batch: {per_period: 10, period: 100ms}, connections: 2}, duration: 500ms}
 `
 
-func parse(t *testing.T, src string) *study.Study {
-	t.Helper()
-	s, err := study.Parse("test.yaml", []byte(src))
-	if err != nil {
-		t.Fatalf("study: %v", err)
-	}
-	return s
-}
-
 func options(t *testing.T, progress io.Writer) Options {
 	if progress == nil && os.Getenv("TANDEM_TEST_PROGRESS") == "1" {
 		progress = os.Stderr // to see where a test's time goes
@@ -186,54 +177,21 @@ func options(t *testing.T, progress io.Writer) Options {
 	return Options{Out: t.TempDir(), Self: os.Args[0], Version: "test", StopGrace: 5 * time.Second, Progress: progress}
 }
 
-// syncBuffer is a progress writer that can be read while a run writes.
-type syncBuffer struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	onLog func(string)
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.onLog != nil {
-		b.onLog(string(p))
-	}
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
+// readResults reads the results file a run wrote in dir.
 func readResults(t *testing.T, dir string) *results.Results {
 	t.Helper()
-	path := filepath.Join(dir, ResultsFile)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := results.Validate(data); err != nil {
-		t.Errorf("%s does not validate against the schema: %v", path, err)
-	}
-	r, err := results.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return runtest.ReadResults(t, filepath.Join(dir, ResultsFile))
 }
 
 func TestRunStudy(t *testing.T) {
 	tooltest.Long(t)
 	t.Parallel() // waits on targets; its verdicts are on a delayed-ACK stall (40 ms against < 1 ms)
-	progress := &syncBuffer{}
+	progress := &runtest.Progress{}
 	o := options(t, progress)
 	if os.Getenv("TANDEM_TEST_PROGRESS") == "1" {
 		o.Progress = io.MultiWriter(progress, os.Stderr)
 	}
-	s := parse(t, fmt.Sprintf(testStudy, 3000))
+	s := runtest.Parse(t, fmt.Sprintf(testStudy, 3000))
 	res, err := Run(context.Background(), s, o)
 	if err != nil {
 		t.Fatalf("Run: %v\nprogress:\n%s", err, progress)
@@ -351,13 +309,13 @@ func TestRunInterrupted(t *testing.T) {
 	t.Parallel() // asserts what happened, not how fast
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	progress := &syncBuffer{onLog: func(line string) {
+	progress := &runtest.Progress{OnLog: func(line string) {
 		if strings.Contains(line, "round 1/2 b") {
 			cancel()
 		}
 	}}
 	o := options(t, progress)
-	res, err := Run(ctx, parse(t, fmt.Sprintf(testStudy, 10)), o)
+	res, err := Run(ctx, runtest.Parse(t, fmt.Sprintf(testStudy, 10)), o)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run error %v; want context.Canceled", err)
 	}
@@ -420,7 +378,7 @@ calls:
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o := options(t, nil)
-			res, err := Run(context.Background(), parse(t, c.yaml), o)
+			res, err := Run(context.Background(), runtest.Parse(t, c.yaml), o)
 			var te *TargetError
 			if !errors.As(err, &te) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Run error %v; want a TargetError containing %q", err, c.want)
@@ -462,18 +420,25 @@ func TestHolds(t *testing.T) {
 
 func TestSplitCPUs(t *testing.T) {
 	cases := []struct {
-		n           int
-		gen, target string
-		shared      bool
+		name           string
+		allowed, given []int
+		gen, target    string
+		warning        string
 	}{
-		{1, "[0]", "[0]", true},
-		{2, "[0]", "[1]", false},
-		{8, "[0 1 2 3]", "[4 5 6 7]", false},
+		{"one core", []int{0}, nil, "[]", "[]", "one CPU core"},
+		{"two", []int{0, 1}, nil, "[0]", "[1]", ""},
+		{"eight", []int{0, 1, 2, 3, 4, 5, 6, 7}, nil, "[0 1 2 3]", "[4 5 6 7]", ""},
+		{"odd", []int{0, 1, 2}, nil, "[0]", "[1 2]", ""},
+		{"a cpuset", []int{4, 5, 6, 7}, nil, "[4 5]", "[6 7]", ""},
+		{"given", []int{0, 1, 2, 3}, []int{0, 2, 3}, "[0 2 3]", "[1]", ""},
+		{"given the last", []int{0, 1, 2, 3}, []int{3}, "[3]", "[0 1 2]", ""},
+		{"given all", []int{0, 1}, []int{0, 1}, "[0 1]", "[]", "generator.cpus 0-1 takes every CPU"},
+		{"given the one", []int{0}, []int{0}, "[0]", "[]", "generator.cpus 0 takes every CPU"},
 	}
 	for _, c := range cases {
-		g, tg, shared := splitCPUs(c.n)
-		if fmt.Sprint(g) != c.gen || fmt.Sprint(tg) != c.target || shared != c.shared {
-			t.Errorf("splitCPUs(%d) = %v, %v, %v; want %s, %s, %v", c.n, g, tg, shared, c.gen, c.target, c.shared)
+		g, tg, warning := splitCPUs(c.allowed, c.given)
+		if fmt.Sprint(g) != c.gen || fmt.Sprint(tg) != c.target || !strings.HasPrefix(warning, c.warning) || (warning == "") != (c.warning == "") {
+			t.Errorf("%s: splitCPUs(%v, %v) = %v, %v, %q; want %s, %s, %q…", c.name, c.allowed, c.given, g, tg, warning, c.gen, c.target, c.warning)
 		}
 	}
 }
@@ -484,7 +449,7 @@ func TestPairedRounds(t *testing.T) {
 	t.Parallel() // waits on targets; the verdict is on a delayed-ACK stall (40 ms against < 1 ms)
 	o := options(t, nil)
 	o.Only, o.Rounds = []string{"balance"}, 6
-	s := parse(t, fmt.Sprintf(testStudy, 10))
+	s := runtest.Parse(t, fmt.Sprintf(testStudy, 10))
 	s.Scenarios[1].Requests = 5
 	res, err := Run(context.Background(), s, o)
 	if err != nil {
@@ -602,7 +567,7 @@ func TestStartupRuns(t *testing.T) {
 	t.Parallel() // asserts what happened, not how fast
 	o := options(t, nil)
 	o.Only = []string{"startup"}
-	s := parse(t, fmt.Sprintf(testStudy, 3000))
+	s := runtest.Parse(t, fmt.Sprintf(testStudy, 3000))
 	s.Startup = &study.Startup{Runs: 3}
 	res, err := Run(context.Background(), s, o)
 	if err != nil {
@@ -650,7 +615,7 @@ scenarios:
   - {name: open, call: ping, load: {rate: 300, connections: 2, engine: loop}, duration: 1s, rounds: 2, targets: [x, z]}
   - {name: closed-quantum, call: ping, load: {concurrency: 2, engine: loop, quantum: 200us}, requests: 100, rounds: 1, targets: [x]}
 `
-	res, err := Run(context.Background(), parse(t, src), options(t, nil))
+	res, err := Run(context.Background(), runtest.Parse(t, src), options(t, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -715,7 +680,7 @@ scenarios:
   - {name: latency, call: ping, load: {concurrency: 1}, requests: 200, targets: [healthy, failing]}
   - {name: open, call: ping, load: {rate: 200, connections: 1, max_waiting: 4}, duration: 1s, targets: [healthy, stalling]}
 `
-	res, err := Run(context.Background(), parse(t, src), options(t, nil))
+	res, err := Run(context.Background(), runtest.Parse(t, src), options(t, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -779,9 +744,9 @@ calls:
 scenarios:
   - {name: latency, call: ping, load: {concurrency: 1}, requests: 20}
 `
-	progress := &syncBuffer{}
+	progress := &runtest.Progress{}
 	o := options(t, progress)
-	if _, err := Run(context.Background(), parse(t, src), o); err != nil {
+	if _, err := Run(context.Background(), runtest.Parse(t, src), o); err != nil {
 		t.Fatal(err)
 	}
 	onDisk, err := os.ReadFile(filepath.Join(o.Out, ResultsFile))
@@ -817,7 +782,7 @@ calls:
 `, marker)
 	o := options(t, nil)
 	o.Only = []string{"startup"}
-	res, err := Run(context.Background(), parse(t, src), o)
+	res, err := Run(context.Background(), runtest.Parse(t, src), o)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -874,7 +839,7 @@ scenarios:
   - {name: second, call: ping, load: {concurrency: 1}, requests: 100}
 `
 	o := options(t, nil)
-	res, err := Run(context.Background(), parse(t, src), o)
+	res, err := Run(context.Background(), runtest.Parse(t, src), o)
 	var te *TargetError
 	if !errors.As(err, &te) || !strings.Contains(err.Error(), "target dies exited: exit status 7") || !strings.Contains(err.Error(), "out of budget") {
 		t.Fatalf("Run error %v; want a TargetError with the exit status and the last output", err)
@@ -925,7 +890,7 @@ calls:
   ping: {http: {path: ""}}
 `
 	o := options(t, nil)
-	res, err := Run(context.Background(), parse(t, src), o)
+	res, err := Run(context.Background(), runtest.Parse(t, src), o)
 	var te *TargetError
 	if !errors.As(err, &te) || !strings.Contains(err.Error(), `target silent: no output line matched "never printed" after 1s`) ||
 		!strings.Contains(err.Error(), "listening on") {

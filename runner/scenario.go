@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/driver"
+	"github.com/tandem-bench/tandem/internal/amqpconf"
+	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
@@ -225,7 +227,7 @@ func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
 		rs.Metric, rs.Direction = "units_per_s", "higher"
 	}
 	if a := r.s.Calls[sc.Call].AMQP; a != nil {
-		rs.Load.Prefetch = max(a.Prefetch, 1)
+		rs.Load.Prefetch = amqpconf.Prefetch(a.Prefetch)
 	}
 	r.res.Scenarios = append(r.res.Scenarios, rs)
 	out := &r.res.Scenarios[len(r.res.Scenarios)-1]
@@ -306,12 +308,14 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 			if l.err != nil {
 				continue
 			}
-			cpu0, t0 := selfCPU(), time.Now()
+			cpu0, _ := host.CPUTime() // 0 where the OS does not say
+			t0 := time.Now()
 			s, err := exec(l, requests, bound)
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			cpu := selfCPU() - cpu0
+			cpu1, _ := host.CPUTime()
+			cpu := int64(cpu1 - cpu0)
 			rd := results.Round{Round: round, Order: i + 1, Target: l.spec.Name, Concurrency: level, Sample: s, Headline: headline(s, higher),
 				GeneratorCPUNs: cpu, GeneratorCPUUse: float64(cpu) / float64(time.Since(t0)) / r.generatorCapacity(sc.Load)}
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tandem-bench/tandem/internal/redact"
 	"github.com/tandem-bench/tandem/rabbitnode"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
@@ -46,7 +47,7 @@ func (r *runner) startServices(ctx context.Context, cpus []int) error {
 		r.serviceEndpoints[sv.Name] = endpoints
 		res.Endpoints = map[string]string{}
 		for k, v := range endpoints {
-			res.Endpoints[k] = redactURL(v)
+			res.Endpoints[k] = redact.URLs(v)
 		}
 		r.res.Services = append(r.res.Services, res)
 		r.progress("service %s (%s): up in %v at %v", sv.Name, res.Kind, time.Duration(res.StartNs).Round(time.Millisecond), res.Endpoints)
@@ -141,6 +142,3 @@ func (r *runner) stopServices() {
 	}
 	r.services = nil
 }
-
-// redactURL hides the passwords of the URLs in s.
-func redactURL(s string) string { return urlPassword.ReplaceAllString(s, "${1}xxx@") }

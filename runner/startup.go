@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -159,7 +161,7 @@ func (r *runner) startSpec(e *expander, what string, st *study.Start) (target.Sp
 // expandEnv expands environment settings into KEY=VALUE pairs, sorted.
 func expandEnv(e *expander, what string, env map[string]string) ([]string, error) {
 	var out []string
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		v, err := e.expand(env[k])
 		if err != nil {
 			return nil, fmt.Errorf("%s: env %s: %w", what, k, err)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/internal/promtest"
+	"github.com/tandem-bench/tandem/internal/runtest"
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/results"
 )
@@ -51,25 +52,29 @@ func capacityServer(t *testing.T, perBurst int) string {
 	return srv.URL + "/"
 }
 
-func TestSweepGrid(t *testing.T) {
-	tooltest.Long(t)
-	url := capacityServer(t, 100)
-	s := parse(t, fmt.Sprintf(`
+// sweepRun runs a study of one sweep (sweep is its settings) on the one
+// target at url and returns the results it wrote.
+func sweepRun(t *testing.T, url, sweep string) *results.Results {
+	t.Helper()
+	s := runtest.Parse(t, fmt.Sprintf(`
 version: 1
 name: sweep
 defaults: {timeout: 2s}
 targets: [{name: cap, endpoints: {http: %q}}]
 calls: {get: {http: {path: /}}}
 scenarios:
-  - name: grid
-    call: get
-    sweep: {connections: [1, 2], rate: [20, 60], duration: 3s}
-`, url))
+  - {name: sweep, call: get, sweep: %s}
+`, url, sweep))
 	o := options(t, nil)
 	if _, err := Run(context.Background(), s, o); err != nil {
 		t.Fatal(err)
 	}
-	res := readResults(t, o.Out)
+	return readResults(t, o.Out)
+}
+
+func TestSweepGrid(t *testing.T) {
+	tooltest.Long(t)
+	res := sweepRun(t, capacityServer(t, 100), "{connections: [1, 2], rate: [20, 60], duration: 3s}")
 	if len(res.Sweeps) != 1 || len(res.Sweeps[0].Cells) != 4 {
 		t.Fatalf("sweeps: %+v", res.Sweeps)
 	}
@@ -100,23 +105,7 @@ scenarios:
 
 func TestSweepSearch(t *testing.T) {
 	tooltest.Long(t)
-	url := capacityServer(t, 100)
-	s := parse(t, fmt.Sprintf(`
-version: 1
-name: search
-defaults: {timeout: 2s}
-targets: [{name: cap, endpoints: {http: %q}}]
-calls: {get: {http: {path: /}}}
-scenarios:
-  - name: find
-    call: get
-    sweep: {connections: [1], duration: 2s, search: {from: 20, to: 400, precision: 0.25}}
-`, url))
-	o := options(t, nil)
-	if _, err := Run(context.Background(), s, o); err != nil {
-		t.Fatal(err)
-	}
-	res := readResults(t, o.Out)
+	res := sweepRun(t, capacityServer(t, 100), "{connections: [1], duration: 2s, search: {from: 20, to: 400, precision: 0.25}}")
 	sr := res.Sweeps[0].Search
 	if len(sr) != 1 {
 		t.Fatalf("search: %+v", sr)
@@ -152,7 +141,7 @@ func TestMetricsFromPrometheus(t *testing.T) {
 	}))
 	defer exporter.Close()
 	server := promtest.Start(t, strings.TrimPrefix(exporter.URL, "http://"))
-	s := parse(t, fmt.Sprintf(`
+	s := runtest.Parse(t, fmt.Sprintf(`
 version: 1
 name: prometheus
 metrics: {prometheus: %q, series: [cometbft_consensus_total_txs]}
@@ -199,7 +188,7 @@ func TestStudyCosts(t *testing.T) {
 	if b, err := exec.Command("gcc", "-O1", "-DWORK=10", "-o", bin, "../cost/testdata/alloc.c").CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, b)
 	}
-	s := parse(t, fmt.Sprintf(`
+	s := runtest.Parse(t, fmt.Sprintf(`
 version: 1
 name: costs
 targets: [{name: none, endpoints: {http: "http://127.0.0.1:1/"}}]
@@ -259,7 +248,7 @@ func TestSweepShortfall(t *testing.T) {
 			for _, name := range slices.Sorted(maps.Keys(tc.sat)) {
 				fmt.Fprintf(&targets, "  - {name: %s, endpoints: {http: %q}}\n", name, failingServer(t, misses[name]))
 			}
-			s := parse(t, fmt.Sprintf(`
+			s := runtest.Parse(t, fmt.Sprintf(`
 version: 1
 name: shortfall
 defaults: {timeout: 2s}

@@ -3,7 +3,9 @@ package study
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -59,7 +61,7 @@ func (v *validator) compat(c *Compat) {
 			v.errorf("compat.noise", "a second instance, not the reference itself", "noise names the reference %q", c.Noise)
 		}
 	}
-	for _, name := range sortedKeys(c.Oracles) {
+	for _, name := range slices.Sorted(maps.Keys(c.Oracles)) {
 		path := "compat.oracles." + name
 		o := c.Oracles[name]
 		if o == nil || (o.Target == "") == (o.URL == "") {
@@ -86,7 +88,7 @@ func (v *validator) compatCase(path string, index int, cs *Case) {
 	if cs.Mode != "" && cs.Mode != ModeEqual && cs.Mode != ModeReport {
 		v.errorf(path+".mode", "equal or report", "unknown mode %q", cs.Mode)
 	}
-	for _, name := range sortedKeys(cs.Vary) {
+	for _, name := range slices.Sorted(maps.Keys(cs.Vary)) {
 		if !identPattern.MatchString(name) {
 			v.errorf(path+".vary."+name, "a name of letters, digits and _", "bad variable name %q", name)
 		}
@@ -104,7 +106,7 @@ func (v *validator) compatCase(path string, index int, cs *Case) {
 	}
 	if o := cs.Oracle; o != nil {
 		if _, ok := v.s.Compat.Oracles[o.Name]; !ok && o.Name != "" {
-			v.errorf(path+".oracle.name", "one of: "+strings.Join(sortedKeys(v.s.Compat.Oracles), ", "), "undefined oracle %q", o.Name)
+			v.errorf(path+".oracle.name", "one of: "+strings.Join(slices.Sorted(maps.Keys(v.s.Compat.Oracles)), ", "), "undefined oracle %q", o.Name)
 		}
 		v.callRef(path+".oracle.call", o.Call)
 		for i, ch := range o.Checks {

@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -25,8 +26,13 @@ func (s *Study) envSettings() []setting {
 			add(fmt.Sprintf("%s[%d]", path, i), a)
 		}
 	}
+	lists := func(path string, argvs [][]string) {
+		for i, argv := range argvs {
+			list(fmt.Sprintf("%s[%d]", path, i), argv)
+		}
+	}
 	mapping := func(path string, m map[string]string) {
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			add(path+"."+k, m[k])
 		}
 	}
@@ -35,9 +41,7 @@ func (s *Study) envSettings() []setting {
 			return
 		}
 		list(path+".command", st.Command)
-		for i, argv := range st.Init {
-			list(fmt.Sprintf("%s.init[%d]", path, i), argv)
-		}
+		lists(path+".init", st.Init)
 		list(path+".wipe", st.Wipe)
 		add(path+".dir", st.Dir)
 		mapping(path+".env", st.Env)
@@ -51,9 +55,7 @@ func (s *Study) envSettings() []setting {
 		start(path+".start", t.Start)
 		if c := t.Consumer; c != nil {
 			list(path+".consumer.command", c.Command)
-			for j, argv := range c.Build {
-				list(fmt.Sprintf("%s.consumer.build[%d]", path, j), argv)
-			}
+			lists(path+".consumer.build", c.Build)
 			add(path+".consumer.dir", c.Dir)
 			mapping(path+".consumer.env", c.Env)
 		}
@@ -66,7 +68,7 @@ func (s *Study) envSettings() []setting {
 	for i, c := range s.Costs {
 		list(fmt.Sprintf("costs[%d].command", i), c.Command)
 	}
-	for _, name := range sortedKeys(s.Calls) {
+	for _, name := range slices.Sorted(maps.Keys(s.Calls)) {
 		c := s.Calls[name]
 		if c == nil {
 			continue
@@ -79,7 +81,7 @@ func (s *Study) envSettings() []setting {
 		}
 	}
 	if c := s.Compat; c != nil {
-		for _, name := range sortedKeys(c.Oracles) {
+		for _, name := range slices.Sorted(maps.Keys(c.Oracles)) {
 			if o := c.Oracles[name]; o != nil {
 				add("compat.oracles."+name+".url", o.URL)
 			}

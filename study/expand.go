@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 )
 
@@ -77,34 +76,4 @@ func Placeholders(s string) []string {
 		return "", false
 	})
 	return names
-}
-
-// ParseCPUList parses a Linux CPU list such as "0", "1,3" or "0-2,5". The
-// empty string is the empty list.
-func ParseCPUList(s string) ([]int, error) {
-	var cpus []int
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	seen := map[int]bool{}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("bad CPU %q", part)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a || b-a > 4096 {
-				return nil, fmt.Errorf("bad CPU range %q", part)
-			}
-		}
-		for c := a; c <= b; c++ {
-			if !seen[c] {
-				seen[c] = true
-				cpus = append(cpus, c)
-			}
-		}
-	}
-	return cpus, nil
 }

@@ -39,25 +39,3 @@ func TestExpand(t *testing.T) {
 		t.Errorf("Placeholders = %q", got)
 	}
 }
-
-func TestParseCPUList(t *testing.T) {
-	cases := []struct {
-		in   string
-		want []int
-		err  bool
-	}{
-		{"", nil, false},
-		{"0", []int{0}, false},
-		{"1,3", []int{1, 3}, false},
-		{"0-2,5,2", []int{0, 1, 2, 5}, false},
-		{"3-1", nil, true},
-		{"x", nil, true},
-		{"-1", nil, true},
-	}
-	for _, c := range cases {
-		got, err := ParseCPUList(c.in)
-		if !reflect.DeepEqual(got, c.want) || (err != nil) != c.err {
-			t.Errorf("ParseCPUList(%q) = %v, %v; want %v (error %v)", c.in, got, err, c.want, c.err)
-		}
-	}
-}

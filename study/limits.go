@@ -98,8 +98,8 @@ func (v *validator) positiveDuration(path, what string, d time.Duration, expecte
 
 // settings checks the settings that validation used to accept and the run
 // then ignored or choked on: the order of targets, explicit zeros that
-// would be replaced by defaults, and every scenario's load against what a
-// generator can send and hold.
+// would be replaced by defaults, every scenario's load against what a
+// generator can send and hold, and the generator's CPU list.
 func (v *validator) settings() {
 	s := v.s
 	if o := s.Defaults.Order; o != "" && o != "alternate" && o != "shuffle" {
@@ -116,6 +116,7 @@ func (v *validator) settings() {
 	for i := range s.Scenarios {
 		v.scenarioBounds(fmt.Sprintf("scenarios[%d]", i), &s.Scenarios[i])
 	}
+	v.generator()
 }
 
 // scenarioBounds checks a scenario's counts, duration, rate, arrivals and

@@ -3,6 +3,8 @@ package study
 import (
 	"reflect"
 	"strings"
+
+	"github.com/tandem-bench/tandem/internal/amqpconf"
 )
 
 // A request is one protocol's request shape in a call (the value under a
@@ -127,11 +129,11 @@ func (w *WSCall) endpoints() []string      { return []string{ProtoWS} }
 
 func (a *AMQPCall) fields() []requestField { return nil }
 func (a *AMQPCall) check(v *validator, path string) {
-	if a.QueueType != "" && a.QueueType != "classic" && a.QueueType != "quorum" {
-		v.errorf(path+".queue_type", "classic or quorum", "unknown queue type %q", a.QueueType)
+	if _, err := amqpconf.QueueType(a.QueueType); err != nil {
+		v.errorf(path+".queue_type", amqpconf.QueueTypes, "unknown queue type %q", a.QueueType)
 	}
-	if a.Ack != "" && a.Ack != "each" && a.Ack != "multiple" && a.Ack != "auto" {
-		v.errorf(path+".ack", "each, multiple or auto", "unknown ack mode %q", a.Ack)
+	if _, err := amqpconf.Ack(a.Ack); err != nil {
+		v.errorf(path+".ack", amqpconf.AckModes, "unknown ack mode %q", a.Ack)
 	}
 }
 func (a *AMQPCall) endpoints() []string { return []string{ProtoAMQP} }

@@ -50,7 +50,7 @@ type Defaults struct {
 
 // Generator configures the load generator.
 type Generator struct {
-	CPUs string `yaml:"cpus" doc:"CPU list for the generator, e.g. \"0\" or \"0-1\"; default: the half of the cores the targets do not use."`
+	CPUs string `yaml:"cpus" doc:"CPU list for the generator when tandem pins (the default), e.g. \"0\", \"0-1\" or \"0,2-3\"; the targets and services without cpus of their own get the other CPUs. Default: the first half of the CPUs tandem may run on."`
 }
 
 // Target is one build under test.

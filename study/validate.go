@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -100,7 +101,7 @@ func (v *validator) check() {
 			v.errorf("defaults.client_bound", "a percentage above 0, at most 100", "client bound %v", c)
 		}
 	}
-	for _, name := range sortedKeys(s.Calls) {
+	for _, name := range slices.Sorted(maps.Keys(s.Calls)) {
 		v.call(name, s.Calls[name])
 	}
 	for i := range s.Targets {
@@ -134,15 +135,6 @@ func (v *validator) check() {
 		v.errorf("metrics.interval", "a positive duration", "interval %s", m.Interval)
 	}
 	v.settings()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func (v *validator) names(list string, n int, name func(int) string) {
@@ -184,7 +176,7 @@ func (v *validator) callRef(path, name string) *Call {
 	}
 	c, ok := v.s.Calls[name]
 	if !ok {
-		expected := "one of: " + strings.Join(sortedKeys(v.s.Calls), ", ")
+		expected := "one of: " + strings.Join(slices.Sorted(maps.Keys(v.s.Calls)), ", ")
 		if len(v.s.Calls) == 0 {
 			expected = "a call defined under calls:"
 		}
@@ -247,7 +239,7 @@ func (v *validator) placeholders(path string, val any, targetOnly bool) {
 			v.placeholders(fmt.Sprintf("%s[%d]", path, i), e, targetOnly)
 		}
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			v.placeholders(join(path, k), x[k], targetOnly)
 		}
 	}

@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -20,7 +21,7 @@ func (v *validator) target(path string, t *Target) {
 		v.consumer(path, t, strs)
 	}
 	v.start(path, t.Start, strs)
-	for _, p := range sortedKeys(strs) {
+	for _, p := range slices.Sorted(maps.Keys(strs)) {
 		v.placeholders(p, strs[p], true)
 	}
 	v.targetReady(path, t)
@@ -122,7 +123,7 @@ func (v *validator) service(path string, sv *Service) {
 	for k, e := range sv.Endpoints {
 		strs[path+".endpoints."+k] = e
 	}
-	for _, p := range sortedKeys(strs) {
+	for _, p := range slices.Sorted(maps.Keys(strs)) {
 		if slices.ContainsFunc(Placeholders(strs[p]), func(n string) bool { return strings.HasPrefix(n, "services.") }) {
 			v.errorf(p, "${port.NAME}, ${env.NAME}, ${tandem}, ${workdir} or ${studydir}", "a service cannot name another's endpoints")
 			continue

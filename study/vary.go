@@ -3,6 +3,7 @@ package study
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -147,7 +148,7 @@ func VarSeed(seed uint64, caseIndex int, name string) uint64 {
 // variables' values, variables in name order, at most MaxCases. A case
 // without variables has one empty binding.
 func (c *Case) Expand(seed uint64, caseIndex int) ([]map[string]any, error) {
-	names := sortedKeys(c.Vary)
+	names := slices.Sorted(maps.Keys(c.Vary))
 	lists := make([][]any, len(names))
 	total := 1
 	for i, name := range names {

@@ -252,9 +252,9 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 // pinFlag adds --pin, on by default: the generator and the targets on
-// disjoint halves of the cores (Linux).
+// disjoint sets of cores (Linux).
 func pinFlag(c *cobra.Command, pin *bool) {
-	c.Flags().BoolVar(pin, "pin", true, "pin the generator and the targets to disjoint halves of the cores (Linux); --pin=false leaves both to the scheduler, e.g. on a machine shared with other work")
+	c.Flags().BoolVar(pin, "pin", true, "pin the generator to the study's generator.cpus (default: the first half of the cores) and the targets to the rest (Linux); --pin=false leaves both to the scheduler, e.g. on a machine shared with other work")
 }
 
 func validateCmd(stdout io.Writer) *cobra.Command {

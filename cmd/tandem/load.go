@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/driver/amqpdrv"
+	"github.com/tandem-bench/tandem/internal/amqpconf"
 	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/load"
@@ -113,11 +114,11 @@ stop the run and print what it measured so far, marked interrupted.`,
 	f.StringVar(&o.unit, "unit", "", "the unit of work: request, or message (each streamed message); default message for server-streaming gRPC")
 	f.BoolVar(&o.quickACK, "quickack", false, "acknowledge every segment at once (TCP_QUICKACK): if a ~40 ms stall vanishes, the server waits for delayed ACKs")
 	f.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the generator (pprof) to this file")
-	f.StringVar(&o.queueType, "queue-type", "classic", "amqp: classic or quorum (a queue declared for the run, deleted after)")
-	f.IntVar(&o.prefetch, "prefetch", 1, "amqp: the consumer's prefetch window")
-	f.IntVar(&o.size, "size", 1024, "amqp: message body in bytes (the first 8 carry the send time)")
+	f.StringVar(&o.queueType, "queue-type", amqpconf.DefaultQueueType, "amqp: "+amqpconf.QueueTypes+" (a queue declared for the run, deleted after)")
+	f.IntVar(&o.prefetch, "prefetch", amqpconf.DefaultPrefetch, "amqp: the consumer's prefetch window")
+	f.IntVar(&o.size, "size", amqpconf.DefaultSize, "amqp: message body in bytes (the first 8 carry the send time)")
 	f.BoolVar(&o.confirm, "confirm", false, "amqp: publish with publisher confirms")
-	f.StringVar(&o.ack, "ack", "each", "amqp: each, multiple or auto")
+	f.StringVar(&o.ack, "ack", amqpconf.DefaultAck, "amqp: "+amqpconf.AckModes)
 	return c
 }
 
@@ -299,9 +300,10 @@ func (o loadOptions) measure(ctx context.Context, exec func(context.Context) (re
 		}
 		defer pprof.StopCPUProfile()
 	}
-	cpu0 := processCPU()
+	cpu0, _ := host.CPUTime() // 0 where the OS does not say
 	s, err := exec(ctx)
-	cpu := processCPU() - cpu0
+	cpu1, _ := host.CPUTime()
+	cpu := cpu1 - cpu0
 	if stopProgress != nil {
 		stopProgress()
 	}
@@ -506,13 +508,6 @@ func loadDialer(cmd *cobra.Command, target string, body []byte, rpcMethod, param
 		return nil, err
 	}
 	return driver.New(cmd.Context(), call, endpoint, driver.Options{Timeout: timeout, QuickACK: quickACK})
-}
-
-// processCPU is the CPU time this process has used (0 where the OS does
-// not say).
-func processCPU() time.Duration {
-	d, _ := host.CPUTime()
-	return d
 }
 
 // progressLine redraws one status line on a terminal every half second

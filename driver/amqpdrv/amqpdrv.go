@@ -16,6 +16,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/tandem-bench/tandem/hdr"
+	"github.com/tandem-bench/tandem/internal/amqpconf"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -26,12 +27,13 @@ type Options struct {
 	// Queue prefixes the name of the queue declared for the run; default
 	// tandem.
 	Queue string
-	// QueueType is classic (default) or quorum.
+	// QueueType is classic (default) or quorum (see amqpconf).
 	QueueType string
-	// Prefetch is the consumer's window (basic.qos); default 1.
+	// Prefetch is the consumer's window (basic.qos); default
+	// amqpconf.DefaultPrefetch.
 	Prefetch int
 	// Size is each message's body in bytes (at least 8: the send time);
-	// default 1024.
+	// default amqpconf.DefaultSize.
 	Size int
 	// Confirm waits for the broker's publisher confirms (at most Prefetch
 	// ×4, at least 256, outstanding).
@@ -57,27 +59,16 @@ type Options struct {
 }
 
 func (o *Options) defaults() error {
-	if o.QueueType == "" {
-		o.QueueType = "classic"
+	var err error
+	if o.QueueType, err = amqpconf.QueueType(o.QueueType); err != nil {
+		return err
 	}
-	if o.QueueType != "classic" && o.QueueType != "quorum" {
-		return fmt.Errorf("queue type %q: want classic or quorum", o.QueueType)
-	}
-	if o.Prefetch <= 0 {
-		o.Prefetch = 1
-	}
-	if o.Size <= 0 {
-		o.Size = 1024
-	}
+	o.Prefetch, o.Size = amqpconf.Prefetch(o.Prefetch), amqpconf.Size(o.Size)
 	if o.Size < 8 {
 		return fmt.Errorf("size %d: a message carries its 8-byte send time", o.Size)
 	}
-	switch o.Ack {
-	case "":
-		o.Ack = "each"
-	case "each", "multiple", "auto":
-	default:
-		return fmt.Errorf("ack %q: want each, multiple or auto", o.Ack)
+	if o.Ack, err = amqpconf.Ack(o.Ack); err != nil {
+		return err
 	}
 	if o.Messages <= 0 && o.Duration <= 0 {
 		return errors.New("a run needs a message count or a duration")
@@ -114,7 +105,7 @@ func Run(ctx context.Context, o Options) (results.Sample, error) {
 	}
 	queue := uniqueName(o.Queue)
 	args := queueArgs(o.QueueType, o.Expires)
-	if _, err := pub.QueueDeclare(queue, o.QueueType == "quorum", false, false, false, args); err != nil {
+	if _, err := pub.QueueDeclare(queue, o.QueueType == amqpconf.Quorum, false, false, false, args); err != nil {
 		return results.Sample{}, fmt.Errorf("declare %s queue: %w", o.QueueType, err)
 	}
 	defer func() { // whatever happens, on a channel of its own
@@ -126,7 +117,7 @@ func Run(ctx context.Context, o Options) (results.Sample, error) {
 	if err := sub.Qos(o.Prefetch, 0, false); err != nil {
 		return results.Sample{}, err
 	}
-	deliveries, err := sub.ConsumeWithContext(ctx, queue, "", o.Ack == "auto", false, false, false, nil)
+	deliveries, err := sub.ConsumeWithContext(ctx, queue, "", o.Ack == amqpconf.AckAuto, false, false, false, nil)
 	if err != nil {
 		return results.Sample{}, err
 	}
@@ -214,13 +205,13 @@ func Run(ctx context.Context, o Options) (results.Sample, error) {
 				hist.RecordValue(min(max(now.Sub(sent).Nanoseconds(), 1), hist.HighestTrackableValue()))
 			}
 			switch o.Ack {
-			case "each":
+			case amqpconf.AckEach:
 				if err := d.Ack(false); err != nil {
 					s.Errors["ack"]++
 					continue
 				}
-			case "multiple":
-				if unacked++; unacked >= max(1, o.Prefetch/2) {
+			case amqpconf.AckMultiple:
+				if unacked++; unacked >= amqpconf.AckBatch(o.Prefetch) {
 					if err := d.Ack(true); err != nil {
 						s.Errors["ack"]++
 					}
@@ -257,13 +248,4 @@ func Run(ctx context.Context, o Options) (results.Sample, error) {
 		s.HDR = enc
 	}
 	return s, ctx.Err()
-}
-
-// redact hides a URL's password in messages.
-func redact(u string) string {
-	if uri, err := amqp.ParseURI(u); err == nil && uri.Password != "" {
-		uri.Password = "xxx"
-		return uri.String()
-	}
-	return u
 }

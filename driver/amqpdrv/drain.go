@@ -12,6 +12,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/tandem-bench/tandem/internal/amqpconf"
+	"github.com/tandem-bench/tandem/internal/redact"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -64,7 +66,7 @@ func dial(url string) (*amqp.Connection, error) {
 	// machine can take seconds to answer a handshake
 	conn, err := amqp.DialConfig(url, amqp.Config{Dial: amqp.DefaultDial(30 * time.Second)})
 	if err != nil {
-		return nil, fmt.Errorf("amqp %s: %w", redact(url), err)
+		return nil, fmt.Errorf("amqp %s: %w", redact.URLs(url), err)
 	}
 	return conn, nil
 }
@@ -107,18 +109,16 @@ func DeclareExpiring(url, prefix, queueType string, expires time.Duration) (*Que
 	if expires <= 0 {
 		expires = DefaultExpires
 	}
-	if queueType == "" {
-		queueType = "classic"
-	}
-	if queueType != "classic" && queueType != "quorum" {
-		return nil, fmt.Errorf("queue type %q: want classic or quorum", queueType)
+	queueType, err := amqpconf.QueueType(queueType)
+	if err != nil {
+		return nil, err
 	}
 	conn, ch, err := dialChannel(url)
 	if err != nil {
 		return nil, err
 	}
 	q := &Queue{Name: uniqueName(prefix), Expires: expires, conn: conn, ch: ch}
-	if _, err := ch.QueueDeclare(q.Name, queueType == "quorum", false, false, false, queueArgs(queueType, expires)); err != nil {
+	if _, err := ch.QueueDeclare(q.Name, queueType == amqpconf.Quorum, false, false, false, queueArgs(queueType, expires)); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("declare %s queue: %w", queueType, err)
 	}
@@ -427,12 +427,12 @@ func StartRaw(ctx context.Context, url, queue string, prefetch int, ack string, 
 	if err != nil {
 		return nil, err
 	}
-	if err := ch.Qos(max(prefetch, 1), 0, false); err != nil {
+	if err := ch.Qos(amqpconf.Prefetch(prefetch), 0, false); err != nil {
 		conn.Close()
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	deliveries, err := ch.ConsumeWithContext(ctx, queue, "", ack == "auto", false, false, false, nil)
+	deliveries, err := ch.ConsumeWithContext(ctx, queue, "", ack == amqpconf.AckAuto, false, false, false, nil)
 	if err != nil {
 		cancel()
 		conn.Close()
@@ -441,12 +441,12 @@ func StartRaw(ctx context.Context, url, queue string, prefetch int, ack string, 
 	c := &RawConsumer{conn: conn, cancel: cancel, done: make(chan struct{}), marks: slices.Clone(marks), at: make([]time.Time, len(marks))}
 	go func() {
 		defer close(c.done)
-		batch := max(1, prefetch/2)
+		batch := amqpconf.AckBatch(prefetch)
 		unacked := 0
 		for d := range deliveries {
 			switch ack {
-			case "auto":
-			case "multiple":
+			case amqpconf.AckAuto:
+			case amqpconf.AckMultiple:
 				if unacked++; unacked < batch {
 					continue
 				}
@@ -557,13 +557,9 @@ func ConsumeEnv(ctx context.Context, getenv func(string) string) error {
 	if err != nil || prefetch < 1 {
 		return fmt.Errorf("consume: TANDEM_PREFETCH %q: want a positive integer", getenv("TANDEM_PREFETCH"))
 	}
-	ack := getenv("TANDEM_ACK")
-	switch ack {
-	case "":
-		ack = "each"
-	case "each", "multiple", "auto":
-	default:
-		return fmt.Errorf("consume: TANDEM_ACK %q: want each, multiple or auto", ack)
+	ack, err := amqpconf.Ack(getenv("TANDEM_ACK"))
+	if err != nil {
+		return fmt.Errorf("consume: TANDEM_ACK: %w", err)
 	}
 	c, err := StartRaw(ctx, url, queue, prefetch, ack)
 	if err != nil {

@@ -4,22 +4,14 @@ import (
 	"runtime"
 	"slices"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // affinity is the CPU set of the calling thread.
 func affinity(t *testing.T) []int {
 	t.Helper()
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
+	cpus, err := AllowedCPUs()
+	if err != nil {
 		t.Fatal(err)
-	}
-	var cpus []int
-	for c := range 1024 {
-		if set.IsSet(c) {
-			cpus = append(cpus, c)
-		}
 	}
 	return cpus
 }
@@ -31,6 +23,9 @@ func TestKernelAndPinning(t *testing.T) {
 	runtime.LockOSThread() // affinity is per thread: ask the same one
 	defer runtime.UnlockOSThread()
 	before := affinity(t)
+	if len(before) != runtime.NumCPU() {
+		t.Errorf("AllowedCPUs = %v; want %d CPUs, as runtime.NumCPU says", before, runtime.NumCPU())
+	}
 	restore, err := PinProcess(before[len(before)-1:])
 	if err != nil {
 		t.Fatal(err)

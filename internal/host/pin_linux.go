@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 
@@ -24,6 +25,22 @@ func PinProcess(cpus []int) (restore func() error, err error) {
 		return nil, err
 	}
 	return func() error { return setAll(&before) }, nil
+}
+
+// AllowedCPUs lists the CPUs the calling thread may run on (its affinity
+// mask: the process's, unless its threads were pinned apart), in order.
+func AllowedCPUs() ([]int, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, fmt.Errorf("CPU affinity: %w", err)
+	}
+	cpus := make([]int, 0, set.Count())
+	for c := 0; len(cpus) < cap(cpus); c++ {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
 }
 
 // setAll sets the affinity of every thread of this process.

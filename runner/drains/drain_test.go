@@ -10,6 +10,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/tandem-bench/tandem/internal/rabbittest"
+	"github.com/tandem-bench/tandem/internal/runtest"
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/runner"
 	"github.com/tandem-bench/tandem/stats"
@@ -115,7 +116,7 @@ func TestRabbitMQExample(t *testing.T) {
 // on; the node is stopped at the end.
 func TestDrainFailures(t *testing.T) {
 	tooltest.Need(t, "TANDEM_REQUIRE_RABBITMQ", "rabbitmq-server") // the study starts its own node
-	s := parse(t, `
+	s := runtest.Parse(t, `
 version: 1
 name: failures
 defaults: {rounds: 1, warmup: 100ms, timeout: 1s}
@@ -179,7 +180,7 @@ scenarios:
 // interrupted, and the queue is deleted.
 func TestDrainInterrupted(t *testing.T) {
 	node := broker.Node(t)
-	s := parse(t, fmt.Sprintf(`
+	s := runtest.Parse(t, fmt.Sprintf(`
 version: 1
 name: interrupted
 defaults: {rounds: 1, warmup: 100ms}
@@ -193,7 +194,7 @@ scenarios:
 	o := options(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	var once sync.Once
-	buf := &syncBuffer{onLog: func(line string) {
+	buf := &runtest.Progress{OnLog: func(line string) {
 		if strings.Contains(line, "round 1/1") || strings.Contains(line, "warm-up") {
 			once.Do(func() { time.AfterFunc(3*time.Second, cancel) })
 		}
@@ -219,7 +220,7 @@ scenarios:
 // publisher, one consumer, a queue per run), calibrated like any other.
 func TestAMQPScenario(t *testing.T) {
 	url := broker.Node(t).URL
-	s := parse(t, fmt.Sprintf(`
+	s := runtest.Parse(t, fmt.Sprintf(`
 version: 1
 name: broker
 defaults: {rounds: 2, warmup: 100ms, min_duration: 300ms}

@@ -12,16 +12,15 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tandem-bench/tandem/driver/amqpdrv"
 	"github.com/tandem-bench/tandem/internal/rabbittest"
+	"github.com/tandem-bench/tandem/internal/runtest"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/runner"
-	"github.com/tandem-bench/tandem/study"
 )
 
 // broker is the RabbitMQ node the tests share, except those whose study
@@ -45,15 +44,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func parse(t *testing.T, src string) *study.Study {
-	t.Helper()
-	s, err := study.Parse("test.yaml", []byte(src))
-	if err != nil {
-		t.Fatalf("study: %v", err)
-	}
-	return s
-}
-
 // options runs a study with this test binary as tandem, its results in a
 // temporary directory; TANDEM_TEST_PROGRESS=1 shows its progress.
 func options(t *testing.T, progress io.Writer) runner.Options {
@@ -66,34 +56,5 @@ func options(t *testing.T, progress io.Writer) runner.Options {
 // readResults reads a run's results.json, checked against the schema.
 func readResults(t *testing.T, dir string) *results.Results {
 	t.Helper()
-	path := filepath.Join(dir, runner.ResultsFile)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := results.Validate(data); err != nil {
-		t.Errorf("%s does not validate against the schema: %v", path, err)
-	}
-	r, err := results.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-// syncBuffer is a progress writer that can be read while a run writes.
-type syncBuffer struct {
-	mu    sync.Mutex
-	buf   []byte
-	onLog func(string)
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.onLog != nil {
-		b.onLog(string(p))
-	}
-	b.buf = append(b.buf, p...)
-	return len(p), nil
+	return runtest.ReadResults(t, filepath.Join(dir, runner.ResultsFile))
 }
