@@ -277,6 +277,7 @@ func (w *cancelWriter) Write(p []byte) (int, error) {
 
 func TestDemoInterrupted(t *testing.T) {
 	tooltest.Long(t)
+	t.Parallel() // waits on the demo's targets; unpinned, it asserts what was kept, not speed
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -46,6 +46,7 @@ compat:
 
 func TestRunOnlyCompatStrict(t *testing.T) {
 	tooltest.Long(t)
+	t.Parallel() // answers, not speed
 	cases := []struct {
 		name, cases string
 		strict      bool
