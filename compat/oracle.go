@@ -52,8 +52,8 @@ func (r *runner) oracle(ctx context.Context, co *study.CaseOracle, vars map[stri
 
 // Extract returns the value at a field path in a tree; a [*] segment
 // collects every element into a list, and a list element may be named
-// [N] or, as in older studies, .N (txs[0].height = txs.0.height). A path
-// that does not exist gives nil and false.
+// [N] or .N (txs[0].height = txs.0.height, the form readiness conditions
+// were written in). A path that does not exist gives nil and false.
 func Extract(tree any, path string) (any, bool) {
 	segs, err := ParsePattern(path)
 	if err != nil {

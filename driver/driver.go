@@ -43,9 +43,10 @@ type Options struct {
 	// Timeout bounds each request.
 	Timeout time.Duration
 	// QuickACK makes the client acknowledge every segment at once, to
-	// confirm a delayed-ACK stall (HTTP, JSON-RPC and gRPC calls).
+	// confirm a delayed-ACK stall (HTTP, JSON-RPC, gRPC and TCP calls).
 	QuickACK bool
-	// MaxAnswer bounds an HTTP or JSON-RPC answer's body; zero: no bound.
+	// MaxAnswer bounds an HTTP or JSON-RPC answer's body (zero: no bound)
+	// and a TCP answer (zero: tcpdrv.DefaultMaxAnswer).
 	MaxAnswer int
 	// Run is what a cometbft call's transactions carry (connections, rate
 	// and the run id of a sweep cell).
@@ -86,8 +87,8 @@ func protocols() []protocol {
 	}
 }
 
-// New returns a Caller for call at endpoint (host:port for gRPC, a URL
-// otherwise).
+// New returns a Caller for call at endpoint (host:port for gRPC and TCP, a
+// URL otherwise). An amqp call has none: see NewBroker.
 func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Caller, error) {
 	key := call.Protocol()
 	for _, p := range protocols() {
@@ -233,7 +234,13 @@ func newHTTP(_ context.Context, call *study.Call, endpoint string, o Options) (C
 }
 
 // httpFromURL makes an HTTP call, or with an RPC method a JSON-RPC call.
+// Header values are taken literally (a study's may use ${env.NAME}).
 func httpFromURL(u *url.URL, o URLOptions) (*study.Call, string, error) {
+	literal := make(map[string]string, len(o.Headers))
+	for k, v := range o.Headers {
+		literal[k] = strings.ReplaceAll(v, "${", "$${") // Expand reads $${ as a literal ${
+	}
+	o.Headers = literal
 	if o.RPCMethod != "" {
 		params, err := jsonValue("--params", []byte(o.Params))
 		if err != nil {

@@ -81,6 +81,13 @@ func TestSample(t *testing.T) {
 		{"json", "SIGINT", []string{`"interrupted": true`}, ""},
 		{"html", "", nil, `format "html": want text, md or json`},
 	} {
+		if c.format == "json" && c.stoppedBy == "SIGINT" {
+			// no warnings: a list all the same, for scripts to range over
+			var b bytes.Buffer
+			if err := Sample(&b, c.format, s, nil, ""); err != nil || !strings.Contains(b.String(), `"warnings": []`) {
+				t.Errorf("json without warnings (%v): want \"warnings\": [] in\n%s", err, b.String())
+			}
+		}
 		var b bytes.Buffer
 		err := Sample(&b, c.format, s, []string{"w"}, c.stoppedBy)
 		if c.err != "" {

@@ -128,11 +128,15 @@ func sampleMarkdown(w io.Writer, s results.Sample, warnings []string, stoppedBy 
 }
 
 // sampleJSON writes the --format json object of tandem load (README.md,
-// the tour): the sample's fields plus warnings (null when there are none),
+// the tour): the sample's fields plus warnings (an empty list when there
+// are none),
 // and interrupted: true when something stopped the run before its end (the
 // figures are what was measured before). offered_rate is null for a closed
 // loop, which offers none.
 func sampleJSON(w io.Writer, s results.Sample, warnings []string, stoppedBy string) error {
+	if warnings == nil {
+		warnings = []string{} // a list for scripts to range over, never null
+	}
 	var offered any
 	if s.OfferedRate > 0 {
 		offered = s.OfferedRate

@@ -409,7 +409,8 @@ func TestHolds(t *testing.T) {
 		{"list[*].x", []any{1}, true},
 		{"list.1.x", int64(1), false},
 		{"list[1].x", int64(1), false},
-		{"missing.deep", nil, false},
+		{"missing.deep", int64(1), false},
+		{"missing.deep", nil, true}, // a missing field is null
 	}
 	for _, c := range cases {
 		if ok, got := Holds(answer, c.path, c.want); ok != c.ok {

@@ -209,8 +209,11 @@ func (v *validator) call(name string, c *Call) {
 	for i, req := range reqs {
 		req.check(v, path+"."+names[i])
 		for _, f := range req.fields() {
-			if f.value != nil {
+			switch {
+			case f.value != nil:
 				v.placeholders(path+"."+names[i]+"."+f.key, f.value.V, false)
+			case f.text != nil:
+				v.placeholders(path+"."+names[i]+"."+f.key, *f.text, false)
 			}
 		}
 	}

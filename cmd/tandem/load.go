@@ -492,6 +492,8 @@ func readData(data string) ([]byte, error) {
 	return []byte(data), nil
 }
 
+// loadDialer builds the driver of the call a target URL and the flags
+// describe (see driver.CallFromURL); --header values are Name: value.
 func loadDialer(cmd *cobra.Command, target string, body []byte, rpcMethod, params string, headers, protos, importPaths []string,
 	timeout time.Duration, http2, insecure, quickACK bool) (load.Dialer, error) {
 	hdr := map[string]string{}

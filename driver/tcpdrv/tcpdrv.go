@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -16,7 +17,9 @@ import (
 	"net"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/tandem-bench/tandem/driver/quickack"
 	"github.com/tandem-bench/tandem/load"
 )
 
@@ -42,6 +45,9 @@ type Options struct {
 	Timeout time.Duration
 	// MaxAnswer bounds an answer; 0 is DefaultMaxAnswer.
 	MaxAnswer int
+	// QuickACK makes the client acknowledge every segment at once, to
+	// confirm a delayed-ACK stall.
+	QuickACK bool
 }
 
 // Caller dials connections for one request shape.
@@ -82,6 +88,9 @@ func (c *Caller) DialConn(ctx context.Context) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.o.QuickACK {
+		nc = quickack.Wrap(nc)
+	}
 	return &Conn{c: c, nc: nc, r: bufio.NewReaderSize(nc, 16<<10)}, nil
 }
 
@@ -91,6 +100,9 @@ func (cn *Conn) redial(ctx context.Context, deadline time.Time) error {
 	nc, err := d.DialContext(ctx, "tcp", cn.c.o.Addr)
 	if err != nil {
 		return err
+	}
+	if cn.c.o.QuickACK {
+		nc = quickack.Wrap(nc)
 	}
 	cn.nc = nc
 	cn.r.Reset(nc)
@@ -117,7 +129,8 @@ func (cn *Conn) Do(ctx context.Context, deadline time.Time) load.Result {
 	return res
 }
 
-// Ask sends the request once and returns the answer as a JSON string.
+// Ask sends the request once and returns the answer as JSON (see
+// jsonText).
 func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
 	ans, res := cn.do(ctx, time.Now().Add(cn.timeout()))
 	if res.Status != "" && res.Status != statusError {
@@ -159,10 +172,21 @@ func (cn *Conn) do(ctx context.Context, deadline time.Time) ([]byte, load.Result
 		cn.stop = context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
 	}
 	cn.nc.SetDeadline(deadline)
+	if err := ctx.Err(); err != nil {
+		// the run ended between the check above and the deadline, which
+		// then replaced the one that would have cut the wait short
+		return nil, load.Result{Status: load.TransportStatus(err)}
+	}
 	if _, err := cn.nc.Write(cn.c.o.Send); err != nil {
 		return nil, cn.fail(err)
 	}
 	ans, err := cn.read()
+	if err == nil && cn.r.Buffered() > 0 {
+		// more came than one answer: the framing does not fit the
+		// protocol (a Redis bulk reply read to its first line), and what
+		// is left would be taken for the next answer
+		err = errExtra
+	}
 	if err != nil {
 		return nil, cn.fail(err)
 	}
@@ -172,8 +196,12 @@ func (cn *Conn) do(ctx context.Context, deadline time.Time) ([]byte, load.Result
 	return ans, load.Result{Units: 1}
 }
 
-// errTooLarge is an answer over MaxAnswer.
-var errTooLarge = errors.New("answer too large")
+// errTooLarge is an answer over MaxAnswer; errExtra, bytes after an
+// answer before the next request was sent.
+var (
+	errTooLarge = errors.New("answer too large")
+	errExtra    = errors.New("bytes after the answer")
+)
 
 // read reads one answer into cn.buf.
 func (cn *Conn) read() ([]byte, error) {
@@ -223,8 +251,11 @@ func (cn *Conn) read() ([]byte, error) {
 func (cn *Conn) fail(err error) load.Result {
 	cn.nc.Close()
 	cn.nc = nil
-	if errors.Is(err, errTooLarge) {
+	switch {
+	case errors.Is(err, errTooLarge):
 		return load.Result{Status: "too-large"}
+	case errors.Is(err, errExtra):
+		return load.Result{Status: "tcp:extra"}
 	}
 	return load.Result{Status: load.TransportStatus(err)}
 }
@@ -240,6 +271,11 @@ func (cn *Conn) Close() error {
 	return cn.nc.Close()
 }
 
-// jsonText is an answer as a JSON string, so that compat compares it as
-// text.
-func jsonText(ans []byte) ([]byte, error) { return json.Marshal(string(ans)) }
+// jsonText is an answer as JSON for compat: a string when it is UTF-8
+// text, else {"base64": …}, so that two binary answers never look alike.
+func jsonText(ans []byte) ([]byte, error) {
+	if utf8.Valid(ans) {
+		return json.Marshal(string(ans))
+	}
+	return json.Marshal(map[string]string{"base64": base64.StdEncoding.EncodeToString(ans)})
+}

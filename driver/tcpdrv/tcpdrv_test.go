@@ -64,6 +64,10 @@ func TestFraming(t *testing.T) {
 			return []byte("-ERR unknown\r\n")
 		case "BIG":
 			return []byte(strings.Repeat("x", 100) + "\r\n")
+		case "BULK":
+			return []byte("$3\r\nbar\r\n") // two lines: one-line framing does not fit
+		case "RAW":
+			return prefixed("\xff\x00")
 		}
 		return nil
 	})
@@ -79,6 +83,8 @@ func TestFraming(t *testing.T) {
 		{"error prefix", Options{Send: []byte("BAD\r\n"), Until: []byte("\r\n"), ErrorPrefix: []byte("-")}, `"-ERR unknown\r\n"`, "tcp:error"},
 		{"too large", Options{Send: []byte("BIG\r\n"), Until: []byte("\r\n"), MaxAnswer: 50}, "", "too-large"},
 		{"hung up", Options{Send: []byte("QUIT\r\n"), Until: []byte("\r\n")}, "", "eof"},
+		{"more than one answer", Options{Send: []byte("BULK\r\n"), Until: []byte("\r\n")}, "", "tcp:extra"},
+		{"binary answer", Options{Send: []byte("RAW\n"), LengthPrefix: 2, QuickACK: true}, `{"base64":"/wA="}`, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
