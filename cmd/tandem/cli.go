@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tandem-bench/tandem/demo"
@@ -143,6 +144,8 @@ type runOptions struct {
 	rounds                    int
 	verbose, strict, keepData bool
 	noPin                     bool
+	// plan prints the plan and its estimate instead of running.
+	plan bool
 }
 
 func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr io.Writer) error {
@@ -152,8 +155,14 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 	}
 	out, strict := ro.out, ro.strict
 	o := runner.Options{Out: out, Only: ro.only, Rounds: ro.rounds, Self: self, Pin: !ro.noPin, Version: version, CommandLine: os.Args, KeepData: ro.keepData}
+	plan := runner.NewPlan(s, o)
+	if ro.plan {
+		_, err := fmt.Fprintf(stdout, "%s: the plan, estimated from the study (nothing was started)\n\n%s", s.Name, plan)
+		return err
+	}
 	if ro.verbose || isTerminal(stderr) {
 		o.Progress = stderr
+		fmt.Fprintf(stderr, "plan: %d steps, about %s (--plan lists them)\n", len(plan.Steps), plan.Total.Round(time.Second))
 	}
 	res, runErr := runner.Run(ctx, s, o)
 	if res == nil {
@@ -189,7 +198,7 @@ func writeReports(dir string, res *results.Results) error {
 
 func demoCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out string
-	var quick, verbose, pin bool
+	var quick, verbose, pin, plan bool
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the embedded demo study against the two builds of the sample service",
@@ -203,12 +212,13 @@ cores.`,
 			if err != nil {
 				return err
 			}
-			return studyRun(cmd.Context(), s, runOptions{out: out, verbose: verbose, noPin: !pin}, stdout, stderr)
+			return studyRun(cmd.Context(), s, runOptions{out: out, verbose: verbose, noPin: !pin, plan: plan}, stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&out, "out", "tandem-demo", "directory for results.json and the reports")
 	c.Flags().BoolVar(&quick, "quick", false, "short runs: finishes in under 90 s")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "show progress on stderr even when it is not a terminal")
+	c.Flags().BoolVar(&plan, "plan", false, "print the plan (each phase and scenario, with an estimate of its time) and start nothing")
 	pinFlag(c, &pin)
 	return c
 }
@@ -217,11 +227,11 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out string
 	var only []string
 	var rounds int
-	var verbose, strict, quick, keepData, pin bool
+	var verbose, strict, quick, keepData, pin, plan bool
 	c := &cobra.Command{
 		Use:     "run STUDY.yaml",
 		Short:   "Run a study: start the targets, measure them side by side, write results.json",
-		Example: "  tandem run study.yaml --out out/\n  tandem run study.yaml --only getblock-latency --rounds 5\n  tandem run study.yaml --only compat --strict",
+		Example: "  tandem run study.yaml --out out/\n  tandem run study.yaml --plan\n  tandem run study.yaml --only getblock-latency --rounds 5\n  tandem run study.yaml --only compat --strict",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if rounds < 0 {
@@ -237,7 +247,7 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 			if quick {
 				s.Quick()
 			}
-			return studyRun(cmd.Context(), s, runOptions{out: out, only: only, rounds: rounds, verbose: verbose, strict: strict, keepData: keepData, noPin: !pin}, stdout, stderr)
+			return studyRun(cmd.Context(), s, runOptions{out: out, only: only, rounds: rounds, verbose: verbose, strict: strict, keepData: keepData, noPin: !pin, plan: plan}, stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&out, "out", "tandem-out", "directory for results.json and the reports")
@@ -246,6 +256,7 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().BoolVar(&quick, "quick", false, "short runs: one start per target, short rounds, each sweep's quick grid")
 	c.Flags().BoolVar(&keepData, "keep-data", false, "keep the targets' data_dir after the run (default: removed)")
 	c.Flags().IntVar(&rounds, "rounds", 0, "override every scenario's rounds (0: the study's)")
+	c.Flags().BoolVar(&plan, "plan", false, "print the plan (each phase and scenario, with an estimate of its time) and start nothing")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "show progress on stderr even when it is not a terminal")
 	pinFlag(c, &pin)
 	return c

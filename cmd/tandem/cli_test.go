@@ -151,6 +151,29 @@ calls:
 	}
 }
 
+// --plan prints each phase and scenario with its estimate, and starts
+// nothing: no output directory, no target.
+func TestRunPlan(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "never")
+	code, stdout, stderr := tandem(t, "run", "--plan", "../../demo/demo.yaml", "--out", out)
+	if code != 0 {
+		t.Fatalf("run --plan: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"nothing was started", "startup", "compat", "42 cases × 2 targets", "getblock-scaling",
+		"3 levels × 2 targets × 3 rounds of ~2s, calibrated", "getblock-saturation", "sweep", "total"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the plan lacks %q:\n%s", want, stdout)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("--plan made %s (%v)", out, err)
+	}
+	code, quick, _ := tandem(t, "demo", "--plan", "--quick")
+	if code != 0 || quick == stdout || !strings.Contains(quick, "total") {
+		t.Errorf("demo --plan --quick: exit %d, the same plan as the full study's:\n%s", code, quick)
+	}
+}
+
 func TestValidateAndSchema(t *testing.T) {
 	code, out, stderr := tandem(t, "validate", "../../demo/demo.yaml")
 	if code != 0 || !strings.Contains(out, "ok: 2 targets, 13 calls, 10 scenarios, 42 compat cases") {
