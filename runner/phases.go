@@ -165,7 +165,14 @@ func (r *runner) compat(ctx context.Context) error {
 		if err := r.save(); err != nil {
 			return err
 		}
-		r.progress("compat: %d cases, %d failed", len(c.Cases), c.Failed)
+		differ := 0
+		for _, cs := range c.Cases {
+			if cs.Agreement != "identical" {
+				differ++
+			}
+		}
+		r.progress("compat: %d of %d cases differ from %s; %d fail where agreement is required (--strict exits 1 on those)",
+			differ, len(c.Cases), c.Reference, c.Failed)
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()

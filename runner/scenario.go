@@ -13,6 +13,7 @@ import (
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/internal/amqpconf"
 	"github.com/tandem-bench/tandem/internal/host"
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
@@ -387,10 +388,11 @@ func describeRound(rd results.Round) string {
 	if rd.Failed {
 		return "failed: " + rd.Error
 	}
-	s := fmt.Sprintf("%d ok, %d errors, p50 %v, p99 %v, %.0f %s/s", rd.OK, rd.Requests-rd.OK,
-		time.Duration(rd.LatencyNs.P50), time.Duration(rd.LatencyNs.P99), rd.UnitsPerS, rd.Unit)
+	s := fmt.Sprintf("%s of %s ok, p50 %s, p99 %s, %s %s/s", human.Number(float64(rd.OK)), human.Number(float64(rd.Requests)),
+		human.Duration(float64(rd.LatencyNs.P50)), human.Duration(float64(rd.LatencyNs.P99)), human.Number(rd.UnitsPerS), rd.Unit)
 	if rd.OfferedRate > 0 {
-		s += fmt.Sprintf(" (offered %.0f/s, achieved %.0f/s, dropped %d)", rd.OfferedRate, rd.AchievedRate, rd.Dropped)
+		s += fmt.Sprintf(" (offered %s/s, achieved %s/s, dropped %s)", human.Number(rd.OfferedRate), human.Number(rd.AchievedRate),
+			human.Number(float64(rd.Dropped)))
 	}
 	return s
 }

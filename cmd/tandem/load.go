@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -313,117 +310,8 @@ func (o loadOptions) measure(ctx context.Context, exec func(context.Context) (re
 	return s, cpu, nil
 }
 
-// targetURL parses a load target and checks its port, if it names one.
-// Its errors do not repeat the target, which may hold a password.
-func targetURL(target string) (*url.URL, error) {
-	u, err := url.Parse(target)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("target: %w", err)
-	}
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("target %s: port %s: want 1 to 65535", u.Redacted(), p)
-		}
-	}
-	return u, nil
-}
-
 // reachTimeout bounds the reachability check's connection.
 const reachTimeout = 2 * time.Second
-
-// endpoint is the host:port the target u connects to.
-func endpoint(u *url.URL) (string, error) {
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "ws": "80", "https": "443", "wss": "443"}[u.Scheme]
-		if port == "" {
-			return "", fmt.Errorf("target %s: no port: want %s://HOST:PORT/…", u.Redacted(), u.Scheme)
-		}
-	}
-	return net.JoinHostPort(u.Hostname(), port), nil
-}
-
-// unreachable is a target whose host did not resolve or that refused or
-// did not take a connection.
-type unreachable struct {
-	target string // the URL, if the message is to name it
-	addr   string // host:port
-	err    error
-}
-
-func (e *unreachable) Error() string {
-	if e.target != "" {
-		return "cannot reach " + e.target + ": " + e.addr + ": " + e.reason()
-	}
-	return "cannot reach " + e.addr + ": " + e.reason()
-}
-
-func (e *unreachable) Unwrap() error { return e.err }
-
-// reason says why, in a few words: "connection refused".
-func (e *unreachable) reason() string {
-	var dns *net.DNSError
-	var op *net.OpError
-	switch {
-	case errors.As(e.err, &dns):
-		return "cannot resolve " + dns.Name + ": " + dns.Err
-	case errors.Is(e.err, syscall.ECONNREFUSED):
-		return "connection refused"
-	case load.TransportStatus(e.err) == "timeout":
-		return "no connection within " + reachTimeout.String()
-	case errors.As(e.err, &op) && op.Err != nil:
-		return op.Err.Error() // "connect: network is unreachable"
-	}
-	return e.err.Error()
-}
-
-// reach resolves addr's host and opens one TCP connection to it.
-func reach(ctx context.Context, addr string) error {
-	c, err := (&net.Dialer{Timeout: reachTimeout}).DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return &unreachable{addr: addr, err: err}
-	}
-	c.Close()
-	return nil
-}
-
-// preflight checks the target u before the run, so an unreachable target
-// or a TLS mismatch is one clear error, not a run of failures: it resolves
-// the host and opens one TCP connection (for at most reachTimeout), then
-// sends one request. Everything else (statuses the target chose, garbage,
-// resets, timeouts) is what the run is there to measure, and passes.
-func preflight(ctx context.Context, u *url.URL, d load.Dialer, timeout time.Duration) error {
-	target := u.Redacted()
-	addr, err := endpoint(u)
-	if err != nil {
-		return err
-	}
-	if err := reach(ctx, addr); err != nil {
-		if u.Scheme == "http" || u.Scheme == "https" { // these connect on the first request
-			return fmt.Errorf("cannot use %s: the first request failed: %s (%w)", target, load.TransportStatus(err), err)
-		}
-		var ur *unreachable
-		if errors.As(err, &ur) {
-			ur.target = target
-		}
-		return err
-	}
-	cn, err := d.Dial(ctx)
-	if err != nil {
-		return fmt.Errorf("cannot reach %s: %w", target, err)
-	}
-	defer cn.Close()
-	res := cn.Do(ctx, time.Now().Add(timeout))
-	switch res.Status {
-	case "refused", "tls":
-		return fmt.Errorf("cannot use %s: the first request failed: %s", target, res.Status)
-	}
-	return nil
-}
 
 // finish prints the sample of a run that ctx ran and says how the run
 // ended: stopped early (marked interrupted; interruptedExit gives the exit
@@ -539,38 +427,6 @@ func progressLine(w io.Writer, live *load.Live, total time.Duration) func() {
 		}
 	}()
 	return func() { close(done); <-stopped }
-}
-
-// diagnose says why an open or batched loop did not reach its offered
-// rate, from what was measured: drops, busy connections, generator CPU.
-func diagnose(s results.Sample, cpu time.Duration, connections int) []string {
-	var warnings []string
-	elapsed := time.Duration(s.DurationNs)
-	if elapsed > 0 {
-		cores := float64(runtime.GOMAXPROCS(0))
-		if use := cpu.Seconds() / elapsed.Seconds() / cores; use >= 0.9 {
-			warnings = append(warnings, fmt.Sprintf("the generator used %.0f%% of its %d cores: it may have been the bottleneck, not the target", use*100, int(cores)))
-		}
-	}
-	if s.OfferedRate <= 0 || s.AchievedRate >= 0.99*s.OfferedRate && s.Dropped == 0 {
-		return warnings
-	}
-	msg := fmt.Sprintf("offered %s/s but achieved %s/s", human.Number(s.OfferedRate), human.Number(s.AchievedRate))
-	var why []string
-	if s.Dropped > 0 {
-		why = append(why, fmt.Sprintf("%s arrivals were dropped because too many waited for a free connection (--max-waiting)", human.Number(float64(s.Dropped))))
-	}
-	if mean := s.ServiceTimeNs.Mean; mean > 0 {
-		capacity := float64(connections) / (mean / 1e9)
-		if capacity < s.OfferedRate*1.05 {
-			why = append(why, fmt.Sprintf("%d connections at a mean service time of %s carry at most %s/s: add --connections or the target is saturated",
-				connections, human.Duration(mean), human.Number(capacity)))
-		}
-	}
-	if len(why) == 0 {
-		why = append(why, "the schedule lag shows the generator falling behind its timetable")
-	}
-	return append(warnings, msg+": "+strings.Join(why, "; "))
 }
 
 // loadFlagBounds refuses flag values a run cannot honour, each named with
