@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/tandem-bench/tandem/internal/amqpconf"
 	"github.com/tandem-bench/tandem/internal/redact"
 )

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/tandem-bench/tandem/internal/amqpconf"
 )
 
