@@ -30,7 +30,9 @@ func sampleResults() *Results {
 			Requests: 10, OK: 9, Errors: map[string]int64{"grpc:NOT_FOUND": 1}, DurationNs: 7, Throughput: 9, Unit: "request",
 			UnitsPerS: 9, LatencyNs: d, ServiceTimeNs: d, ScheduleLagNs: &d, HDR: "SElTRg=="}}},
 		Summary:     []Summary{{Target: "a", Concurrency: 1, N: 1, Best: 2, Median: 2, Worst: 2}},
-		Comparisons: []Comparison{{Base: "a", Candidate: "b", Concurrency: 1, Ratio: 1.5, Verdict: "slower", Reason: "r", ServerBound: true}},
+		// a noisy A/A pair can raise the floor past 100 %: still valid
+		Comparisons: []Comparison{{Base: "a", Candidate: "b", Concurrency: 1, Ratio: 1.5, Verdict: "slower", Reason: "r", ServerBound: true,
+			NoiseFloor: 1.69}},
 	}}
 	r.Findings = []Finding{{ID: "delayed-ack-stall", Target: "b", Summary: "s", Evidence: map[string]string{"p50": "40ms"}}}
 	r.Warnings = []string{"w"}
@@ -67,6 +69,7 @@ func TestSchemaRejects(t *testing.T) {
 		"negative ns":      strings.Replace(string(good), `"ready_ns": 2`, `"ready_ns": -2`, 1),
 		"missing machine":  strings.Replace(string(good), `"machine"`, `"machina"`, 1),
 		"string for count": strings.Replace(string(good), `"ok": 9`, `"ok": "9"`, 1),
+		"negative floor":   strings.Replace(string(good), `"noise_floor": 1.69`, `"noise_floor": -0.1`, 1),
 	}
 	for name, doc := range cases {
 		if doc == string(good) {

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tandem-bench/tandem/driver"
@@ -45,6 +46,9 @@ type Options struct {
 	Pin bool
 	// Progress, if set, receives one line per step.
 	Progress io.Writer
+	// Events, if set, receives where the run stands: when it enters each
+	// step of its plan, and with every progress line.
+	Events func(Event)
 	// Version is the tandem version recorded in the results.
 	Version string
 	// StopGrace is how long a target has to exit after SIGTERM; default 5 s.
@@ -87,6 +91,10 @@ type runner struct {
 	brokerRTT map[string]time.Duration
 	// policy is the study's verdict policy.
 	policy stats.Policy
+	// clock follows the run through its plan for Events; eventMu keeps
+	// its events in order.
+	clock   *progressClock
+	eventMu sync.Mutex
 }
 
 // live is a target during a run.
@@ -146,6 +154,7 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 	}
 	r.res.Tool = Tool(o.Version)
 	r.res.CreatedAt = time.Now().UTC()
+	r.clock = newProgressClock(NewPlan(s, o), time.Now())
 	r.res.Study = results.Study{Name: s.Name, Description: s.Description, File: s.File, ConfigSHA256: s.SHA256, Seed: s.Seed,
 		CommandLine: o.CommandLine}
 	r.res.Machine = Machine()
@@ -238,8 +247,26 @@ func (r *runner) warn(msg string) {
 }
 
 func (r *runner) progress(format string, args ...any) {
+	line := human.Printable(fmt.Sprintf(format, args...))
 	if r.o.Progress != nil {
-		fmt.Fprintln(r.o.Progress, human.Printable(fmt.Sprintf(format, args...)))
+		fmt.Fprintln(r.o.Progress, line)
+	}
+	if r.o.Events != nil && r.clock != nil {
+		r.eventMu.Lock()
+		defer r.eventMu.Unlock()
+		r.o.Events(r.clock.event(line, time.Now()))
+	}
+}
+
+// enter marks the start of the plan's next step of a phase (and name).
+func (r *runner) enter(phase, name string) {
+	if r.o.Events == nil || r.clock == nil {
+		return
+	}
+	r.eventMu.Lock()
+	defer r.eventMu.Unlock()
+	if now := time.Now(); r.clock.enter(phase, name, now) {
+		r.o.Events(r.clock.event("", now))
 	}
 }
 
@@ -282,6 +309,7 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 	if r.s.Startup != nil && (len(r.o.Only) == 0 || slices.Contains(r.o.Only, "startup")) {
 		runs = r.s.Startup.Runs // --only without startup: one start each
 	}
+	r.enter("startup", "")
 	for run := 1; run <= runs; run++ {
 		for _, l := range r.live {
 			if l.err != nil {
@@ -315,11 +343,13 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 	r.startMetrics()
 	defer r.stopMetrics()
 	if r.s.Compat != nil && (len(r.o.Only) == 0 || slices.Contains(r.o.Only, "compat")) {
+		r.enter("compat", "")
 		if err := r.compat(ctx); err != nil {
 			return err
 		}
 	}
 	if !r.onlyNonScenarios() {
+		r.enter("probes", "")
 		r.probeRTT(ctx)
 	}
 	for i := range r.s.Scenarios {
@@ -327,16 +357,18 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 		if len(r.o.Only) > 0 && !slices.Contains(r.o.Only, sc.Name) {
 			continue
 		}
-		run := r.scenario
+		run, phase := r.scenario, "scenario"
 		if sc.Sweep != nil {
-			run = r.sweep
+			run, phase = r.sweep, "sweep"
 		}
+		r.enter(phase, sc.Name)
 		if err := run(ctx, sc); err != nil {
 			return err
 		}
 	}
 	r.diagnose(ctx)
 	if len(r.s.Costs) > 0 && (len(r.o.Only) == 0 || slices.Contains(r.o.Only, "costs")) {
+		r.enter("costs", "")
 		r.costs(ctx)
 	}
 	return ctx.Err()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -144,11 +145,16 @@ type runOptions struct {
 	rounds                    int
 	verbose, strict, keepData bool
 	noPin                     bool
+	// progress is text (lines) or json (an event per line on stderr).
+	progress string
 	// plan prints the plan and its estimate instead of running.
 	plan bool
 }
 
 func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr io.Writer) error {
+	if ro.progress != "" && ro.progress != "text" && ro.progress != "json" {
+		return badInput(fmt.Errorf("--progress %q: want text or json", ro.progress))
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find the tandem binary: %w", err)
@@ -160,9 +166,16 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 		_, err := fmt.Fprintf(stdout, "%s: the plan, estimated from the study (nothing was started)\n\n%s", s.Name, plan)
 		return err
 	}
-	if ro.verbose || isTerminal(stderr) {
-		o.Progress = stderr
+	switch {
+	case ro.progress == "json":
+		o.Events = jsonEvents(stderr)
+	case ro.verbose || isTerminal(stderr):
+		o.Progress, o.Events = stderr, stepLines(stderr)
 		fmt.Fprintf(stderr, "plan: %d steps, about %s (--plan lists them)\n", len(plan.Steps), plan.Total.Round(time.Second))
+	default:
+		// a log (CI, a pipe): a line per step of the plan, not per round
+		o.Events = stepLines(stderr)
+		fmt.Fprintf(stderr, "plan: %d steps, about %s (-v shows every round)\n", len(plan.Steps), plan.Total.Round(time.Second))
 	}
 	res, runErr := runner.Run(ctx, s, o)
 	if res == nil {
@@ -199,6 +212,7 @@ func writeReports(dir string, res *results.Results) error {
 func demoCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out string
 	var quick, verbose, pin, plan bool
+	var progress string
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the embedded demo study against the two builds of the sample service",
@@ -212,13 +226,14 @@ cores.`,
 			if err != nil {
 				return err
 			}
-			return studyRun(cmd.Context(), s, runOptions{out: out, verbose: verbose, noPin: !pin, plan: plan}, stdout, stderr)
+			return studyRun(cmd.Context(), s, runOptions{out: out, verbose: verbose, noPin: !pin, plan: plan, progress: progress}, stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&out, "out", "tandem-demo", "directory for results.json and the reports")
 	c.Flags().BoolVar(&quick, "quick", false, "short runs: finishes in under 90 s")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "show progress on stderr even when it is not a terminal")
 	c.Flags().BoolVar(&plan, "plan", false, "print the plan (each phase and scenario, with an estimate of its time) and start nothing")
+	progressFlag(c, &progress)
 	pinFlag(c, &pin)
 	return c
 }
@@ -228,6 +243,7 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 	var only []string
 	var rounds int
 	var verbose, strict, quick, keepData, pin, plan bool
+	var progress string
 	c := &cobra.Command{
 		Use:     "run STUDY.yaml",
 		Short:   "Run a study: start the targets, measure them side by side, write results.json",
@@ -247,7 +263,7 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 			if quick {
 				s.Quick()
 			}
-			return studyRun(cmd.Context(), s, runOptions{out: out, only: only, rounds: rounds, verbose: verbose, strict: strict, keepData: keepData, noPin: !pin, plan: plan}, stdout, stderr)
+			return studyRun(cmd.Context(), s, runOptions{out: out, only: only, rounds: rounds, verbose: verbose, strict: strict, keepData: keepData, noPin: !pin, plan: plan, progress: progress}, stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&out, "out", "tandem-out", "directory for results.json and the reports")
@@ -257,9 +273,47 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().BoolVar(&keepData, "keep-data", false, "keep the targets' data_dir after the run (default: removed)")
 	c.Flags().IntVar(&rounds, "rounds", 0, "override every scenario's rounds (0: the study's)")
 	c.Flags().BoolVar(&plan, "plan", false, "print the plan (each phase and scenario, with an estimate of its time) and start nothing")
-	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "show progress on stderr even when it is not a terminal")
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "show every progress line on stderr even when it is not a terminal")
+	progressFlag(c, &progress)
 	pinFlag(c, &pin)
 	return c
+}
+
+// progressFlag adds --progress.
+func progressFlag(c *cobra.Command, progress *string) {
+	c.Flags().StringVar(progress, "progress", "text", "text (a line per step, every round with -v or on a terminal) or json (one event per line on stderr: phase, step, steps, elapsed and left in seconds, line)")
+}
+
+// stepLines prints a line when a run enters a step of its plan: where it
+// stands and about how long is left.
+func stepLines(w io.Writer) func(runner.Event) {
+	return func(e runner.Event) {
+		if e.Line != "" {
+			return
+		}
+		name := e.Phase
+		if e.Name != "" {
+			name += " " + e.Name
+		}
+		fmt.Fprintf(w, "[%d/%d] %s · %s elapsed, about %s left\n", e.Step, e.Steps, name,
+			e.Elapsed.Round(time.Second), e.Left.Round(time.Second))
+	}
+}
+
+// jsonEvents writes each event as one JSON object on a line.
+func jsonEvents(w io.Writer) func(runner.Event) {
+	enc := json.NewEncoder(w)
+	return func(e runner.Event) {
+		enc.Encode(struct {
+			Phase    string  `json:"phase"`
+			Name     string  `json:"name,omitempty"`
+			Step     int     `json:"step"`
+			Steps    int     `json:"steps"`
+			ElapsedS float64 `json:"elapsed_s"`
+			LeftS    float64 `json:"left_s"`
+			Line     string  `json:"line,omitempty"`
+		}{e.Phase, e.Name, e.Step, e.Steps, e.Elapsed.Seconds(), e.Left.Seconds(), e.Line})
+	}
 }
 
 // pinFlag adds --pin, on by default: the generator and the targets on

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -171,6 +172,47 @@ func TestRunPlan(t *testing.T) {
 	code, quick, _ := tandem(t, "demo", "--plan", "--quick")
 	if code != 0 || quick == stdout || !strings.Contains(quick, "total") {
 		t.Errorf("demo --plan --quick: exit %d, the same plan as the full study's:\n%s", code, quick)
+	}
+}
+
+// --progress json: one event per line on stderr, each step of the plan
+// entered in order, and what is left shrinking to nothing.
+func TestRunProgressJSON(t *testing.T) {
+	tooltest.Long(t)
+	t.Parallel() // waits on targets
+	out := t.TempDir()
+	code, _, stderr := tandem(t, "run", smallStudy(t), "--pin=false", "--progress", "json", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var steps []int
+	lines := 0
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		var e struct {
+			Phase    string  `json:"phase"`
+			Step     int     `json:"step"`
+			Steps    int     `json:"steps"`
+			ElapsedS float64 `json:"elapsed_s"`
+			LeftS    float64 `json:"left_s"`
+			Line     string  `json:"line"`
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("not a JSON event: %q (%v)", l, err)
+		}
+		if e.Line == "" {
+			steps = append(steps, e.Step)
+			if e.Steps < e.Step || e.LeftS < 0 || e.ElapsedS < 0 {
+				t.Errorf("event %+v", e)
+			}
+		} else {
+			lines++
+		}
+	}
+	if len(steps) < 3 || !slices.IsSorted(steps) || steps[0] != 1 || lines == 0 {
+		t.Errorf("steps entered %v, %d progress lines:\n%s", steps, lines, stderr)
+	}
+	if code, _, stderr := tandem(t, "run", smallStudy(t), "--progress", "yaml"); code != exitBadInput || !strings.Contains(stderr, "want text or json") {
+		t.Errorf("--progress yaml: exit %d: %s", code, stderr)
 	}
 }
 

@@ -1,0 +1,77 @@
+package runner
+
+import (
+	"time"
+)
+
+// Event is where a run stands: the step of its plan it is in, how long it
+// has run and about how long is left. A run sends one when it enters a
+// step (Line empty) and one with every progress line.
+type Event struct {
+	// Phase and Name are the step's (see PlanStep); Step counts from 1 to
+	// Steps.
+	Phase, Name string
+	Step, Steps int
+	// Elapsed is the run's time so far; Left is the estimate of the rest:
+	// the plan's remaining steps, scaled by how the finished ones compared
+	// with their estimates.
+	Elapsed, Left time.Duration
+	// Line is a progress line, or empty when the step begins.
+	Line string
+}
+
+// progressClock follows a run through its plan.
+type progressClock struct {
+	plan  Plan
+	start time.Time
+	// step is the index of the current step (-1 before the first);
+	// stepStart when it began.
+	step      int
+	stepStart time.Time
+}
+
+func newProgressClock(p Plan, now time.Time) *progressClock {
+	return &progressClock{plan: p, start: now, step: -1, stepStart: now}
+}
+
+// enter moves to the plan's next step of the phase (and name), if there
+// is one after the current step, and reports whether it moved.
+func (c *progressClock) enter(phase, name string, now time.Time) bool {
+	for i := c.step + 1; i < len(c.plan.Steps); i++ {
+		if st := c.plan.Steps[i]; st.Phase == phase && (name == "" || st.Name == name) {
+			c.step, c.stepStart = i, now
+			return true
+		}
+	}
+	return false
+}
+
+// event is the clock's reading at now, with a progress line.
+func (c *progressClock) event(line string, now time.Time) Event {
+	e := Event{Steps: len(c.plan.Steps), Elapsed: now.Sub(c.start), Line: line}
+	if c.step < 0 {
+		e.Left = c.plan.Total
+		return e
+	}
+	st := c.plan.Steps[c.step]
+	e.Phase, e.Name, e.Step = st.Phase, st.Name, c.step+1
+	var done, rest time.Duration // estimates of the finished steps and of those after this one
+	for i, s := range c.plan.Steps {
+		switch {
+		case i < c.step:
+			done += s.Estimate
+		case i > c.step:
+			rest += s.Estimate
+		}
+	}
+	// how the run has gone against the plan so far: later steps are
+	// scaled alike (within reason, so one odd step cannot swing it wildly)
+	scale := 1.0
+	if before := c.stepStart.Sub(c.start); done > 0 && before > 0 {
+		scale = min(max(float64(before)/float64(done), 0.25), 4)
+	}
+	inStep := now.Sub(c.stepStart)
+	current := max(time.Duration(float64(st.Estimate)*scale)-inStep, 0)
+	e.Left = current + time.Duration(float64(rest)*scale)
+	return e
+}

@@ -1,0 +1,41 @@
+package runner
+
+import (
+	"testing"
+	"time"
+)
+
+// The clock says where a run stands in its plan and scales what is left
+// by how the finished steps went against their estimates.
+func TestProgressClock(t *testing.T) {
+	p := Plan{Steps: []PlanStep{
+		{Phase: "startup", Estimate: 10 * time.Second},
+		{Phase: "scenario", Name: "a", Estimate: 20 * time.Second},
+		{Phase: "scenario", Name: "b", Estimate: 30 * time.Second},
+	}, Total: 60 * time.Second}
+	t0 := time.Unix(1000, 0)
+	c := newProgressClock(p, t0)
+	if e := c.event("x", t0); e.Step != 0 || e.Left != 60*time.Second || e.Steps != 3 {
+		t.Errorf("before the first step: %+v", e)
+	}
+	if !c.enter("startup", "", t0) {
+		t.Fatal("no startup step")
+	}
+	if e := c.event("", t0.Add(4*time.Second)); e.Step != 1 || e.Phase != "startup" || e.Left != 56*time.Second {
+		t.Errorf("4 s into startup: %+v; want step 1, 6 s + 50 s left", e)
+	}
+	// startup took 20 s, twice its estimate: the rest is scaled by 2
+	if !c.enter("scenario", "a", t0.Add(20*time.Second)) {
+		t.Fatal("no scenario a")
+	}
+	if e := c.event("", t0.Add(25*time.Second)); e.Step != 2 || e.Name != "a" || e.Elapsed != 25*time.Second || e.Left != 35*time.Second+60*time.Second {
+		t.Errorf("5 s into a after a slow startup: %+v; want 35 s + 60 s left", e)
+	}
+	if c.enter("scenario", "nosuch", t0) || c.enter("startup", "", t0) {
+		t.Error("entered a step that is not ahead in the plan")
+	}
+	// a step that overruns its estimate leaves nothing of itself to wait for
+	if e := c.event("", t0.Add(5*time.Minute)); e.Left != 60*time.Second {
+		t.Errorf("long past a's estimate: %v left; want b's 60 s", e.Left)
+	}
+}
