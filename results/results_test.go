@@ -29,7 +29,7 @@ func sampleResults() *Results {
 		Rounds: []Round{{Round: 1, Order: 1, Target: "a", Concurrency: 1, Headline: 2, Sample: Sample{
 			Requests: 10, OK: 9, Errors: map[string]int64{"grpc:NOT_FOUND": 1}, DurationNs: 7, Throughput: 9, Unit: "request",
 			UnitsPerS: 9, LatencyNs: d, ServiceTimeNs: d, ScheduleLagNs: &d, HDR: "SElTRg=="}}},
-		Summary:     []Summary{{Target: "a", Concurrency: 1, N: 1, Best: 2, Median: 2, Worst: 2}},
+		Summary: []Summary{{Target: "a", Concurrency: 1, N: 1, Best: 2, Median: 2, Worst: 2}},
 		// a noisy A/A pair can raise the floor past 100 %: still valid
 		Comparisons: []Comparison{{Base: "a", Candidate: "b", Concurrency: 1, Ratio: 1.5, Verdict: "slower", Reason: "r", ServerBound: true,
 			NoiseFloor: 1.69}},
