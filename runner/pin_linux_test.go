@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/tandem-bench/tandem/internal/host"
-	"github.com/tandem-bench/tandem/internal/runtest"
+	"github.com/tandem-bench/tandem/runner/internal/runtest"
 	"github.com/tandem-bench/tandem/study"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tandem-bench/tandem/internal/runtest"
+	"github.com/tandem-bench/tandem/runner/internal/runtest"
 )
 
 // A plan is the study's arithmetic: starts, cases, warm-ups, calibrations,

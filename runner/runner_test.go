@@ -20,10 +20,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tandem-bench/tandem/internal/runtest"
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/runner/internal/runtest"
 	"github.com/tandem-bench/tandem/sample"
 	"github.com/tandem-bench/tandem/stats"
 	"github.com/tandem-bench/tandem/study"

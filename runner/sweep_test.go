@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/internal/promtest"
-	"github.com/tandem-bench/tandem/internal/runtest"
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/runner/internal/runtest"
 )
 
 // capacityServer answers at most perBurst requests of a burst (requests

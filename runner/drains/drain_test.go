@@ -10,9 +10,9 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/tandem-bench/tandem/internal/rabbittest"
-	"github.com/tandem-bench/tandem/internal/runtest"
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/runner"
+	"github.com/tandem-bench/tandem/runner/internal/runtest"
 	"github.com/tandem-bench/tandem/stats"
 	"github.com/tandem-bench/tandem/study"
 )

@@ -18,9 +18,9 @@ import (
 
 	"github.com/tandem-bench/tandem/driver/amqpdrv"
 	"github.com/tandem-bench/tandem/internal/rabbittest"
-	"github.com/tandem-bench/tandem/internal/runtest"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/runner"
+	"github.com/tandem-bench/tandem/runner/internal/runtest"
 )
 
 // broker is the RabbitMQ node the tests share, except those whose study
