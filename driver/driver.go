@@ -96,18 +96,11 @@ func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Cal
 			continue
 		}
 		if p.new == nil {
-			return nil, fmt.Errorf("a%s %s call is run whole through a broker (NewBroker), not request by request", an(key), key)
+			return nil, fmt.Errorf("%s calls are run whole through a broker (NewBroker), not request by request", key)
 		}
 		return p.new(ctx, call, endpoint, o)
 	}
 	return nil, fmt.Errorf("%q calls are not supported by this tandem", key)
-}
-
-func an(word string) string {
-	if strings.ContainsRune("aeiou", rune(word[0])) {
-		return "n"
-	}
-	return ""
 }
 
 // URLOptions are what `tandem load` says of a call besides its target URL.

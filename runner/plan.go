@@ -120,10 +120,7 @@ func scenarioStep(s *study.Study, sc *study.Scenario, roundsOverride int) PlanSt
 		rounds = roundsOverride
 	}
 	targets := len(sc.Targets)
-	levels := 1
-	if kind != study.KindDrain && sc.Load.Model() == study.KindClosed {
-		levels = max(len(sc.Load.Concurrency), 1)
-	}
+	nlevels := len(levels(kind, sc))
 	warm := s.Defaults.Warmup
 	if kind == study.KindDrain {
 		warm = planDrainWarmup
@@ -140,18 +137,18 @@ func scenarioStep(s *study.Study, sc *study.Scenario, roundsOverride int) PlanSt
 		// a count of requests: as long as a calibrated run, which lasts
 		// min_duration on the slowest target
 		run = s.Defaults.MinDuration
-		calibrated = sc.Requests == 0 && (kind == study.KindDrain || sc.Load.Model() == study.KindClosed)
+		calibrated = sc.Requests == 0 && counted(kind, sc)
 	}
 	perLevel := time.Duration(targets)*warm + time.Duration(rounds*targets)*run
 	if calibrated {
 		perLevel += time.Duration(targets*planCalibration) * s.Defaults.MinDuration
 	}
-	detail := fmt.Sprintf("%s × %s × %s of ~%s", count(levels, "level"), count(targets, "target"), count(rounds, "round"),
+	detail := fmt.Sprintf("%s × %s × %s of ~%s", count(nlevels, "level"), count(targets, "target"), count(rounds, "round"),
 		run.Round(time.Millisecond))
 	if calibrated {
 		detail += ", calibrated"
 	}
-	return PlanStep{Phase: "scenario", Name: sc.Name, Detail: detail, Estimate: time.Duration(levels) * perLevel}
+	return PlanStep{Phase: "scenario", Name: sc.Name, Detail: detail, Estimate: time.Duration(nlevels) * perLevel}
 }
 
 // sweepStep estimates a sweep: its cells (or a search's probes) on each

@@ -154,7 +154,9 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 	}
 	r.res.Tool = Tool(o.Version)
 	r.res.CreatedAt = time.Now().UTC()
-	r.clock = newProgressClock(NewPlan(s, o), time.Now())
+	if o.Events != nil {
+		r.clock = newProgressClock(NewPlan(s, o), time.Now())
+	}
 	r.res.Study = results.Study{Name: s.Name, Description: s.Description, File: s.File, ConfigSHA256: s.SHA256, Seed: s.Seed,
 		CommandLine: o.CommandLine}
 	r.res.Machine = Machine()

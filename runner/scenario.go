@@ -165,6 +165,22 @@ func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Sce
 	return m, nil
 }
 
+// levels are a scenario's levels: a closed loop's concurrencies (an amqp
+// call's too; a drain has none), else one level, 0.
+func levels(kind study.Kind, sc *study.Scenario) []int {
+	if kind == study.KindDrain || sc.Load.Model() != study.KindClosed {
+		return []int{0}
+	}
+	return sc.Load.Concurrency
+}
+
+// counted reports whether a scenario's runs are bounded by a count of
+// requests (or messages), calibrated when the study gives none, rather
+// than by a duration.
+func counted(kind study.Kind, sc *study.Scenario) bool {
+	return kind == study.KindDrain || sc.Load.Model() == study.KindClosed
+}
+
 // resultsLoad is the load recorded for a scenario of the given kind.
 func resultsLoad(kind study.Kind, l study.Load, d time.Duration) results.Load {
 	model := kind
@@ -232,15 +248,11 @@ func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
 	}
 	r.res.Scenarios = append(r.res.Scenarios, rs)
 	out := &r.res.Scenarios[len(r.res.Scenarios)-1]
-	levels := []int(sc.Load.Concurrency)
-	if kind == study.KindDrain || sc.Load.Model() != study.KindClosed {
-		levels = []int{0}
-	}
 	m, err := r.measurerFor(ctx, kind, sc, ls, unit)
 	if err != nil {
 		return err
 	}
-	for _, level := range levels {
+	for _, level := range levels(kind, sc) {
 		if err := r.level(ctx, sc, kind, out, ls, m.at(level), level, rounds, unit, bound); err != nil {
 			return err
 		}
@@ -274,7 +286,7 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 		return checked(l, s, err)
 	}
 	name := sc.Name
-	if sc.Load.Model() == study.KindClosed && kind != study.KindDrain {
+	if level > 0 { // a closed loop's
 		name = fmt.Sprintf("%s c=%d", sc.Name, level)
 	}
 	// Warm-up, discarded.
@@ -294,7 +306,7 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 	}
 	ls = slices.DeleteFunc(slices.Clone(ls), func(l *live) bool { return l.err != nil })
 	requests := sc.Requests
-	if (sc.Load.Model() == study.KindClosed || kind == study.KindDrain) && requests == 0 && bound == 0 {
+	if counted(kind, sc) && requests == 0 && bound == 0 {
 		var err error
 		if requests, err = r.calibrate(ctx, sc, kind, ls, level, exec); err != nil {
 			return err

@@ -32,9 +32,8 @@ input.`,
 			"  tandem compare main/results.json pr/results.json --format md >> \"$GITHUB_STEP_SUMMARY\"",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := outputFormat(format, report.ForComparison)
-			if err != nil {
-				return err
+			if _, err := outputFormat(format, report.ForComparison); err != nil {
+				return err // before the files are read
 			}
 			if math.IsNaN(maxRegression) || math.IsInf(maxRegression, 0) || maxRegression < 0 {
 				return badInput(fmt.Errorf("--max-regression %v: want a percentage of 0 or more", maxRegression))
@@ -51,7 +50,7 @@ input.`,
 			if err != nil {
 				return badInput(err)
 			}
-			if err := f.Comparison(stdout, cmp); err != nil {
+			if err := report.Comparison(stdout, format, cmp); err != nil {
 				return err
 			}
 			if err := cmp.Gate(); err != nil {
