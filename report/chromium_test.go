@@ -2,15 +2,24 @@ package report
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/results"
 )
@@ -23,10 +32,61 @@ func chromium(t *testing.T) string {
 	return tooltest.Need(t, "TANDEM_REQUIRE_CHROMIUM", "chromium", "chromium-browser", "google-chrome")
 }
 
-// browse renders the page in headless Chromium at 1280×800 and returns the
-// DOM as Chromium built it, the console lines it logged, and the
-// screenshot's path.
-func browse(t *testing.T, page []byte) (dom, console, shot string) {
+// view is a page as headless Chromium showed it at one window size.
+type view struct {
+	// DOM is the document as Chromium built it, scripts run.
+	DOM string
+	// Console holds what the page logged: messages, exceptions and the
+	// browser's own entries (a blocked script or request).
+	Console []string
+	// Requests are the URLs the page asked for, the page itself first.
+	Requests []string
+	// Layout is what the page measured of itself.
+	Layout layout
+	// Shot is a screenshot of the window.
+	Shot string
+	page string
+	// ctx drives the page further (hover, drag) until the test ends.
+	ctx context.Context
+}
+
+// layout is measured in the page.
+type layout struct {
+	ScrollWidth int       `json:"scrollWidth"`
+	InnerWidth  int       `json:"innerWidth"`
+	Glance      string    `json:"glance"`
+	Figures     []placed  `json:"figures"`
+	Sections    []string  `json:"sections"`
+	Wide        []string  `json:"wide"`
+	Legend      []string  `json:"legend"`
+	Axis        [2]string `json:"axis"`
+}
+
+// placed is a figure and the section it sits in.
+type placed struct {
+	ID      string  `json:"id"`
+	Section string  `json:"section"`
+	Canvas  bool    `json:"canvas"`
+	Width   float64 `json:"width"`
+}
+
+const measure = `(() => {
+  const axisText = (f) => f ? [...f.querySelectorAll('.u-axis')].map(a => a.innerText).join(' | ') : '';
+  return {
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: window.innerWidth,
+    glance: (document.getElementById('glance') || {}).innerText || '',
+    sections: [...document.querySelectorAll('body > section')].map(s => s.id),
+    figures: [...document.querySelectorAll('figure')].map(f => ({id: f.id, section: (f.closest('section') || {}).id || '',
+      canvas: !!f.querySelector('canvas'), width: f.getBoundingClientRect().width})),
+    wide: [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.scroll') && !e.closest('.u-wrap'))
+      .slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + (e.innerText || '').slice(0, 40)),
+  };
+})()`
+
+// browse opens the page in headless Chromium at width×height and
+// measures it.
+func browse(t *testing.T, page []byte, width, height int) *view {
 	t.Helper()
 	bin := chromium(t)
 	dir := t.TempDir()
@@ -34,41 +94,83 @@ func browse(t *testing.T, page []byte) (dom, console, shot string) {
 	if err := os.WriteFile(file, page, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	shot = filepath.Join(dir, "shot.png")
-	common := []string{"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-		"--user-data-dir=" + filepath.Join(dir, "profile"), "--enable-logging=stderr", "--v=0", "--window-size=1280,800"}
-	run := func(extra ...string) (string, string) {
-		cmd := exec.Command(bin, append(append(common, extra...), "file://"+file)...)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		done := make(chan error, 1)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("chromium: %v\n%s", err, errb.String())
+	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]), chromedp.ExecPath(bin), chromedp.NoSandbox,
+		chromedp.UserDataDir(filepath.Join(dir, "profile")), chromedp.WindowSize(width, height), chromedp.Flag("hide-scrollbars", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	ctx, stop := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(stop)
+
+	v := &view{Shot: filepath.Join(dir, "shot.png"), page: file, ctx: ctx}
+	var mu sync.Mutex
+	listen := func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			var args []string
+			for _, a := range e.Args {
+				args = append(args, string(a.Value)+a.Description)
 			}
-		case <-time.After(90 * time.Second):
-			cmd.Process.Kill()
-			t.Fatal("chromium did not finish in 90 s")
-		}
-		return out.String(), errb.String()
-	}
-	dom, log1 := run("--dump-dom")
-	_, log2 := run("--screenshot=" + shot)
-	var lines []string
-	for _, l := range strings.Split(log1+log2, "\n") {
-		if strings.Contains(l, ":CONSOLE") {
-			lines = append(lines, l)
+			v.Console = append(v.Console, string(e.Type)+": "+strings.Join(args, " "))
+		case *runtime.EventExceptionThrown:
+			v.Console = append(v.Console, "exception: "+e.ExceptionDetails.Text+" "+e.ExceptionDetails.URL)
+		case *log.EventEntryAdded:
+			v.Console = append(v.Console, string(e.Entry.Source)+": "+e.Entry.Text)
+		case *network.EventRequestWillBeSent:
+			v.Requests = append(v.Requests, e.Request.URL)
 		}
 	}
-	return dom, strings.Join(lines, "\n"), shot
+	if err := chromedp.Listen(ctx, listen); err != nil {
+		t.Fatal(err)
+	}
+	step := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("chromium: %v", err)
+		}
+	}
+	_, err := chromedp.Call(ctx, network.Enable, network.EnableParams{})
+	step(err)
+	_, err = chromedp.Call(ctx, log.Enable, cdp.Empty{})
+	step(err)
+	_, err = chromedp.Call(ctx, runtime.Enable, cdp.Empty{})
+	step(err)
+	step(chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height)), chromedp.Navigate("file://"+file), chromedp.WaitReady("body")))
+	v.Layout, err = chromedp.Run(ctx, chromedp.Evaluate[layout](measure))
+	step(err)
+	v.DOM, err = chromedp.Run(ctx, chromedp.OuterHTML("html"))
+	step(err)
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	step(err)
+	if err := os.WriteFile(v.Shot, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if keep := os.Getenv("TANDEM_REPORT_SHOTS"); keep != "" { // full pages, for a person to look at
+		if full, err := chromedp.Run(ctx, chromedp.FullScreenshot(90)); err == nil {
+			name := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
+			os.WriteFile(filepath.Join(keep, name+".jpg"), full, 0o644)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return v
 }
 
-var tag = regexp.MustCompile(`<(table|svg|figure|script|img|iframe|object|embed|a |link|style|meta|form)\b`)
+// foreign lists the requests other than the page itself.
+func (v *view) foreign() []string {
+	var out []string
+	for _, u := range v.Requests {
+		if u != "file://"+v.page {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+var tag = regexp.MustCompile(`<(table|figure|canvas|script|img|iframe|object|embed|a |link|style|meta|form)\b`)
 
 func countTags(dom string) map[string]int {
 	n := map[string]int{}
@@ -78,47 +180,101 @@ func countTags(dom string) map[string]int {
 	return n
 }
 
-// The demo's report, as a person sees it: every table and chart rendered,
-// nothing logged to the console (no script, nothing blocked by the page's
-// policy), a screenshot at 1280×800 that is not blank.
-func TestDemoReportInChromium(t *testing.T) {
+func demoResults(t *testing.T) *results.Results {
+	t.Helper()
 	res, err := results.Read("testdata/demo-results.json")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+func htmlPage(t *testing.T, res *results.Results) []byte {
+	t.Helper()
 	var page bytes.Buffer
 	if err := HTML(&page, res); err != nil {
 		t.Fatal(err)
 	}
-	dom, console, shot := browse(t, page.Bytes())
-	if console != "" {
-		t.Errorf("console output:\n%s", console)
-	}
-	n := countTags(dom)
-	wantTables := len(tables(res, htmlDiffRows))
-	for _, f := range res.Findings {
-		if len(f.Evidence) > 0 {
-			wantTables++ // each finding's evidence
-		}
-	}
-	if n["table"] != wantTables || wantTables < 10 {
-		t.Errorf("%d tables in the DOM; want %d (at least 10)", n["table"], wantTables)
-	}
-	if n["svg"] < 10 || n["figure"] != n["svg"] {
-		t.Errorf("%d charts (svg), %d figures; want at least 10, one per figure", n["svg"], n["figure"])
-	}
-	if n["script"] != 1 || !strings.Contains(dom, `<script type="application/json" id="tandem-results">`) {
-		t.Errorf("%d script elements; want only the embedded results data", n["script"])
-	}
-	for _, want := range []string{"Compatibility", "Sweep getblock-saturation on a", "Startup from empty", "delayed-ack-stall", "Latency spectrum"} {
-		if !strings.Contains(dom, want) {
-			t.Errorf("the page lacks %q", want)
-		}
-	}
-	checkShot(t, shot)
+	return page.Bytes()
 }
 
-func checkShot(t *testing.T, path string) {
+// The demo's report, as a person sees it on a laptop and on a phone: no
+// page-level horizontal scroll, the answer at the top naming every
+// scenario's verdict, every chart drawn inside its scenario's section,
+// nothing logged, nothing fetched, a screenshot that is not blank.
+func TestDemoReportInChromium(t *testing.T) {
+	res := demoResults(t)
+	page := htmlPage(t, res)
+	if len(page) > 2<<20 {
+		t.Errorf("the page is %d bytes; want under 2 MB", len(page))
+	}
+	for _, size := range [][2]int{{1280, 800}, {390, 844}} {
+		t.Run(fmt.Sprintf("%dpx", size[0]), func(t *testing.T) {
+			v := browse(t, page, size[0], size[1])
+			if len(v.Console) > 0 {
+				t.Errorf("console output:\n%s", strings.Join(v.Console, "\n"))
+			}
+			if f := v.foreign(); len(f) > 0 {
+				t.Errorf("the page asked for %v; want nothing", f)
+			}
+			l := v.Layout
+			if l.InnerWidth != size[0] || l.ScrollWidth > l.InnerWidth {
+				t.Errorf("scrollWidth %d, innerWidth %d: the page scrolls sideways (%v)", l.ScrollWidth, l.InnerWidth, l.Wide)
+			}
+			if len(l.Sections) == 0 || l.Sections[0] != "glance" {
+				t.Errorf("sections %v; want the glance first", l.Sections)
+			}
+			for _, sc := range res.Scenarios {
+				for _, c := range sc.Comparisons {
+					if !strings.Contains(l.Glance, sc.Name) || !strings.Contains(l.Glance, shortVerdict(&sc, c)) {
+						t.Errorf("the glance lacks %s: %q", sc.Name, shortVerdict(&sc, c))
+					}
+				}
+			}
+			for _, want := range []string{"42 cases over 7 calls", "getblock-saturation on a", "delayed-ack-stall on b"} {
+				if !strings.Contains(l.Glance, want) {
+					t.Errorf("the glance lacks %q", want)
+				}
+			}
+			checkFigures(t, res, l, size[0])
+			n := countTags(v.DOM)
+			if n["script"] != 4 {
+				t.Errorf("%d script elements; want the results, the figures, uPlot and the page's script", n["script"])
+			}
+			checkShot(t, v.Shot, size[0], size[1])
+		})
+	}
+}
+
+// checkFigures holds every figure to its place: drawn (a canvas), inside
+// the section of its scenario, sweep or the metrics, and no wider than the
+// window.
+func checkFigures(t *testing.T, res *results.Results, l layout, width int) {
+	t.Helper()
+	perSection := map[string]int{}
+	for _, f := range l.Figures {
+		perSection[f.Section]++
+		if !f.Canvas {
+			t.Errorf("figure %s was not drawn", f.ID)
+		}
+		if !strings.HasPrefix(f.ID, "fig-"+f.Section+"-") && !(f.Section == "metrics" && strings.HasPrefix(f.ID, "fig-metric-")) {
+			t.Errorf("figure %s sits in section %q, not its own", f.ID, f.Section)
+		}
+		if f.Width > float64(width) {
+			t.Errorf("figure %s is %.0f px wide in a %d px window", f.ID, f.Width, width)
+		}
+	}
+	for i := range res.Scenarios {
+		if perSection[scenarioAnchor(i)] == 0 {
+			t.Errorf("scenario %s has no chart in its section", res.Scenarios[i].Name)
+		}
+	}
+	if perSection["sweep-1"] == 0 || perSection["metrics"] != 4 {
+		t.Errorf("charts per section %v; want the sweep's and 4 metrics (goroutines, RSS, CPU, the machine's load)", perSection)
+	}
+}
+
+func checkShot(t *testing.T, path string, w, h int) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -130,8 +286,8 @@ func checkShot(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	b := img.Bounds()
-	if b.Dx() != 1280 || b.Dy() != 800 {
-		t.Errorf("screenshot %dx%d; want 1280x800", b.Dx(), b.Dy())
+	if b.Dx() != w || b.Dy() != h {
+		t.Errorf("screenshot %dx%d; want %dx%d", b.Dx(), b.Dy(), w, h)
 	}
 	dark := 0
 	for y := b.Min.Y; y < b.Max.Y; y += 4 {
@@ -141,7 +297,7 @@ func checkShot(t *testing.T, path string) {
 			}
 		}
 	}
-	if dark < 500 {
+	if dark < 300 {
 		t.Errorf("the screenshot is nearly blank: %d dark samples", dark)
 	}
 }
@@ -165,41 +321,127 @@ var hostile = []string{
 
 func TestHostileStringsRenderAsText(t *testing.T) {
 	tooltest.Long(t)
-	res, err := results.Read("testdata/demo-results.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := demoResults(t)
 	h := strings.Join(hostile, " ")
 	res.Study.Name, res.Study.Description = h, h
 	res.Targets[0].Error = h
+	res.Targets[1].Name = h
 	res.Warnings = append(res.Warnings, h)
-	res.Findings = append(res.Findings, results.Finding{ID: h, Target: h, Summary: h, Evidence: map[string]string{h: h}})
-	if len(res.Scenarios) > 0 {
-		res.Scenarios[0].Name = h
-		res.Scenarios[0].Rounds[0].Sample.Errors = map[string]int64{h: 1}
+	res.Findings = append(res.Findings, results.Finding{ID: h, Target: h, Summary: h, Evidence: map[string]string{h: h, "long " + h: strings.Repeat(h, 10)}})
+	for i := range res.Scenarios[0].Rounds {
+		rd := &res.Scenarios[0].Rounds[i]
+		if rd.Target == "b" {
+			rd.Target = h
+		}
+	}
+	for i := range res.Scenarios[0].Summary {
+		if s := &res.Scenarios[0].Summary[i]; s.Target == "b" {
+			s.Target = h
+		}
+	}
+	res.Scenarios[0].Name = h
+	res.Scenarios[0].Rounds[0].Sample.Errors = map[string]int64{h: 1}
+	if tg := &res.Targets[0]; tg.Metrics != nil && len(tg.Metrics.Series) > 0 {
+		tg.Metrics.Series[0].Name = h
+		tg.Metrics.Series[0].Labels = map[string]string{h: h}
 	}
 	if c := res.Compat; c != nil && len(c.Cases) > 0 {
 		c.Cases[0].Vars = map[string]any{h: h}
 		c.Cases[0].Differences = append(c.Cases[0].Differences, results.Difference{Target: h, Path: h, Kind: "value", Reference: h, Value: h})
 	}
-	var page bytes.Buffer
-	if err := HTML(&page, res); err != nil {
-		t.Fatal(err)
+	v := browse(t, htmlPage(t, res), 1280, 800)
+	if len(v.Console) > 0 {
+		t.Errorf("console output (something ran or was blocked):\n%s", strings.Join(v.Console, "\n"))
 	}
-	dom, console, _ := browse(t, page.Bytes())
-	if console != "" {
-		t.Errorf("console output (something ran or loaded):\n%s", console)
+	if f := v.foreign(); len(f) > 0 {
+		t.Errorf("the page asked for %v", f)
 	}
-	n := countTags(dom)
-	for _, el := range []string{"img", "iframe", "object", "embed", "a", "link", "form"} {
+	n := countTags(v.DOM)
+	for _, el := range []string{"img", "iframe", "object", "embed", "link", "form"} {
 		if n[el] != 0 {
 			t.Errorf("%d <%s> elements in the DOM: a hostile string became markup", n[el], el)
 		}
 	}
-	if n["script"] != 1 || n["style"] != 1 || n["meta"] != 3 {
-		t.Errorf("script %d, style %d, meta %d; want the page's own 1, 1, 3", n["script"], n["style"], n["meta"])
+	for _, a := range regexp.MustCompile(`<a [^>]*>`).FindAllString(v.DOM, -1) {
+		if !regexp.MustCompile(`^<a href="#[a-z0-9-]+">$`).MatchString(a) {
+			t.Errorf("a link that is not the page's own: %s", a)
+		}
 	}
-	if !strings.Contains(dom, "&lt;script&gt;alert(1)&lt;/script&gt;") {
-		t.Error("the hostile name is not shown as text")
+	if n["script"] != 4 || n["style"] != 1 || n["meta"] != 4 {
+		t.Errorf("script %d, style %d, meta %d; want the page's own 4, 1, 4", n["script"], n["style"], n["meta"])
+	}
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;img src=x onerror=alert(2)&gt;"} {
+		if !strings.Contains(v.DOM, want) {
+			t.Errorf("the hostile string %q is not shown as text", want)
+		}
+	}
+	if len(v.Layout.Figures) < 10 {
+		t.Errorf("%d figures drawn; hostile labels must not stop the charts", len(v.Layout.Figures))
+	}
+}
+
+// Charts can be read precisely: hovering a spectrum shows each target's
+// exact latency at that percentile, and dragging across a time series
+// zooms it (its axis shows another range).
+func TestDemoChartsHoverAndZoom(t *testing.T) {
+	tooltest.Long(t)
+	v := browse(t, htmlPage(t, demoResults(t)), 1280, 800)
+	over := func(id string) (x, y, w, h float64) {
+		t.Helper()
+		box, err := chromedp.Run(v.ctx, chromedp.Evaluate[[4]float64](`(() => {
+		  const o = document.querySelector('#`+id+` .u-over');
+		  o.scrollIntoView({block: 'center'});
+		  const r = o.getBoundingClientRect();
+		  return [r.left, r.top, r.width, r.height];
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return box[0], box[1], box[2], box[3]
+	}
+	read := func(js string) string {
+		t.Helper()
+		s, err := chromedp.Run(v.ctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	legend := `[...document.querySelectorAll('#fig-scenario-1-spectrum-0 .u-legend .u-value')].map(e => e.textContent).join(' | ')`
+	if before := read(legend); strings.Trim(before, "–| ") != "" {
+		t.Errorf("legend before hovering: %q; want no values", before)
+	}
+	x, y, w, h := over("fig-scenario-1-spectrum-0")
+	if err := chromedp.Do(v.ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x+w*0.5, y+h*0.5)); err != nil {
+		t.Fatal(err)
+	}
+	got := read(legend)
+	if !regexp.MustCompile(`^[0-9.]+% \| [0-9.,]+ (ns|µs|ms|s) \| [0-9.,]+ (ns|µs|ms|s)$`).MatchString(got) {
+		t.Errorf("legend while hovering the spectrum: %q; want the percentile and both targets' latency", got)
+	}
+
+	// the time under the cursor at the chart's middle, before and after
+	// dragging from 30 % to 60 % of its width
+	at := func() string {
+		t.Helper()
+		x, y, w, h := over("fig-metric-0")
+		if err := chromedp.Do(v.ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x+w*0.5, y+h*0.5)); err != nil {
+			t.Fatal(err)
+		}
+		return read(`document.querySelector('#fig-metric-0 .u-legend .u-value').textContent`)
+	}
+	before := at()
+	x, y, w, h = over("fig-metric-0")
+	err := chromedp.Do(v.ctx,
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x+w*0.3, y+h*0.5),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, x+w*0.3, y+h*0.5, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x+w*0.45, y+h*0.5, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x+w*0.6, y+h*0.5, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, x+w*0.6, y+h*0.5, chromedp.ButtonLeft))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := at(); after == before || !strings.HasSuffix(after, " s") {
+		t.Errorf("time under the cursor after dragging across the chart: %q, before %q; want another (zoomed) time", after, before)
 	}
 }

@@ -1,6 +1,9 @@
 package report
 
 import (
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -8,102 +11,251 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/results"
 )
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{"join": func(s []string) string { return strings.Join(s, " ") }}).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-<title>{{.R.Study.Name}} · tandem</title>
-<style>
-body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:72rem;padding:1rem;color:#1b1b1b}
-h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.15rem;margin:1.6rem 0 .4rem}
-.note{color:#555;font-size:.9rem;margin:.2rem 0 .5rem}
-.scroll{overflow-x:auto}table{border-collapse:collapse;min-width:60%}
-th,td{text-align:left;padding:.3rem .7rem;border-bottom:1px solid #ddd;vertical-align:top}
-th{background:#f3f3f3}td{font-variant-numeric:tabular-nums}td:nth-child(2){white-space:nowrap}
-.warn{background:#fff4d6;padding:.5rem .8rem;border-left:4px solid #e0a800;margin:.5rem 0}
-td.ev{word-break:break-all;font-family:monospace;font-size:.85rem}code{word-break:break-all}
-.bad{background:#fde2e1;padding:.5rem .8rem;border-left:4px solid #c0392b}
-footer{color:#666;font-size:.85rem;margin-top:2rem}
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(22rem,1fr));gap:1rem}
-figure{margin:0}figcaption{font-size:.85rem;color:#444}svg.chart{width:100%;height:auto}
-@media print{body{max-width:none}.scroll{overflow:visible}.charts{display:block}figure{break-inside:avoid}}
-</style>
-</head>
-<body>
-<h1>{{.R.Study.Name}}</h1>
-{{with .R.Study.Description}}<p>{{.}}</p>{{end}}
-{{if .R.Interrupted}}<p class="bad">Interrupted: the run was cancelled; these are the measurements made before.</p>{{end}}
-{{range .Tables}}<section>
-<h2>{{.Title}}</h2>
-{{with .Note}}<p class="note">{{.}}</p>{{end}}
-<div class="scroll"><table>
-<thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
-<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
-</table></div>
-</section>
-{{end}}
-{{with .Charts}}<section id="charts">
-<h2>Charts</h2>
-<div class="charts">{{range .}}<figure>{{.SVG}}<figcaption>{{.Title}}</figcaption></figure>
-{{end}}</div>
-</section>
-{{end}}
-{{range .R.Targets}}{{if .Error}}<div class="bad"><p>Target {{.Name}} failed:</p><pre>{{.Error}}</pre></div>{{end}}{{end}}
-{{with .Findings}}<section id="findings">
-<h2>Findings</h2>
-{{range .}}<div class="warn"><p><b>{{.ID}}</b>{{with .Target}} on {{.}}{{end}}{{with .Scenario}} ({{.}}){{end}}: {{.Summary}}</p>
-{{with .Evidence}}<div class="scroll"><table><thead><tr><th>evidence</th><th>value</th></tr></thead>
-<tbody>{{range .}}<tr><td>{{.Key}}</td><td class="ev">{{.Value}}</td></tr>{{end}}</tbody></table></div>{{end}}</div>
-{{end}}</section>
-{{end}}
-{{range .R.Warnings}}<p class="warn">{{.}}</p>{{end}}
-<footer>
-<p>Machine: {{.Machine}}</p>
-<p>tandem {{.R.Tool.Version}} · study {{.R.Study.File}} · sha256 {{.R.Study.ConfigSHA256}} · seed {{.R.Study.Seed}} · {{.R.CreatedAt.Format "2006-01-02 15:04:05 UTC"}}</p>
-{{with .R.Study.CommandLine}}<p>Reproduce: <code>{{join .}}</code></p>{{end}}
-</footer>
-{{.Data}}
-</body>
-</html>
-`))
+//go:embed assets/page.html assets/page.css assets/page.js assets/uplot/uPlot.iife.min.js assets/uplot/uPlot.min.css
+var assets embed.FS
 
-type evidence struct{ Key, Value string }
+// page is the HTML report's template; pageCSS and pageScripts are inlined
+// in every page, so it is one offline file.
+var (
+	page        = template.Must(template.New("page.html").Funcs(template.FuncMap{"cell": cell}).ParseFS(assets, "assets/page.html"))
+	pageCSS     = asset("assets/uplot/uPlot.min.css") + "\n" + asset("assets/page.css")
+	pageScripts = []string{asset("assets/uplot/uPlot.iife.min.js"), asset("assets/page.js")}
+	// pageCSP allows the page's own scripts, by hash, and nothing else:
+	// no request, no other script.
+	pageCSP = csp(pageScripts)
+)
+
+func asset(name string) string {
+	b, err := assets.ReadFile(name)
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	return string(b)
+}
+
+func csp(scripts []string) string {
+	var hashes []string
+	for _, s := range scripts {
+		sum := sha256.Sum256([]byte(s))
+		hashes = append(hashes, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
+	}
+	return "default-src 'none'; script-src " + strings.Join(hashes, " ") + "; style-src 'unsafe-inline'; img-src data:"
+}
+
+// longCell is the length past which a cell shows its start and the whole
+// value on expand.
+const longCell = 120
+
+// cell renders a table cell: a long value cut, the whole on expand.
+func cell(s string) template.HTML {
+	if utf8.RuneCountInString(s) <= longCell {
+		return template.HTML(template.HTMLEscapeString(s))
+	}
+	r := []rune(s)
+	return template.HTML("<details><summary>" + template.HTMLEscapeString(string(r[:80])) + "…</summary><div>" +
+		template.HTMLEscapeString(s) + "</div></details>")
+}
+
+// section is one part of the page: its tables, then its charts, then the
+// tables behind them collapsed.
+type section struct {
+	ID, Title string
+	Tables    []table
+	Failures  []failure
+	Figures   []figure
+	More      *more
+}
+
+// more is a section's collapsed tables.
+type more struct {
+	Label  string
+	Tables []table
+}
+
+// failure is a target's failure with its whole output.
+type failure struct{ Name, Line, Text string }
+
+// evidence is one item of a finding's evidence; a long one (a histogram)
+// is offered as a download rather than printed.
+type evidence struct {
+	Key, Value, Size string
+	Long             bool
+}
 
 type finding struct {
 	results.Finding
+	Anchor   string
 	Evidence []evidence
 }
 
-// findings orders each finding's evidence by name and shortens long values
-// (histograms) for the page; results.json keeps them whole.
+// longEvidence is the length past which evidence is downloaded, not shown.
+const longEvidence = 160
+
+// findings orders each finding's evidence by name; results.json keeps the
+// long values, which the page offers as files.
 func findings(fs []results.Finding) []finding {
 	var out []finding
-	for _, f := range fs {
-		x := finding{Finding: f}
+	for i, f := range fs {
+		x := finding{Finding: f, Anchor: findingAnchor(i)}
 		for _, k := range slices.Sorted(maps.Keys(f.Evidence)) {
-			x.Evidence = append(x.Evidence, evidence{k, cut(f.Evidence[k], 160)})
+			v := f.Evidence[k]
+			e := evidence{Key: k, Value: human.Printable(v)}
+			if len(v) > longEvidence {
+				e.Long, e.Size = true, fmt.Sprintf("%s characters", human.Number(float64(len(v))))
+			}
+			x.Evidence = append(x.Evidence, e)
 		}
 		out = append(out, x)
 	}
 	return out
 }
 
-// HTML writes one self-contained page: no script, no fetch, every string
-// from the study, the targets or their answers escaped. The results are
-// embedded as JSON for tools that read the page.
-func HTML(w io.Writer, r *results.Results) error {
-	data, err := json.Marshal(r) // escapes <, > and &, so it cannot end the element
-	if err != nil {
-		return fmt.Errorf("encode results: %w", err)
+// swatch is a target and its colour on the page.
+type swatch struct {
+	Name  string
+	Color int
+}
+
+// pageData is what the template draws.
+type pageData struct {
+	Title, Description string
+	CSP                template.HTMLAttr
+	CSS                template.CSS
+	Download           bool
+	Glance             *glance
+	Targets            []swatch
+	Sections           []section
+	Findings           []finding
+	Footer             []string
+	Data, Scripts      template.HTML
+}
+
+func swatches(col colours) []swatch {
+	var out []swatch
+	for name, c := range col {
+		out = append(out, swatch{name, c % 7})
 	}
-	return page.Execute(w, map[string]any{
-		"R": r, "Tables": tables(r, htmlDiffRows), "Machine": machineLine(r), "Charts": charts(r), "Findings": findings(r.Findings),
-		"Data": template.HTML(`<script type="application/json" id="tandem-results">` + string(data) + `</script>`),
-	})
+	slices.SortFunc(out, func(a, b swatch) int { return a.Color - b.Color })
+	return out
+}
+
+// jsonScript embeds v for the page's script; json.Marshal escapes <, >
+// and &, so no value can end the element.
+func jsonScript(id string, v any) (template.HTML, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encode %s: %w", id, err)
+	}
+	return template.HTML(`<script type="application/json" id="` + id + `">` + string(b) + "</script>\n"), nil
+}
+
+// render writes a page: the figures' data and the results (when given)
+// embedded, then the scripts that draw them.
+func render(w io.Writer, d pageData, res any) error {
+	var figs []figure
+	for _, s := range d.Sections {
+		figs = append(figs, s.Figures...)
+	}
+	data, err := jsonScript("tandem-figures", figs)
+	if err != nil {
+		return err
+	}
+	if res != nil {
+		r, err := jsonScript("tandem-results", res)
+		if err != nil {
+			return err
+		}
+		data += r
+		d.Download = true
+	}
+	d.Data = data
+	for _, s := range pageScripts {
+		d.Scripts += template.HTML("<script>" + s + "</script>\n") // #nosec: the page's own scripts, allowed by hash
+	}
+	d.CSP, d.CSS = template.HTMLAttr(pageCSP), template.CSS(pageCSS)
+	return page.ExecuteTemplate(w, "page.html", d)
+}
+
+// HTML writes one self-contained page: the answer at a glance first, then
+// each part of the run with its tables and charts. Every string from the
+// study, the targets or their answers is escaped; the only scripts are
+// the page's own (allowed by hash), and nothing is fetched. The results
+// are embedded as JSON for tools that read the page and for the
+// download button.
+func HTML(w io.Writer, r *results.Results) error {
+	col := targetColours(r)
+	g := newGlance(r)
+	d := pageData{Title: human.Printable(r.Study.Name), Description: r.Study.Description, Glance: &g, Targets: swatches(col),
+		Findings: findings(r.Findings), Footer: footer(r)}
+	d.Sections = sections(r, col)
+	return render(w, d, r)
+}
+
+func footer(r *results.Results) []string {
+	out := []string{"Machine: " + machineLine(r),
+		fmt.Sprintf("tandem %s · study %s · sha256 %s · seed %d · %s", r.Tool.Version, r.Study.File, r.Study.ConfigSHA256, r.Study.Seed,
+			r.CreatedAt.Format("2006-01-02 15:04:05 UTC"))}
+	if len(r.Study.CommandLine) > 0 {
+		out = append(out, "Reproduce: "+strings.Join(r.Study.CommandLine, " "))
+	}
+	return out
+}
+
+// sections lays the run out: setup, compatibility, each scenario, each
+// sweep scenario, the scraped metrics, counted costs.
+func sections(r *results.Results, col colours) []section {
+	var out []section
+	budget := maxFigures
+	figs := func(fs []figure) []figure {
+		if len(fs) > budget {
+			fs = fs[:budget]
+		}
+		budget -= len(fs)
+		return fs
+	}
+	setup := section{ID: "setup", Title: "Setup", Tables: printable(setupTables(r))}
+	for _, t := range r.Targets {
+		if t.Error != "" {
+			setup.Failures = append(setup.Failures, failure{t.Name, firstLine(t.Error), t.Error})
+		}
+	}
+	if len(setup.Tables) > 0 || len(setup.Failures) > 0 {
+		out = append(out, setup)
+	}
+	if c := r.Compat; c != nil {
+		ts := compatTables(c, htmlDiffRows)
+		ts[0].Title = "Agreement per call and target"
+		if len(ts) > 1 {
+			ts[1].Title = "Differences"
+		}
+		out = append(out, section{ID: "compat", Title: "Compatibility", Tables: printable(ts)})
+	}
+	for i := range r.Scenarios {
+		sc := &r.Scenarios[i]
+		t := scenarioTable(sc)
+		s := section{ID: scenarioAnchor(i), Title: human.Printable(t.Title)}
+		t.Title = ""
+		s.Tables = printable([]table{t})
+		s.Figures = figs(scenarioFigures(s.ID, sc, col))
+		out = append(out, s)
+	}
+	for i, group := range sweepGroups(r.Sweeps) {
+		s := section{ID: sweepAnchor(i), Title: "Sweep " + human.Printable(group[0].Scenario), Tables: printable(sweepTables(group))}
+		s.Figures = figs(sweepFigures(s.ID, group[0].Scenario, group, col))
+		out = append(out, s)
+	}
+	if mt := metricsTables(r.Targets); len(mt) > 0 {
+		out = append(out, section{ID: "metrics", Title: "Scraped metrics", Figures: figs(metricFigures(r.Targets, col)),
+			More: &more{Label: "Every series per target, with the figures derived over the run", Tables: printable(mt)}})
+	}
+	if ct := costTables(r.Costs); len(ct) > 0 {
+		out = append(out, section{ID: "costs", Title: "Counted costs", Tables: printable(ct)})
+	}
+	return out
 }

@@ -73,6 +73,37 @@ func verdictText(sc *results.Scenario, c results.Comparison) string {
 
 // tables lays out the results as the tables every format shows.
 func tables(r *results.Results, diffRows int) []table {
+	ts := setupTables(r)
+	if c := r.Compat; c != nil {
+		ts = append(ts, compatTables(c, diffRows)...)
+	}
+	for i := range r.Scenarios {
+		ts = append(ts, scenarioTable(&r.Scenarios[i]))
+	}
+	ts = append(ts, sweepTables(r.Sweeps)...)
+	ts = append(ts, metricsTables(r.Targets)...)
+	ts = append(ts, costTables(r.Costs)...)
+	return printable(ts)
+}
+
+// printable makes every cell of ts safe for a terminal: no cell moves a
+// terminal's cursor or title.
+func printable(ts []table) []table {
+	for i := range ts {
+		t := &ts[i]
+		t.Title, t.Note = human.Printable(t.Title), human.Printable(t.Note)
+		for _, row := range append([][]string{t.Header}, t.Rows...) {
+			for j := range row {
+				row[j] = human.Printable(row[j])
+			}
+		}
+	}
+	return ts
+}
+
+// setupTables shows the shared services and the targets' startups, when
+// the run has them.
+func setupTables(r *results.Results) []table {
 	var ts []table
 	if len(r.Services) > 0 {
 		sv := table{Title: "Services", Note: "shared infrastructure, started once before the targets", Header: []string{"service", "kind", "endpoints", "up in", "status"}}
@@ -118,67 +149,54 @@ func tables(r *results.Results, diffRows int) []table {
 	if started {
 		ts = append(ts, st)
 	}
-	if c := r.Compat; c != nil {
-		ts = append(ts, compatTables(c, diffRows)...)
-	}
-	for i := range r.Scenarios {
-		sc := &r.Scenarios[i]
-		metric := "p50 latency"
-		if sc.Direction == "higher" {
-			metric = "throughput (" + sc.Unit + "s/s)"
-		}
-		open := sc.Load.Model == "open" || sc.Load.Model == "batched"
-		header := []string{"target", "load", metric + ": best [median … worst]", "rounds", "errors"}
-		if open {
-			header = append(header, "offered", "achieved", "dropped")
-		}
-		t := table{Title: "Scenario " + sc.Name, Header: append(header, "verdict")}
-		t.Note = fmt.Sprintf("call %s, %s loop, %s is better", sc.Call, sc.Load.Model, sc.Direction)
-		if sc.Load.Model == "drain" {
-			t.Note = fmt.Sprintf("call %s: each run fills a fresh queue and times the consumer's drain, first delivery to last ack; %s is better", sc.Call, sc.Direction)
-		}
-		if sc.Requests > 0 {
-			t.Note += fmt.Sprintf(", %d %ss per run", sc.Requests, sc.Unit)
-		}
-		for _, s := range sc.Summary {
-			verdict := "baseline"
-			for _, c := range sc.Comparisons {
-				if c.Candidate == s.Target && c.Concurrency == s.Concurrency {
-					verdict = verdictText(sc, c)
-				}
-			}
-			cell := "no successful round"
-			if s.N > 0 {
-				cell = fmt.Sprintf("%s [%s … %s]", value(sc, s.Best), value(sc, s.Median), value(sc, s.Worst))
-			}
-			side := sc.Side(s.Target, s.Concurrency)
-			rounds := fmt.Sprint(s.N)
-			if side.Failed > 0 {
-				rounds = fmt.Sprintf("%d (%d failed)", s.N, side.Failed)
-			}
-			row := []string{s.Target, loadCell(sc.Load, s.Concurrency), cell, rounds, errorCell(side)}
-			if open {
-				row = append(row, rateCell(sc, s.Target, s.Concurrency, func(rd results.Round) float64 { return rd.OfferedRate }),
-					rateCell(sc, s.Target, s.Concurrency, func(rd results.Round) float64 { return rd.AchievedRate }),
-					fmt.Sprintf("%d of %d", side.Dropped, side.Arrivals))
-			}
-			t.Rows = append(t.Rows, append(row, verdict))
-		}
-		ts = append(ts, t)
-	}
-	ts = append(ts, sweepTables(r.Sweeps)...)
-	ts = append(ts, metricsTables(r.Targets)...)
-	ts = append(ts, costTables(r.Costs)...)
-	for i := range ts { // no cell moves a terminal's cursor or title
-		t := &ts[i]
-		t.Title, t.Note = human.Printable(t.Title), human.Printable(t.Note)
-		for _, row := range append([][]string{t.Header}, t.Rows...) {
-			for j := range row {
-				row[j] = human.Printable(row[j])
-			}
-		}
-	}
 	return ts
+}
+
+// scenarioTable shows one scenario: a row per target and level with its
+// headline, rounds, errors, load and verdict.
+func scenarioTable(sc *results.Scenario) table {
+	metric := "p50 latency"
+	if sc.Direction == "higher" {
+		metric = "throughput (" + sc.Unit + "s/s)"
+	}
+	open := sc.Load.Model == "open" || sc.Load.Model == "batched"
+	header := []string{"target", "load", metric + ": best [median … worst]", "rounds", "errors"}
+	if open {
+		header = append(header, "offered", "achieved", "dropped")
+	}
+	t := table{Title: "Scenario " + sc.Name, Header: append(header, "verdict")}
+	t.Note = fmt.Sprintf("call %s, %s loop, %s is better", sc.Call, sc.Load.Model, sc.Direction)
+	if sc.Load.Model == "drain" {
+		t.Note = fmt.Sprintf("call %s: each run fills a fresh queue and times the consumer's drain, first delivery to last ack; %s is better", sc.Call, sc.Direction)
+	}
+	if sc.Requests > 0 {
+		t.Note += fmt.Sprintf(", %d %ss per run", sc.Requests, sc.Unit)
+	}
+	for _, s := range sc.Summary {
+		verdict := "baseline"
+		for _, c := range sc.Comparisons {
+			if c.Candidate == s.Target && c.Concurrency == s.Concurrency {
+				verdict = verdictText(sc, c)
+			}
+		}
+		cell := "no successful round"
+		if s.N > 0 {
+			cell = fmt.Sprintf("%s [%s … %s]", value(sc, s.Best), value(sc, s.Median), value(sc, s.Worst))
+		}
+		side := sc.Side(s.Target, s.Concurrency)
+		rounds := fmt.Sprint(s.N)
+		if side.Failed > 0 {
+			rounds = fmt.Sprintf("%d (%d failed)", s.N, side.Failed)
+		}
+		row := []string{s.Target, loadCell(sc.Load, s.Concurrency), cell, rounds, errorCell(side)}
+		if open {
+			row = append(row, rateCell(sc, s.Target, s.Concurrency, func(rd results.Round) float64 { return rd.OfferedRate }),
+				rateCell(sc, s.Target, s.Concurrency, func(rd results.Round) float64 { return rd.AchievedRate }),
+				fmt.Sprintf("%d of %d", side.Dropped, side.Arrivals))
+		}
+		t.Rows = append(t.Rows, append(row, verdict))
+	}
+	return t
 }
 
 // spread shows several starts as median [best … worst], lower being better.

@@ -2,6 +2,9 @@ package report
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"html"
 	"regexp"
 	"strings"
 	"testing"
@@ -45,18 +48,18 @@ func TestIndistinguishableHasNoNumber(t *testing.T) {
 	for _, f := range []struct {
 		name   string
 		render func(*bytes.Buffer, *results.Results) error
-		rows   string
+		rows   *regexp.Regexp
 	}{
-		{"text", func(b *bytes.Buffer, r *results.Results) error { return Text(b, r) }, "\n"},
-		{"md", func(b *bytes.Buffer, r *results.Results) error { return Markdown(b, r) }, "\n"},
-		{"html", func(b *bytes.Buffer, r *results.Results) error { return HTML(b, r) }, "</tr>"},
+		{"text", func(b *bytes.Buffer, r *results.Results) error { return Text(b, r) }, regexp.MustCompile("\n")},
+		{"md", func(b *bytes.Buffer, r *results.Results) error { return Markdown(b, r) }, regexp.MustCompile("\n")},
+		{"html", func(b *bytes.Buffer, r *results.Results) error { return HTML(b, r) }, regexp.MustCompile("</tr>|</li>")},
 	} {
 		var b bytes.Buffer
 		if err := f.render(&b, r); err != nil {
 			t.Fatal(err)
 		}
 		seen := 0
-		for _, row := range strings.Split(b.String(), f.rows) {
+		for _, row := range f.rows.Split(b.String(), -1) {
 			i := strings.Index(row, "are indistinguishable")
 			if i < 0 {
 				continue
@@ -87,8 +90,27 @@ func TestHTMLEscapesHostileStrings(t *testing.T) {
 			t.Errorf("page contains %q unescaped", bad)
 		}
 	}
-	if n := strings.Count(page, "<script"); n != 1 || !strings.Contains(page, `<script type="application/json" id="tandem-results">`) {
-		t.Errorf("page has %d script elements; want only the JSON data block", n)
+	// the page's own scripts run, each allowed by its hash; the data
+	// blocks are JSON, which nothing runs
+	csp := regexp.MustCompile(`http-equiv="Content-Security-Policy" content="([^"]*)"`).FindStringSubmatch(page)
+	if csp == nil || !strings.Contains(html.UnescapeString(csp[1]), "default-src 'none'") {
+		t.Fatalf("no policy that forbids by default: %v", csp)
+	}
+	policy := html.UnescapeString(csp[1])
+	scripts := regexp.MustCompile(`(?s)<script( type="application/json" id="[a-z-]+")?>(.*?)</script>`).FindAllStringSubmatch(page, -1)
+	run := 0
+	for _, s := range scripts {
+		if s[1] != "" {
+			continue
+		}
+		run++
+		sum := sha256.Sum256([]byte(s[2]))
+		if h := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"; !strings.Contains(policy, h) {
+			t.Errorf("a script whose hash %s the policy does not allow", h)
+		}
+	}
+	if n := strings.Count(page, "<script"); n != len(scripts) || run != 2 || !strings.Contains(page, `<script type="application/json" id="tandem-results">`) {
+		t.Errorf("page has %d script elements, %d that run; want the two data blocks, uPlot and the page's script", n, run)
 	}
 	if !strings.Contains(page, "&lt;script&gt;alert") {
 		t.Error("hostile study name not shown as text")

@@ -1,0 +1,92 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/stats"
+)
+
+// The glance says each verdict in words and colours it by what it is: a
+// run that was unhealthy is said to be so, never judged.
+func TestGlanceVerdicts(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		comparison results.Comparison
+		class      string
+		text       string
+	}{
+		{"slower", results.Comparison{Base: "a", Candidate: "b", Ratio: 2, Verdict: stats.Slower}, "slower", "b is 2× slower than a"},
+		{"faster", results.Comparison{Base: "a", Candidate: "b", Ratio: 0.5, Verdict: stats.Faster}, "faster", "b is 2× faster than a"},
+		{"indistinguishable", results.Comparison{Base: "a", Candidate: "b", Ratio: 1.01, Verdict: stats.Indistinguishable}, "indistinguishable", "b and a are indistinguishable"},
+		{"errors", results.Comparison{Base: "a", Candidate: "b", Verdict: stats.Failing, Reason: "failing: 40.0 % of requests failed (http:503 ×400)"},
+			"failing", "b is failing: 40.0 % of requests failed (http:503 ×400)"},
+		{"busy generator", results.Comparison{Base: "a", Candidate: "b", Verdict: stats.Withheld, Reason: "client-bound: the generator used 97.0 %"},
+			"withheld", "b vs a: withheld, client-bound: the generator used 97.0 %"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &results.Results{Scenarios: []results.Scenario{{Name: "s", Direction: "lower", Load: results.Load{Model: "closed"},
+				Summary:     []results.Summary{{Target: "a", Concurrency: 1}, {Target: "b", Concurrency: 1}},
+				Comparisons: []results.Comparison{withLevel(c.comparison, 1)}}}}
+			g := newGlance(r)
+			if len(g.Verdicts) != 1 {
+				t.Fatalf("%d verdict lines; want 1", len(g.Verdicts))
+			}
+			v := g.Verdicts[0]
+			if v.Class != c.class || v.Text != c.text || v.Head != "s, 1 client" || v.Anchor != "scenario-1" {
+				t.Errorf("glance line %+v; want class %q, text %q", v, c.class, c.text)
+			}
+		})
+	}
+}
+
+func withLevel(c results.Comparison, level int) results.Comparison {
+	c.Concurrency = level
+	return c
+}
+
+// What weakens the numbers comes before them: an interruption, a failed
+// target, a target on the generator's core, the run's warnings.
+func TestGlanceTrust(t *testing.T) {
+	r := &results.Results{Interrupted: true, Warnings: []string{"round 2 of b failed"},
+		Machine: results.Machine{GeneratorCPUs: []int{0}},
+		Targets: []results.Target{{Name: "a", CPUs: []int{1}}, {Name: "b", CPUs: []int{0, 1}, Error: "exit status 2\nstack"}}}
+	g := newGlance(r)
+	all := strings.Join(g.Trust, "\n")
+	for _, want := range []string{"b shares CPUs [0] with the generator", "interrupted", "target b failed: exit status 2", "round 2 of b failed"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("trust lines lack %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "a shares") || strings.Contains(all, "stack") {
+		t.Errorf("trust lines blame a, or print a whole error:\n%s", all)
+	}
+	r = &results.Results{Machine: results.Machine{GeneratorCPUs: []int{0}}, Targets: []results.Target{{Name: "a", CPUs: []int{1}}}}
+	if g := newGlance(r); len(g.Trust) != 0 || g.Pinning != "a on [1]" {
+		t.Errorf("a clean, pinned run: trust %v, pinning %q; want none and where a ran", g.Trust, g.Pinning)
+	}
+}
+
+// The compatibility line counts the cases that differ and fails only where
+// agreement is required.
+func TestGlanceCompat(t *testing.T) {
+	c := &results.Compat{Reference: "a", Cases: []results.Case{
+		{Call: "get", Agreement: "identical"},
+		{Call: "get", Agreement: "content differs", Differences: []results.Difference{{Target: "b"}}},
+		{Call: "put", Agreement: "status differs", Differences: []results.Difference{{Target: "b"}}},
+	}, Matrix: []results.MatrixRow{{Call: "get", Target: "b", Counts: map[string]int{"identical": 1, "content differs": 1}},
+		{Call: "put", Target: "b", Counts: map[string]int{"status differs": 1}}}}
+	m := compatMark(c)
+	if m.Text != "3 cases over 2 calls: 2 differ from a (content differs 1, status differs 1)" || m.Class != "withheld" {
+		t.Errorf("report-only differences: %+v", m)
+	}
+	c.Failed = 1
+	if m := compatMark(c); !strings.HasSuffix(m.Text, "; 1 fail where agreement is required") || m.Class != stats.Failing {
+		t.Errorf("a required agreement broken: %+v", m)
+	}
+	c = &results.Compat{Reference: "a", Cases: []results.Case{{Call: "get", Agreement: "identical"}}}
+	if m := compatMark(c); m.Class != stats.Indistinguishable || !strings.HasSuffix(m.Text, "0 differ from a") {
+		t.Errorf("full agreement: %+v", m)
+	}
+}
