@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/verdict"
 )
 
 // chromium finds a headless Chromium. The test command installs the Debian
@@ -443,5 +444,80 @@ func TestDemoChartsHoverAndZoom(t *testing.T) {
 	}
 	if after := at(); after == before || !strings.HasSuffix(after, " s") {
 		t.Errorf("time under the cursor after dragging across the chart: %q, before %q; want another (zoomed) time", after, before)
+	}
+}
+
+// swapped is the demo's run with targets a and b trading names: held
+// against the demo, a regresses and b improves wherever they differ.
+func swapped(t *testing.T) *results.Results {
+	t.Helper()
+	r := demoResults(t)
+	swap := func(s *string) {
+		switch *s {
+		case "a":
+			*s = "b"
+		case "b":
+			*s = "a"
+		}
+	}
+	for i := range r.Scenarios {
+		sc := &r.Scenarios[i]
+		for j := range sc.Rounds {
+			swap(&sc.Rounds[j].Target)
+		}
+		for j := range sc.Summary {
+			swap(&sc.Summary[j].Target)
+		}
+		for j := range sc.Comparisons {
+			swap(&sc.Comparisons[j].Base)
+			swap(&sc.Comparisons[j].Candidate)
+		}
+	}
+	return r
+}
+
+// tandem compare --format html: the tally and every change at a glance,
+// each scenario's spectra of both runs overlaid, readable on a phone.
+func TestComparisonPageInChromium(t *testing.T) {
+	tooltest.Long(t)
+	base, head := demoResults(t), swapped(t)
+	cmp, err := verdict.CompareRuns(base, head, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmp.Regressions == 0 {
+		t.Fatal("swapping a and b regressed nothing; the test has nothing to show")
+	}
+	var page bytes.Buffer
+	if err := Comparison(&page, "html", cmp); err != nil {
+		t.Fatal(err)
+	}
+	v := browse(t, page.Bytes(), 390, 844)
+	if len(v.Console) > 0 || len(v.foreign()) > 0 {
+		t.Errorf("console %v, requests %v; want neither", v.Console, v.foreign())
+	}
+	l := v.Layout
+	if l.ScrollWidth > l.InnerWidth {
+		t.Errorf("scrollWidth %d > innerWidth %d (%v)", l.ScrollWidth, l.InnerWidth, l.Wide)
+	}
+	want := fmt.Sprintf("%d regressed", cmp.Regressions)
+	if !strings.Contains(l.Glance, "regression beyond 5 %") || !strings.Contains(l.Glance, want) || !strings.Contains(l.Glance, "improved") {
+		t.Errorf("glance lacks the tally (%q):\n%s", want, l.Glance)
+	}
+	for _, ch := range cmp.Changes {
+		if !strings.Contains(l.Glance, fmt.Sprintf("%s, %s, c=%d", ch.Scenario, ch.Target, ch.Concurrency)) {
+			t.Errorf("glance lacks %s %s c=%d", ch.Scenario, ch.Target, ch.Concurrency)
+		}
+	}
+	if len(l.Figures) < len(base.Scenarios) {
+		t.Errorf("%d spectra; want one per scenario and level at least (%d scenarios)", len(l.Figures), len(base.Scenarios))
+	}
+	for _, f := range l.Figures {
+		if !f.Canvas || !strings.HasPrefix(f.ID, "fig-"+f.Section+"-spectrum-") {
+			t.Errorf("figure %s in %q, drawn %v", f.ID, f.Section, f.Canvas)
+		}
+	}
+	if n := strings.Count(v.DOM, "head (median") + strings.Count(v.DOM, "base (median"); n < 4*len(base.Scenarios) {
+		t.Errorf("%d legend entries of base and head; want a and b in both runs on every spectrum", n)
 	}
 }

@@ -47,7 +47,7 @@ func Formats() []Format {
 		{Name: "text", Results: Text, Sample: sampleText, Comparison: comparisonText, Cost: cost.Text},
 		{Name: "md", Results: Markdown, Sample: sampleMarkdown, Comparison: comparisonMarkdown},
 		{Name: "json", Sample: sampleJSON, Comparison: comparisonJSON, Cost: costJSON},
-		{Name: "html", Results: HTML},
+		{Name: "html", Results: HTML, Comparison: comparisonHTML},
 		{Name: "csv", Results: CSV},
 		{Name: "bench", Results: Bench},
 		{Name: "hdr", Results: HDRLog},

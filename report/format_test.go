@@ -20,7 +20,7 @@ func TestFormatList(t *testing.T) {
 	}{
 		{ForResults, "text, md, html, csv, bench or hdr"},
 		{ForSample, "text, md or json"},
-		{ForComparison, "text, md or json"},
+		{ForComparison, "text, md, json or html"},
 		{ForCost, "text or json"},
 		{Kind(99), ""},
 	} {
@@ -134,6 +134,10 @@ func TestComparison(t *testing.T) {
 		{"md", []string{"## tandem compare: **regression** beyond 5 %, failing or missing\n", "> warning: the machines differ\n",
 			"| lat | a | c=1 | **slower, regression** | 1.49 | 0.0 % → 0.0 % |\n", "| lat | b\\x1b\\[2J | c=1 | indistinguishable | – | 0.0 % → 0.0 % |\n"}},
 		{"json", []string{`"regression": true`, `"verdict": "slower"`, `"warnings": [`, `"policy": {`}},
+		{"html", []string{"regression beyond 5 %, failing or missing: 1 regressed, 0 improved, 1 unchanged, 0 new, 1 missing, 0 withheld",
+			`<li class="v-failing"><a href="#scenario-1">lat, a, c=1</a>: regressed: slower (head/base 1.49: 49.0 % worse)</li>`,
+			`<li class="v-indistinguishable"><a href="#scenario-1">lat, b\x1b[2J, c=1</a>: unchanged: indistinguishable</li>`,
+			`<li class="v-withheld">the machines differ</li>`}},
 	} {
 		var b bytes.Buffer
 		if err := Comparison(&b, c.format, cmp); err != nil {
@@ -148,7 +152,7 @@ func TestComparison(t *testing.T) {
 			t.Errorf("%s: a control character reached the output", c.format)
 		}
 	}
-	if err := Comparison(&bytes.Buffer{}, "csv", cmp); err == nil || !strings.Contains(err.Error(), "want text, md or json") {
+	if err := Comparison(&bytes.Buffer{}, "csv", cmp); err == nil || !strings.Contains(err.Error(), "want text, md, json or html") {
 		t.Errorf("csv comparison: %v", err)
 	}
 }

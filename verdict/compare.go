@@ -186,6 +186,8 @@ type Comparison struct {
 	MaxRegression float64
 	// Policy is the policy the changes were judged by (ComparePolicy).
 	Policy stats.Policy
+	// Base and Head are the runs compared, for a report that draws them.
+	Base, Head *results.Results `json:"-"`
 }
 
 // CompareRuns holds head against base as Compare does, with the tolerated
@@ -196,7 +198,7 @@ func CompareRuns(base, head *results.Results, maxRegression float64) (Comparison
 	if err != nil {
 		return Comparison{}, err
 	}
-	c := Comparison{Changes: changes, Warnings: warnings, MaxRegression: maxRegression, Policy: ComparePolicy(base, head)}
+	c := Comparison{Changes: changes, Warnings: warnings, MaxRegression: maxRegression, Policy: ComparePolicy(base, head), Base: base, Head: head}
 	for _, ch := range changes {
 		if ch.Regression {
 			c.Regressions++

@@ -1,0 +1,173 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/tandem-bench/tandem/internal/human"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/stats"
+	"github.com/tandem-bench/tandem/verdict"
+)
+
+// changeClass sorts a change for the glance: regressed, improved,
+// unchanged, new, missing or withheld.
+func changeClass(ch verdict.Change) string {
+	switch {
+	case ch.Regression && ch.Verdict == verdict.Missing:
+		return verdict.Missing
+	case ch.Regression:
+		return "regressed"
+	case ch.Verdict == verdict.New:
+		return verdict.New
+	case ch.Verdict == stats.Faster && ch.Change < 0:
+		return "improved"
+	case ch.Verdict == stats.Faster, ch.Verdict == stats.Slower, ch.Verdict == stats.Indistinguishable:
+		return "unchanged"
+	}
+	return stats.Withheld
+}
+
+// changeColour colours a change's glance line as a verdict.
+var changeColour = map[string]string{"regressed": stats.Failing, verdict.Missing: stats.Failing, "improved": stats.Faster,
+	"unchanged": stats.Indistinguishable, verdict.New: "single", stats.Withheld: "withheld"}
+
+// comparisonHTML writes base against head on one page: the tally and one
+// line per change at a glance, then per scenario its changes and each
+// target's latency spectrum in both runs overlaid (base dashed).
+func comparisonHTML(w io.Writer, c verdict.Comparison) error {
+	g := glance{Trust: c.Warnings}
+	tally := map[string]int{}
+	for _, ch := range c.Changes {
+		class := changeClass(ch)
+		tally[class]++
+		head := fmt.Sprintf("%s, %s, c=%d", ch.Scenario, ch.Target, ch.Concurrency)
+		g.Verdicts = append(g.Verdicts, mark{Anchor: compareAnchor(ch.Scenario, c), Head: human.Printable(head),
+			Text: human.Printable(class + ": " + changeText(ch)), Class: changeColour[class]})
+	}
+	var parts []string
+	for _, k := range []string{"regressed", "improved", "unchanged", verdict.New, verdict.Missing, stats.Withheld} {
+		parts = append(parts, fmt.Sprintf("%d %s", tally[k], k))
+	}
+	g.Summary = "no regression"
+	if c.Regressed() {
+		g.Summary = fmt.Sprintf("regression beyond %.3g %%, failing or missing", c.MaxRegression)
+	}
+	g.Summary += ": " + strings.Join(parts, ", ")
+	for i := range g.Trust {
+		g.Trust[i] = human.Printable(g.Trust[i])
+	}
+	d := pageData{Title: "tandem compare", Glance: &g}
+	col := colours{}
+	if c.Base != nil && c.Head != nil {
+		d.Title = human.Printable(fmt.Sprintf("%s: base %s vs head %s", c.Head.Study.Name,
+			c.Base.CreatedAt.Format("2006-01-02 15:04"), c.Head.CreatedAt.Format("2006-01-02 15:04")))
+		col = targetColours(c.Head)
+		for name := range targetColours(c.Base) {
+			if _, ok := col[name]; !ok {
+				col[name] = len(col)
+			}
+		}
+		g.Where = "both runs: " + machineLine(c.Head)
+		if bm := machineLine(c.Base); bm != machineLine(c.Head) {
+			g.Where = "base: " + bm + " · head: " + machineLine(c.Head)
+		}
+	}
+	d.Targets = swatches(col)
+	for i, name := range compareScenarios(c) {
+		t := table{Header: []string{"target", "level", "verdict", "head/base", "errors (base → head)"}}
+		for _, ch := range c.Changes {
+			if ch.Scenario != name {
+				continue
+			}
+			ratio := "–"
+			if ch.Verdict == stats.Faster || ch.Verdict == stats.Slower {
+				ratio = fmt.Sprintf("%.3g", ch.Ratio)
+			}
+			text := changeText(ch)
+			if ch.Regression {
+				text += " (regression)"
+			}
+			t.Rows = append(t.Rows, []string{ch.Target, fmt.Sprintf("c=%d", ch.Concurrency), text, ratio, errorShares(ch)})
+		}
+		s := section{ID: fmt.Sprintf("scenario-%d", i+1), Title: "Scenario " + human.Printable(name), Tables: printable([]table{t})}
+		if c.Base != nil && c.Head != nil {
+			s.Figures = spectraCompared(s.ID, name, c.Base, c.Head, col)
+		}
+		d.Sections = append(d.Sections, s)
+	}
+	return render(w, d, nil)
+}
+
+// compareScenarios lists the changes' scenarios in order.
+func compareScenarios(c verdict.Comparison) []string {
+	var out []string
+	for _, ch := range c.Changes {
+		if !slices.Contains(out, ch.Scenario) {
+			out = append(out, ch.Scenario)
+		}
+	}
+	return out
+}
+
+func compareAnchor(scenario string, c verdict.Comparison) string {
+	for i, name := range compareScenarios(c) {
+		if name == scenario {
+			return fmt.Sprintf("scenario-%d", i+1)
+		}
+	}
+	return ""
+}
+
+// spectraCompared draws, per level of a scenario, each target's median
+// round in the base (dashed) and the head (solid) on one percentile axis.
+func spectraCompared(id, name string, base, head *results.Results, col colours) []figure {
+	find := func(r *results.Results) *results.Scenario {
+		for i := range r.Scenarios {
+			if r.Scenarios[i].Name == name {
+				return &r.Scenarios[i]
+			}
+		}
+		return nil
+	}
+	bs, hs := find(base), find(head)
+	var lvls []int
+	for _, sc := range []*results.Scenario{hs, bs} {
+		if sc == nil {
+			continue
+		}
+		for _, l := range levels(sc) {
+			if !slices.Contains(lvls, l) {
+				lvls = append(lvls, l)
+			}
+		}
+	}
+	var out []figure
+	for li, level := range lvls {
+		var lines []line
+		var load results.Load
+		for _, side := range []struct {
+			name string
+			sc   *results.Scenario
+		}{{"head", hs}, {"base", bs}} {
+			if side.sc == nil {
+				continue
+			}
+			load = side.sc.Load
+			for _, tgt := range targetsOf(side.sc) {
+				if rd := medianRound(side.sc, tgt, level); rd != nil {
+					lines = append(lines, line{label: fmt.Sprintf("%s %s (median %s)", tgt, side.name, roundOf(side.sc, rd)),
+						color: col[tgt], dash: side.name == "base", pts: spectrum(rd.Sample.HDR)})
+				}
+			}
+		}
+		f := aligned(figure{ID: fmt.Sprintf("%s-spectrum-%d", id, li), Title: fmt.Sprintf("Latency spectrum: %s, %s (base dashed, head solid)", name, loadCell(load, level)),
+			Kind: "spectrum", X: "percentile", Y: "latency", XUnit: "%", YUnit: "ns", LogY: true}, lines)
+		if f != nil {
+			out = append(out, *f)
+		}
+	}
+	return out
+}
