@@ -27,9 +27,11 @@ type figure struct {
 	Y    string `json:"y"`
 	// XUnit and YUnit say how to print a value: ns (a duration), /s (a
 	// rate), B (bytes) or empty (a number).
-	XUnit  string      `json:"xunit,omitempty"`
-	YUnit  string      `json:"yunit,omitempty"`
-	LogY   bool        `json:"logy,omitempty"`
+	XUnit string `json:"xunit,omitempty"`
+	YUnit string `json:"yunit,omitempty"`
+	LogY  bool   `json:"logy,omitempty"`
+	// XInt marks whole-number x values (rounds): ticks at whole numbers.
+	XInt   bool        `json:"xint,omitempty"`
 	Xs     []float64   `json:"xs"`
 	Series []figSeries `json:"series"`
 	// Derived are the figures quoted beside the chart: a metric's mean,
@@ -205,6 +207,9 @@ func scenarioFigures(id string, sc *results.Scenario, col colours) []figure {
 				line{label: tgt + " p99, " + roundOf(sc, rd), color: col[tgt], dash: true, pts: p99})
 			longest = max(longest, len(p50))
 		}
+		if f := roundsFigure(fmt.Sprintf("%s-rounds-%d", id, li), name, sc, level, col); f != nil {
+			out = append(out, *f)
+		}
 		if f := aligned(figure{ID: fmt.Sprintf("%s-spectrum-%d", id, li), Title: "Latency spectrum: " + name, Kind: "spectrum",
 			X: "percentile", Y: "latency", XUnit: "%", YUnit: "ns", LogY: true}, spec); f != nil {
 			out = append(out, *f)
@@ -218,6 +223,36 @@ func scenarioFigures(id string, sc *results.Scenario, col colours) []figure {
 		}
 	}
 	return out
+}
+
+// roundsFigure draws each round's headline (the figure the verdict
+// compares) per target, in the order the rounds ran: the spread a verdict
+// weighs, and any drift over the run. Nil with fewer than two rounds.
+func roundsFigure(id, name string, sc *results.Scenario, level int, col colours) *figure {
+	by := map[string][][2]float64{}
+	n := 0
+	for _, rd := range sc.Rounds {
+		if rd.Concurrency != level || rd.Failed {
+			continue
+		}
+		by[rd.Target] = append(by[rd.Target], [2]float64{float64(rd.Round), rd.Headline})
+		n = max(n, len(by[rd.Target]))
+	}
+	if n < 2 {
+		return nil
+	}
+	var lines []line
+	for _, tgt := range targetsOf(sc) {
+		lines = append(lines, line{label: tgt, color: col[tgt], pts: by[tgt]})
+	}
+	what, unit := "p50 latency", "ns"
+	if sc.Direction == "higher" {
+		what, unit = "throughput ("+sc.Unit+"s)", "/s"
+	}
+	if sc.Load.Model == "drain" && sc.Direction == "lower" {
+		what = "drain time"
+	}
+	return aligned(figure{ID: id, Title: "Each round: " + name, Kind: "xy", X: "round", Y: what, YUnit: unit, XInt: true}, lines)
 }
 
 // sweepFigures draws one sweep scenario's targets together: mean latency
@@ -238,7 +273,7 @@ func sweepFigures(id, scenario string, sweeps []results.Sweep, col colours) []fi
 			slices.SortFunc(pts, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
 			label := sw.Target
 			if len(conns) > 1 {
-				label = fmt.Sprintf("%s, %d connections", sw.Target, n)
+				label = fmt.Sprintf("%s, %d connection%s", sw.Target, n, map[bool]string{true: "", false: "s"}[n == 1])
 			}
 			lt = append(lt, line{label: label, color: col[sw.Target], dash: i%2 == 1, pts: pts})
 		}
@@ -249,6 +284,9 @@ func sweepFigures(id, scenario string, sweeps []results.Sweep, col colours) []fi
 				t0 = c.StartUnixNs
 			}
 			for _, b := range c.Blocks {
+				if b.Txs == 0 {
+					continue // a block without the cell's transactions has no latency
+				}
 				pts = append(pts, [2]float64{float64(b.TimeUnixNs-t0) / 1e9, float64(b.MeanLatencyNs)})
 			}
 		}

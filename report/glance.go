@@ -66,7 +66,7 @@ func shortVerdict(sc *results.Scenario, c results.Comparison) string {
 	case stats.Failing:
 		return fmt.Sprintf("%s is %s", c.Candidate, c.Reason)
 	case stats.NoiseReference:
-		return "noise reference: " + c.Reason
+		return fmt.Sprintf("%s is the noise reference: %s", c.Candidate, c.Reason)
 	}
 	return fmt.Sprintf("%s vs %s: withheld, %s", c.Candidate, c.Base, c.Reason)
 }

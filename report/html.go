@@ -50,7 +50,7 @@ func csp(scripts []string) string {
 
 // longCell is the length past which a cell shows its start and the whole
 // value on expand.
-const longCell = 120
+const longCell = 240
 
 // cell renders a table cell: a long value cut, the whole on expand.
 func cell(s string) template.HTML {
@@ -58,7 +58,7 @@ func cell(s string) template.HTML {
 		return template.HTML(template.HTMLEscapeString(s))
 	}
 	r := []rune(s)
-	return template.HTML("<details><summary>" + template.HTMLEscapeString(string(r[:80])) + "…</summary><div>" +
+	return template.HTML("<details><summary>" + template.HTMLEscapeString(string(r[:100])) + "…</summary><div>" +
 		template.HTMLEscapeString(s) + "</div></details>")
 }
 

@@ -59,6 +59,7 @@
       label: f.x, stroke: ink, grid: { stroke: rule }, ticks: { stroke: rule },
       values: function (u, vs) { return vs.map(function (v) { return fmt(v, f.xunit, 3); }); }
     };
+    if (f.xint) x.incrs = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000];
     if (f.kind === 'spectrum') {
       x.splits = function (u) {
         var lo = u.scales.x.min, hi = u.scales.x.max;
