@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
@@ -519,5 +520,43 @@ func TestComparisonPageInChromium(t *testing.T) {
 	}
 	if n := strings.Count(v.DOM, "head (median") + strings.Count(v.DOM, "base (median"); n < 4*len(base.Scenarios) {
 		t.Errorf("%d legend entries of base and head; want a and b in both runs on every spectrum", n)
+	}
+}
+
+// Dark mode follows the system setting, charts included; print drops the
+// buttons and keeps every chart.
+func TestDemoReportDarkAndPrint(t *testing.T) {
+	tooltest.Long(t)
+	v := browse(t, htmlPage(t, demoResults(t)), 1280, 800)
+	style := func() [3]string {
+		t.Helper()
+		s, err := chromedp.Run(v.ctx, chromedp.Evaluate[[3]string](`(() => {
+		  const st = (sel) => getComputedStyle(document.querySelector(sel));
+		  return [st('html').backgroundColor, st('button').display, String(document.querySelectorAll('figure canvas').length)];
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	media := func(m string, features ...*emulation.MediaFeature) {
+		t.Helper()
+		if _, err := chromedp.Call(v.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: m, Features: features}); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(v.ctx, chromedp.Reload(), chromedp.WaitReady("body")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	light := style()
+	media("", &emulation.MediaFeature{Name: "prefers-color-scheme", Value: "dark"})
+	dark := style()
+	if light[0] != "rgb(255, 255, 255)" || dark[0] != "rgb(21, 21, 21)" {
+		t.Errorf("background light %s, dark %s; want white, then near black", light[0], dark[0])
+	}
+	media("print")
+	printed := style()
+	if printed[1] != "none" || light[1] == "none" || printed[2] != light[2] || light[2] == "0" {
+		t.Errorf("print: button display %s (screen %s), %s charts (screen %s); want no buttons and every chart", printed[1], light[1], printed[2], light[2])
 	}
 }

@@ -26,10 +26,13 @@ is failing (a worse error share, or no successful round) or could not keep up
 (dropped arrivals, a short rate) where BASE could, or when HEAD lost a row
 BASE had. Any other pair the policy cannot judge (a busy generator, one
 round) is withheld and listed, not passed as equal. md is for a pull request
-or a CI job summary. Exit 0 without a regression, 1 with one, 2 for bad
+or a CI job summary; html is one offline page (the tally and every change at
+a glance, each scenario's latency spectra of both runs overlaid) for a CI job
+to attach. Exit 0 without a regression, 1 with one, 2 for bad
 input.`,
 		Example: "  tandem compare main/results.json pr/results.json --max-regression 5\n" +
-			"  tandem compare main/results.json pr/results.json --format md >> \"$GITHUB_STEP_SUMMARY\"",
+			"  tandem compare main/results.json pr/results.json --format md >> \"$GITHUB_STEP_SUMMARY\"\n" +
+			"  tandem compare main/results.json pr/results.json --format html > compare.html",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := outputFormat(format, report.ForComparison); err != nil {
