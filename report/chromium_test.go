@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
@@ -558,5 +559,50 @@ func TestDemoReportDarkAndPrint(t *testing.T) {
 	printed := style()
 	if printed[1] != "none" || light[1] == "none" || printed[2] != light[2] || light[2] == "0" {
 		t.Errorf("print: button display %s (screen %s), %s charts (screen %s); want no buttons and every chart", printed[1], light[1], printed[2], light[2])
+	}
+}
+
+// A finding's histogram is not printed: its button saves it as a file,
+// made in the page from the embedded results.
+func TestFindingEvidenceDownloads(t *testing.T) {
+	tooltest.Long(t)
+	res := demoResults(t)
+	v := browse(t, htmlPage(t, res), 1280, 800)
+	for k, ev := range res.Findings[0].Evidence {
+		if strings.HasSuffix(k, "hdr") && strings.Contains(v.DOM, "<td>"+ev+"</td>") {
+			t.Errorf("histogram %s is printed in the page", k)
+		}
+	}
+	dir := t.TempDir()
+	_, err := chromedp.CallBrowser(v.ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+		Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := chromedp.Run(v.ctx, chromedp.Evaluate[string](`(() => {
+	  const b = document.querySelector('#finding-1 button[data-download=evidence]');
+	  b.click();
+	  return b.dataset.key;
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := res.Findings[0].Evidence[key]
+	if len(want) <= longEvidence && !strings.HasSuffix(key, "hdr") {
+		t.Fatalf("evidence %q of %d characters has a download button", key, len(want))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
+		if len(files) == 1 {
+			got, err := os.ReadFile(files[0])
+			if err == nil && string(got) == want {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no download of %q with its whole value in %s (files %v)", key, dir, files)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -94,7 +94,8 @@ type finding struct {
 	Evidence []evidence
 }
 
-// longEvidence is the length past which evidence is downloaded, not shown.
+// longEvidence is the length past which evidence is downloaded, not
+// shown; a histogram (a key ending in hdr) always is.
 const longEvidence = 160
 
 // findings orders each finding's evidence by name; results.json keeps the
@@ -106,7 +107,7 @@ func findings(fs []results.Finding) []finding {
 		for _, k := range slices.Sorted(maps.Keys(f.Evidence)) {
 			v := f.Evidence[k]
 			e := evidence{Key: k, Value: human.Printable(v)}
-			if len(v) > longEvidence {
+			if len(v) > longEvidence || strings.HasSuffix(k, "hdr") {
 				e.Long, e.Size = true, fmt.Sprintf("%s characters", human.Number(float64(len(v))))
 			}
 			x.Evidence = append(x.Evidence, e)
