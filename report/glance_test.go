@@ -90,3 +90,25 @@ func TestGlanceCompat(t *testing.T) {
 		t.Errorf("full agreement: %+v", m)
 	}
 }
+
+// Counted costs, sweeps and findings each get a line; a cost that could
+// not be counted says so.
+func TestGlanceCostsSweepsFindings(t *testing.T) {
+	r := &results.Results{
+		Costs: []results.Cost{{Name: "decode", Ops: 1000, InstructionsPerOp: 12345, AllocationsPerOp: 2, BytesPerOp: 64, Exact: true},
+			{Name: "encode", Error: "valgrind: not found\nmore"}},
+		Sweeps:   []results.Sweep{{Scenario: "grid", Target: "a", Saturation: []results.SaturationPoint{{Connections: 1, HighestOK: 100, LowestSaturated: 200}}}},
+		Findings: []results.Finding{{ID: "stall", Target: "b", Scenario: "s", Summary: "b stalls 40 ms"}},
+	}
+	g := newGlance(r)
+	if len(g.Costs) != 2 || !strings.HasPrefix(g.Costs[0].Text, "12,345 instructions, 2 allocations, 64 bytes per operation") ||
+		g.Costs[1].Class != stats.Failing || g.Costs[1].Text != "failed: valgrind: not found" {
+		t.Errorf("costs %+v", g.Costs)
+	}
+	if len(g.Sweeps) != 1 || g.Sweeps[0].Text != "c=1 keeps up to 100/s per connection, saturates at 200/s" || g.Sweeps[0].Anchor != "sweep-1" {
+		t.Errorf("sweeps %+v", g.Sweeps)
+	}
+	if len(g.Findings) != 1 || g.Findings[0].Head != "stall on b (s)" || g.Findings[0].Anchor != "finding-1" {
+		t.Errorf("findings %+v", g.Findings)
+	}
+}
