@@ -45,64 +45,7 @@ func text(w io.Writer, r *results.Results, color bool) error {
 		b.WriteString("INTERRUPTED: the run was cancelled; what follows is what was measured before.\n")
 	}
 	for _, t := range tables(r, shortDiffRows) {
-		fmt.Fprintf(&b, "\n%s\n", t.Title)
-		if t.Note != "" {
-			fmt.Fprintf(&b, "(%s)\n", t.Note)
-		}
-		// each cell as its lines: a long one wraps onto continuation lines
-		rows := make([][][]string, len(t.Rows))
-		for i, row := range t.Rows {
-			rows[i] = make([][]string, len(row))
-			for j, c := range row {
-				rows[i][j] = wrap(c, maxCell, maxCellLines)
-			}
-		}
-		widths := make([]int, len(t.Header))
-		for i, c := range t.Header {
-			widths[i] = utf8.RuneCountInString(c)
-		}
-		for _, row := range rows {
-			for i, lines := range row {
-				for _, l := range lines {
-					widths[i] = max(widths[i], utf8.RuneCountInString(l))
-				}
-			}
-		}
-		verdicts := color && (strings.HasPrefix(t.Title, "Scenario ") || strings.HasPrefix(t.Title, "Sweep "))
-		line := func(row []string, paint string) {
-			var l strings.Builder
-			for i, c := range row {
-				if i == len(row)-1 {
-					if paint != "" && c != "" {
-						c = paint + c + reset
-					}
-					l.WriteString(c)
-					break
-				}
-				l.WriteString(c + strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
-			}
-			b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
-		}
-		line(t.Header, "")
-		for i, row := range rows {
-			paint := ""
-			if last := t.Rows[i]; verdicts && len(last) > 0 {
-				paint = colour(last[len(last)-1])
-			}
-			height := 0
-			for _, lines := range row {
-				height = max(height, len(lines))
-			}
-			for k := range height {
-				cells := make([]string, len(row))
-				for j, lines := range row {
-					if k < len(lines) {
-						cells[j] = lines[k]
-					}
-				}
-				line(cells, paint)
-			}
-		}
+		writeTable(&b, t, color)
 	}
 	for _, t := range r.Targets {
 		if t.Error != "" {
@@ -116,6 +59,87 @@ func text(w io.Writer, r *results.Results, color bool) error {
 		fmt.Fprintf(&b, "\nwarning: %s\n", human.Printable(wn))
 	}
 	fmt.Fprintf(&b, "\nmachine: %s\n", human.Printable(machineLine(r)))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeTable lays a table out in columns, under its title and note; a
+// scenario's or sweep's verdicts in colour when color is set.
+func writeTable(b *strings.Builder, t table, color bool) {
+	fmt.Fprintf(b, "\n%s\n", t.Title)
+	if t.Note != "" {
+		fmt.Fprintf(b, "(%s)\n", t.Note)
+	}
+	// each cell as its lines: a long one wraps onto continuation lines
+	rows := make([][][]string, len(t.Rows))
+	for i, row := range t.Rows {
+		rows[i] = make([][]string, len(row))
+		for j, c := range row {
+			rows[i][j] = wrap(c, maxCell, maxCellLines)
+		}
+	}
+	widths := make([]int, len(t.Header))
+	for i, c := range t.Header {
+		widths[i] = utf8.RuneCountInString(c)
+	}
+	for _, row := range rows {
+		for i, lines := range row {
+			for _, l := range lines {
+				widths[i] = max(widths[i], utf8.RuneCountInString(l))
+			}
+		}
+	}
+	verdicts := color && (strings.HasPrefix(t.Title, "Scenario ") || strings.HasPrefix(t.Title, "Sweep "))
+	line := func(row []string, paint string) {
+		var l strings.Builder
+		for i, c := range row {
+			if i == len(row)-1 {
+				if paint != "" && c != "" {
+					c = paint + c + reset
+				}
+				l.WriteString(c)
+				break
+			}
+			l.WriteString(c + strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
+		}
+		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
+	}
+	line(t.Header, "")
+	for i, row := range rows {
+		paint := ""
+		if last := t.Rows[i]; verdicts && len(last) > 0 {
+			paint = colour(last[len(last)-1])
+		}
+		height := 0
+		for _, lines := range row {
+			height = max(height, len(lines))
+		}
+		for k := range height {
+			cells := make([]string, len(row))
+			for j, lines := range row {
+				if k < len(lines) {
+					cells[j] = lines[k]
+				}
+			}
+			line(cells, paint)
+		}
+	}
+}
+
+// ScenarioLevel writes one level of a scenario as the text report shows
+// it (title, note, a row per target with its verdict): what a live run
+// prints when the level is done. The verdicts are in colour when color is
+// set.
+func ScenarioLevel(w io.Writer, sc *results.Scenario, level int, color bool) error {
+	one := *sc
+	one.Summary = nil
+	for _, s := range sc.Summary {
+		if s.Concurrency == level {
+			one.Summary = append(one.Summary, s)
+		}
+	}
+	var b strings.Builder
+	writeTable(&b, printable([]table{scenarioTable(&one)})[0], color)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"time"
+
+	"github.com/tandem-bench/tandem/results"
 )
 
 // Event is where a run stands: the step of its plan it is in, how long it
@@ -18,6 +20,20 @@ type Event struct {
 	Elapsed, Left time.Duration
 	// Line is a progress line, or empty when the step begins.
 	Line string
+	// Target, Round and Rounds say which round (or sweep cell) of which
+	// target the event is about, when it is about one; Rounds is 0 where
+	// the count is not known (a sweep's search). A line about a target
+	// with no round is a warm-up's or a calibration's.
+	Target        string
+	Round, Rounds int
+	// Status marks an event that only says what is measured now (a round
+	// begins): no line, no new step.
+	Status bool
+	// Done is set when a level of a scenario has finished: the scenario so
+	// far (its rounds, summary and verdicts), valid during the call only,
+	// and Level the level that finished.
+	Done  *results.Scenario
+	Level int
 }
 
 // progressClock follows a run through its plan.
@@ -28,6 +44,8 @@ type progressClock struct {
 	// stepStart when it began.
 	step      int
 	stepStart time.Time
+	// units counts the current step's measured runs done so far.
+	units int
 }
 
 func newProgressClock(p Plan, now time.Time) *progressClock {
@@ -39,12 +57,15 @@ func newProgressClock(p Plan, now time.Time) *progressClock {
 func (c *progressClock) enter(phase, name string, now time.Time) bool {
 	for i := c.step + 1; i < len(c.plan.Steps); i++ {
 		if st := c.plan.Steps[i]; st.Phase == phase && (name == "" || st.Name == name) {
-			c.step, c.stepStart = i, now
+			c.step, c.stepStart, c.units = i, now, 0
 			return true
 		}
 	}
 	return false
 }
+
+// unitDone counts one measured run of the current step as done.
+func (c *progressClock) unitDone() { c.units++ }
 
 // event is the clock's reading at now, with a progress line.
 func (c *progressClock) event(line string, now time.Time) Event {
@@ -72,6 +93,13 @@ func (c *progressClock) event(line string, now time.Time) Event {
 	}
 	inStep := now.Sub(c.stepStart)
 	current := max(time.Duration(float64(st.Estimate)*scale)-inStep, 0)
+	if c.units > 0 && st.Units > c.units {
+		// the step's own pace so far: its remaining runs at the mean
+		// length of those done (warm-ups and calibration included)
+		current = time.Duration(float64(inStep) / float64(c.units) * float64(st.Units-c.units))
+	} else if c.units >= st.Units && st.Units > 0 {
+		current = 0
+	}
 	e.Left = current + time.Duration(float64(rest)*scale)
 	return e
 }

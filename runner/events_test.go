@@ -39,3 +39,27 @@ func TestProgressClock(t *testing.T) {
 		t.Errorf("long past a's estimate: %v left; want b's 60 s", e.Left)
 	}
 }
+
+// Once a step's first runs are done, their pace says what is left of it:
+// calibration refines the plan's guess.
+func TestProgressClockRefinesByRuns(t *testing.T) {
+	p := Plan{Steps: []PlanStep{{Phase: "scenario", Name: "a", Estimate: 12 * time.Second, Units: 6}}, Total: 12 * time.Second}
+	t0 := time.Unix(1000, 0)
+	c := newProgressClock(p, t0)
+	c.enter("scenario", "a", t0)
+	if e := c.event("", t0.Add(3*time.Second)); e.Left != 9*time.Second {
+		t.Errorf("no run done yet: %v left; want the plan's 9 s", e.Left)
+	}
+	c.unitDone()
+	c.unitDone()
+	// two runs in 10 s: the other four take 20 s, not the plan's 2 s
+	if e := c.event("", t0.Add(10*time.Second)); e.Left != 20*time.Second {
+		t.Errorf("two of six runs in 10 s: %v left; want 20 s", e.Left)
+	}
+	for range 4 {
+		c.unitDone()
+	}
+	if e := c.event("", t0.Add(30*time.Second)); e.Left != 0 {
+		t.Errorf("every run done: %v left; want 0", e.Left)
+	}
+}

@@ -249,15 +249,33 @@ func (r *runner) warn(msg string) {
 }
 
 func (r *runner) progress(format string, args ...any) {
+	r.progressEvent(Event{}, format, args...)
+}
+
+// progressEvent prints a progress line and sends it as an event, with the
+// fields of e (the round and target it is about).
+func (r *runner) progressEvent(e Event, format string, args ...any) {
 	line := human.Printable(fmt.Sprintf(format, args...))
 	if r.o.Progress != nil {
 		fmt.Fprintln(r.o.Progress, line)
 	}
-	if r.o.Events != nil && r.clock != nil {
-		r.eventMu.Lock()
-		defer r.eventMu.Unlock()
-		r.o.Events(r.clock.event(line, time.Now()))
+	e.Line = line
+	r.send(e)
+}
+
+// send stamps e with where the run stands and sends it.
+func (r *runner) send(e Event) {
+	if r.o.Events == nil || r.clock == nil {
+		return
 	}
+	r.eventMu.Lock()
+	defer r.eventMu.Unlock()
+	if e.Round > 0 && !e.Status {
+		r.clock.unitDone() // a round or a cell
+	}
+	at := r.clock.event(e.Line, time.Now())
+	at.Target, at.Round, at.Rounds, at.Status, at.Done, at.Level = e.Target, e.Round, e.Rounds, e.Status, e.Done, e.Level
+	r.o.Events(at)
 }
 
 // enter marks the start of the plan's next step of a phase (and name).

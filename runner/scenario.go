@@ -292,9 +292,9 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 	// Warm-up, discarded.
 	for _, l := range ls {
 		if kind == study.KindDrain {
-			r.progress("%s: warm-up on %s (%d messages)", name, l.spec.Name, drainWarmup)
+			r.progressEvent(Event{Target: l.spec.Name}, "%s: warm-up on %s (%d messages)", name, l.spec.Name, drainWarmup)
 		} else {
-			r.progress("%s: warm-up on %s (%v)", name, l.spec.Name, r.s.Defaults.Warmup)
+			r.progressEvent(Event{Target: l.spec.Name}, "%s: warm-up on %s (%v)", name, l.spec.Name, r.s.Defaults.Warmup)
 		}
 		s, err := m.warm(ctx, l, r.s.Defaults.Warmup)
 		if _, err := checked(l, s, err); err != nil {
@@ -321,6 +321,7 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 			if l.err != nil {
 				continue
 			}
+			r.send(Event{Status: true, Target: l.spec.Name, Round: round, Rounds: rounds})
 			cpu0, _ := host.CPUTime() // 0 where the OS does not say
 			t0 := time.Now()
 			s, err := exec(l, requests, bound)
@@ -345,13 +346,14 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 				rd.Errors = map[string]int64{}
 			}
 			out.Rounds = append(out.Rounds, rd)
-			r.progress("%s round %d/%d %s: %s", name, round, rounds, l.spec.Name, describeRound(rd))
+			r.progressEvent(Event{Target: l.spec.Name, Round: round, Rounds: rounds}, "%s round %d/%d %s: %s", name, round, rounds, l.spec.Name, describeRound(rd))
 			if err := r.save(); err != nil {
 				return err
 			}
 		}
 	}
 	r.summarize(sc, out, ls, level)
+	r.send(Event{Line: name + ": done", Done: out, Level: level})
 	return r.save()
 }
 

@@ -39,14 +39,20 @@ func (r *runner) sweep(ctx context.Context, sc *study.Scenario) error {
 			Confirm: sw.Confirm, Rule: rule, Cells: []results.Cell{}, Saturation: []results.SaturationPoint{}})
 	}
 	out := func(l *live) *results.Sweep { return &r.res.Sweeps[idx[l.spec.Name]] }
+	cells := 0 // a grid's: a search does not know its count
+	if sw.Search == nil {
+		cells = len(sw.Connections) * len(sw.Rate)
+	}
 	run := func(l *live, conns int, rate float64, search bool, repeat int) (results.Cell, error) {
+		cell := len(out(l).Cells) + 1
+		r.send(Event{Status: true, Target: l.spec.Name, Round: cell, Rounds: cells})
 		r.progress("sweep %s: %s, %d connections at %s/s each", sc.Name, l.spec.Name, conns, fmtRate(rate))
 		c := r.cell(ctx, sc, l, conns, rate)
 		c.Search, c.Repeat = search, repeat
 		s := out(l)
 		s.Cells = append(s.Cells, c)
 		s.Saturation = saturation(s.Cells)
-		r.progress("sweep %s: %s, c=%d r=%s: %d of %d confirmed%s", sc.Name, l.spec.Name, conns, fmtRate(rate), c.Confirmed, c.Expected,
+		r.progressEvent(Event{Target: l.spec.Name, Round: cell, Rounds: cells}, "sweep %s: %s, c=%d r=%s: %d of %d confirmed%s", sc.Name, l.spec.Name, conns, fmtRate(rate), c.Confirmed, c.Expected,
 			map[bool]string{true: ", saturated", false: ""}[c.Saturated])
 		if err := r.save(); err != nil {
 			return c, err

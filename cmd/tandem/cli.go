@@ -166,9 +166,15 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 		_, err := fmt.Fprintf(stdout, "%s: the plan, estimated from the study (nothing was started)\n\n%s", s.Name, plan)
 		return err
 	}
+	var status *live
 	switch {
 	case ro.progress == "json":
 		o.Events = jsonEvents(stderr)
+	case liveTerminal(stderr):
+		// the plan, then a status area that follows it
+		fmt.Fprintf(stderr, "%s: the plan\n\n%s\n", s.Name, plan)
+		status = newLive(stderr, len(plan.Steps), plan.Total, ro.verbose, true)
+		o.Events = status.event
 	case ro.verbose || isTerminal(stderr):
 		o.Progress, o.Events = stderr, stepLines(stderr)
 		fmt.Fprintf(stderr, "plan: %d steps, about %s (--plan lists them)\n", len(plan.Steps), plan.Total.Round(time.Second))
@@ -178,6 +184,9 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 		fmt.Fprintf(stderr, "plan: %d steps, about %s (-v shows every round)\n", len(plan.Steps), plan.Total.Round(time.Second))
 	}
 	res, runErr := runner.Run(ctx, s, o)
+	if status != nil {
+		status.close()
+	}
 	if res == nil {
 		return runErr
 	}
@@ -288,7 +297,7 @@ func progressFlag(c *cobra.Command, progress *string) {
 // stands and about how long is left.
 func stepLines(w io.Writer) func(runner.Event) {
 	return func(e runner.Event) {
-		if e.Line != "" {
+		if e.Line != "" || e.Status {
 			return
 		}
 		name := e.Phase
@@ -304,6 +313,10 @@ func stepLines(w io.Writer) func(runner.Event) {
 func jsonEvents(w io.Writer) func(runner.Event) {
 	enc := json.NewEncoder(w)
 	return func(e runner.Event) {
+		var level *int
+		if e.Done != nil {
+			level = &e.Level
+		}
 		enc.Encode(struct {
 			Phase    string  `json:"phase"`
 			Name     string  `json:"name,omitempty"`
@@ -312,7 +325,12 @@ func jsonEvents(w io.Writer) func(runner.Event) {
 			ElapsedS float64 `json:"elapsed_s"`
 			LeftS    float64 `json:"left_s"`
 			Line     string  `json:"line,omitempty"`
-		}{e.Phase, e.Name, e.Step, e.Steps, e.Elapsed.Seconds(), e.Left.Seconds(), e.Line})
+			Target   string  `json:"target,omitempty"`
+			Round    int     `json:"round,omitempty"`
+			Rounds   int     `json:"rounds,omitempty"`
+			Status   bool    `json:"status,omitempty"`
+			Done     *int    `json:"level_done,omitempty"`
+		}{e.Phase, e.Name, e.Step, e.Steps, e.Elapsed.Seconds(), e.Left.Seconds(), e.Line, e.Target, e.Round, e.Rounds, e.Status, level})
 	}
 }
 

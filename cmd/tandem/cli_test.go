@@ -186,7 +186,7 @@ func TestRunProgressJSON(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var steps []int
-	lines := 0
+	lines, statuses := 0, 0
 	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
 		var e struct {
 			Phase    string  `json:"phase"`
@@ -195,9 +195,20 @@ func TestRunProgressJSON(t *testing.T) {
 			ElapsedS float64 `json:"elapsed_s"`
 			LeftS    float64 `json:"left_s"`
 			Line     string  `json:"line"`
+			Status   bool    `json:"status"`
+			Target   string  `json:"target"`
+			Round    int     `json:"round"`
+			Rounds   int     `json:"rounds"`
 		}
 		if err := json.Unmarshal([]byte(l), &e); err != nil {
 			t.Fatalf("not a JSON event: %q (%v)", l, err)
+		}
+		if e.Status {
+			if e.Target == "" || e.Round < 1 || e.Round > e.Rounds {
+				t.Errorf("status event %+v; want the round and target measured", e)
+			}
+			statuses++
+			continue
 		}
 		if e.Line == "" {
 			steps = append(steps, e.Step)
@@ -208,8 +219,8 @@ func TestRunProgressJSON(t *testing.T) {
 			lines++
 		}
 	}
-	if len(steps) < 3 || !slices.IsSorted(steps) || steps[0] != 1 || lines == 0 {
-		t.Errorf("steps entered %v, %d progress lines:\n%s", steps, lines, stderr)
+	if len(steps) < 3 || !slices.IsSorted(steps) || steps[0] != 1 || lines == 0 || statuses != 6 {
+		t.Errorf("steps entered %v, %d progress lines, %d rounds begun (want 6):\n%s", steps, lines, statuses, stderr)
 	}
 	if code, _, stderr := tandem(t, "run", smallStudy(t), "--progress", "yaml"); code != exitBadInput || !strings.Contains(stderr, "want text or json") {
 		t.Errorf("--progress yaml: exit %d: %s", code, stderr)

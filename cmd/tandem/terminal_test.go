@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/vt"
+	"github.com/creack/pty"
+	"github.com/tandem-bench/tandem/internal/tooltest"
+)
+
+// inTerminal runs tandem (this test binary, as the CLI) with its stdout and
+// stderr on a pseudo-terminal of cols×rows, and returns all it wrote.
+func inTerminal(t *testing.T, env []string, cols, rows uint16, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), env...)
+	f, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := pty.Setsize(f, &pty.Winsize{Cols: cols, Rows: rows}); err != nil {
+		t.Fatal(err)
+	}
+	// the terminal is the child's stdin, stdout and stderr, and its
+	// controlling terminal (Ctty names the child's descriptor 0)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	err = cmd.Start()
+	tty.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(&out, f) // ends with EIO when the child has exited
+		done <- err
+	}()
+	wait := make(chan error, 1)
+	go func() { wait <- cmd.Wait() }()
+	select {
+	case err := <-wait:
+		if err != nil {
+			t.Fatalf("tandem %v: %v\n%s", args, err, out.String())
+		}
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("tandem %v did not finish in 3 minutes", args)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the terminal's output did not end")
+	}
+	return out.Bytes()
+}
+
+// screen is what a terminal of cols×rows shows after out.
+func screen(out []byte, cols, rows int) string {
+	e := vt.NewEmulator(cols, rows)
+	e.Write(out)
+	return e.String()
+}
+
+// In a terminal a run shows its plan, then a status area at the bottom
+// (the step, the round and target measured, elapsed and what is left, a
+// bar, how to stop) while each finished level scrolls above it as the
+// report's rows; the status area is gone when the results are printed.
+// With NO_COLOR, or off a terminal, nothing but text is written.
+func TestRunInTerminal(t *testing.T) {
+	tooltest.Long(t)
+	t.Parallel() // waits on targets
+	study := smallStudy(t)
+	t.Run("live", func(t *testing.T) {
+		t.Parallel()
+		out := inTerminal(t, []string{"TERM=xterm-256color"}, 100, 40, "run", study, "--pin=false", "--out", t.TempDir())
+		raw := string(out)
+		for _, want := range []string{"small: the plan", "Ctrl-C: stop and keep what is measured", "] scenario getblock-latency · round ",
+			" of 3 · ", " elapsed · about ", " left", "Scenario getblock-latency"} {
+			if !strings.Contains(raw, want) {
+				t.Errorf("the terminal never showed %q", want)
+			}
+		}
+		if !strings.Contains(raw, "\x1b[") {
+			t.Error("no control sequence: the status area was never drawn")
+		}
+		final := screen(out, 100, 40)
+		if strings.Contains(final, "Ctrl-C: stop") || strings.Contains(final, "about ") {
+			t.Errorf("the status area is still on the final screen:\n%s", final)
+		}
+		lines := strings.Split(strings.TrimRight(final, " \n"), "\n")
+		if tail := strings.Join(lines[max(len(lines)-3, 0):], "\n"); !strings.Contains(tail, "reports: ") || !strings.HasSuffix(tail, "report.txt") {
+			t.Errorf("the screen ends with\n%s\nwant the reports' paths:\n%s", tail, final)
+		}
+		if !strings.Contains(final, "results: ") || !strings.Contains(final, "machine: ") {
+			t.Errorf("the final screen lacks the results:\n%s", final)
+		}
+	})
+	t.Run("NO_COLOR", func(t *testing.T) {
+		t.Parallel()
+		out := inTerminal(t, []string{"TERM=xterm-256color", "NO_COLOR=1"}, 100, 40, "run", study, "--pin=false", "--out", t.TempDir())
+		if i := bytes.IndexByte(out, 0x1b); i >= 0 {
+			t.Errorf("a control sequence with NO_COLOR set: %q", out[max(i-40, 0):min(i+40, len(out))])
+		}
+		if !bytes.Contains(out, []byte("] scenario getblock-latency · ")) || !bytes.Contains(out, []byte("results: ")) {
+			t.Errorf("with NO_COLOR: no progress lines or no results:\n%s", out)
+		}
+	})
+	t.Run("pipe", func(t *testing.T) {
+		t.Parallel()
+		cmd := exec.Command(os.Args[0], "run", study, "--pin=false", "--out", t.TempDir())
+		cmd.Env = append(os.Environ(), "TERM=xterm-256color")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatal(err)
+			}
+			t.Fatalf("exit %d: %s", exit.ExitCode(), stderr.String())
+		}
+		for name, b := range map[string][]byte{"stdout": stdout.Bytes(), "stderr": stderr.Bytes()} {
+			if bytes.IndexByte(b, 0x1b) >= 0 {
+				t.Errorf("%s is a pipe and has a control sequence:\n%q", name, b)
+			}
+		}
+		if !strings.Contains(stderr.String(), "about ") || !strings.Contains(stdout.String(), "results: ") {
+			t.Errorf("off a terminal: stderr\n%s\nstdout\n%s", stderr.String(), stdout.String())
+		}
+	})
+}
