@@ -77,9 +77,30 @@ var errQuantum = errors.New("load: a quantum needs the event loop (engine loop)"
 // ErrUnbounded is returned for a run bounded by neither count nor time.
 var ErrUnbounded = errors.New("load: a run needs a request count or a duration")
 
-// Live counts a run's requests as it goes, for a progress display.
+// Live counts a run's requests as it goes, for a progress display, and
+// reads the latency of its last whole second.
 type Live struct {
 	Sent, OK, Errors atomic.Int64
+	// series is the run's per-second series, once it has started.
+	series atomic.Pointer[series]
+}
+
+// start follows the series of a run that begins (l may be nil).
+func (l *Live) start(s *series) {
+	if l != nil {
+		l.series.Store(s)
+	}
+}
+
+// LastSecond is the last whole second of the run so far: its requests
+// issued, answers and p50/p99 latency of the successful ones; false
+// before the run's first second has ended.
+func (l *Live) LastSecond() (results.Second, bool) {
+	s := l.series.Load()
+	if s == nil {
+		return results.Second{}, false
+	}
+	return s.peek(int64(time.Since(s.start)/time.Second) - 1)
 }
 
 // count counts one request (l may be nil).
@@ -116,6 +137,7 @@ func dialAll(ctx context.Context, d Dialer, n int, open bool, live *Live) (*run,
 	}
 	r.start = time.Now()
 	r.series = newSeries(r.start)
+	live.start(r.series)
 	for range r.conns {
 		r.recs = append(r.recs, newRecorder(open, r.series))
 	}

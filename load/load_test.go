@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -125,5 +126,45 @@ func TestTransportStatuses(t *testing.T) {
 	}
 	if s.Errors["refused"] != 3 {
 		t.Errorf("closed port: errors %v; want refused ×3", s.Errors)
+	}
+}
+
+// Live reads the last whole second while a run goes on: its answers and
+// their p50 and p99, with either engine.
+func TestLiveLastSecond(t *testing.T) {
+	for _, engine := range []string{"workers", "loop"} {
+		t.Run(engine, func(t *testing.T) {
+			if engine == "loop" && runtime.GOOS != "linux" {
+				t.Skip("the event loop needs Linux")
+			}
+			c, _ := server(t, 2*time.Millisecond, 200)
+			live := &load.Live{}
+			if _, ok := live.LastSecond(); ok {
+				t.Error("a last second before the run began")
+			}
+			type seen struct {
+				ok       bool
+				answered int64
+				p50, p99 time.Duration
+			}
+			got := make(chan seen, 1)
+			go func() {
+				time.Sleep(1500 * time.Millisecond)
+				s, ok := live.LastSecond()
+				got <- seen{ok, s.OK + s.Errors, time.Duration(s.P50Ns), time.Duration(s.P99Ns)}
+			}()
+			_, err := load.Closed{Concurrency: 2, Duration: 2500 * time.Millisecond, Live: live, Engine: engine}.Run(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := <-got
+			// two clients against a 2 ms server answer at most 1,000 a second
+			if !s.ok || s.answered < 10 || s.answered > 1100 || s.p50 < 2*time.Millisecond || s.p99 < s.p50 {
+				t.Errorf("1.5 s into the run: %+v; want the first second's answers, p50 ≥ the server's 2 ms, p99 ≥ p50", s)
+			}
+			if live.OK.Load() == 0 || live.Sent.Load() < live.OK.Load() {
+				t.Errorf("counts: sent %d, ok %d", live.Sent.Load(), live.OK.Load())
+			}
+		})
 	}
 }

@@ -110,6 +110,7 @@ func newEventLoop(w Wire, o loopSetup) (*eventLoop, error) {
 		l.end = l.start.Add(o.length)
 	}
 	l.series = newSeries(l.start)
+	o.live.start(l.series)
 	l.rec = newRecorder(o.open, l.series)
 	if !o.open {
 		l.rec.think = hdr.New()

@@ -129,6 +129,30 @@ func quantile(counts *[coarseBuckets]int64, total int64, q float64) int64 {
 	return 0
 }
 
+// peek reads second sec while the run goes on, without finalising it:
+// false when the ring no longer (or does not yet) hold it.
+func (s *series) peek(sec int64) (results.Second, bool) {
+	if sec < 0 {
+		return results.Second{}, false
+	}
+	sl := &s.ring[sec%int64(len(s.ring))]
+	if sl.sec.Load() != sec {
+		return results.Second{}, false
+	}
+	row := results.Second{T: sec, Issued: sl.issued.Load(), OK: sl.ok.Load(), Errors: sl.errored.Load()}
+	var counts [coarseBuckets]int64
+	var total int64
+	for i := range sl.counts {
+		counts[i] = sl.counts[i].Load()
+		total += counts[i]
+	}
+	if total > 0 {
+		row.P50Ns = quantile(&counts, total, 0.50)
+		row.P99Ns = quantile(&counts, total, 0.99)
+	}
+	return row, true
+}
+
 // rows finalises every slot and returns the series in time order.
 func (s *series) rows() []results.Second {
 	s.mu.Lock()

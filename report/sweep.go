@@ -147,7 +147,7 @@ func confirmWord(c string) string {
 	return "successful answers within the cell"
 }
 
-func count64(n int64) string { return human.Number(float64(n)) }
+func count64(n int64) string { return human.Count(n) }
 
 // rateText shows a rate without decimals when it is whole.
 func rateText(r float64) string {

@@ -22,6 +22,7 @@ import (
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
+	"golang.org/x/term"
 )
 
 // loadOptions are tandem load's flags.
@@ -171,7 +172,7 @@ func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io
 		}
 	}
 	var live *load.Live
-	if isTerminal(stderr) {
+	if liveTerminal(stderr) {
 		live = &load.Live{}
 	}
 	exec, err := o.executor(d, live)
@@ -284,7 +285,7 @@ func (o loadOptions) warm(ctx context.Context, d load.Dialer) error {
 func (o loadOptions) measure(ctx context.Context, exec func(context.Context) (results.Sample, error), live *load.Live, stderr io.Writer) (results.Sample, time.Duration, error) {
 	var stopProgress func()
 	if live != nil {
-		stopProgress = progressLine(stderr, live, o.duration)
+		stopProgress = progressLine(stderr, live, o.duration, o.requests)
 	}
 	if o.cpuprofile != "" {
 		f, err := os.Create(o.cpuprofile)
@@ -401,11 +402,17 @@ func loadDialer(cmd *cobra.Command, target string, body []byte, rpcMethod, param
 }
 
 // progressLine redraws one status line on a terminal every half second
-// until the returned function is called.
-func progressLine(w io.Writer, live *load.Live, total time.Duration) func() {
+// until the returned function is called: elapsed, the rate and latency of
+// the last whole second, the counts so far, and about how long is left
+// (of the duration, or of the requests at the last second's rate).
+func progressLine(w io.Writer, live *load.Live, total time.Duration, requests int64) func() {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	start := time.Now()
+	width := 0
+	if f, ok := w.(*os.File); ok {
+		width, _, _ = term.GetSize(int(f.Fd()))
+	}
 	go func() {
 		defer close(stopped)
 		t := time.NewTicker(500 * time.Millisecond)
@@ -416,17 +423,41 @@ func progressLine(w io.Writer, live *load.Live, total time.Duration) func() {
 				fmt.Fprint(w, "\r\033[K")
 				return
 			case <-t.C:
-				el := time.Since(start).Round(100 * time.Millisecond)
-				of := ""
-				if total > 0 {
-					of = " / " + total.String()
-				}
-				fmt.Fprintf(w, "\r\033[K%v%s  %s sent  %s ok  %s errors", el, of, human.Number(float64(live.Sent.Load())),
-					human.Number(float64(live.OK.Load())), human.Number(float64(live.Errors.Load())))
+				fmt.Fprint(w, "\r\033[K"+fit(loadStatus(live, time.Since(start), total, requests), width-1))
 			}
 		}
 	}()
 	return func() { close(done); <-stopped }
+}
+
+// loadStatus is tandem load's live line.
+func loadStatus(live *load.Live, elapsed, total time.Duration, requests int64) string {
+	el := elapsed.Round(100 * time.Millisecond)
+	s := el.String()
+	if total > 0 {
+		s += " / " + total.String()
+	}
+	sent := live.Sent.Load()
+	left := time.Duration(-1)
+	if total > 0 {
+		left = max(total-elapsed, 0)
+	}
+	if sec, ok := live.LastSecond(); ok {
+		if rate := sec.OK + sec.Errors; rate > 0 {
+			s += fmt.Sprintf(" · %s/s", human.Count(rate))
+			if requests > 0 {
+				left = time.Duration(float64(max(requests-sent, 0)) / float64(rate) * float64(time.Second))
+			}
+		}
+		if sec.OK > 0 {
+			s += fmt.Sprintf(" · last second p50 %s, p99 %s", human.Duration(float64(sec.P50Ns)), human.Duration(float64(sec.P99Ns)))
+		}
+	}
+	s += fmt.Sprintf(" · %s sent, %s ok, %s errors", human.Count(sent), human.Count(live.OK.Load()), human.Count(live.Errors.Load()))
+	if left >= 0 {
+		s += " · about " + left.Round(time.Second).String() + " left"
+	}
+	return s
 }
 
 // loadFlagBounds refuses flag values a run cannot honour, each named with

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -137,4 +139,33 @@ func TestRunInTerminal(t *testing.T) {
 			t.Errorf("off a terminal: stderr\n%s\nstdout\n%s", stderr.String(), stdout.String())
 		}
 	})
+}
+
+// tandem load in a terminal keeps one live line (rate, the last second's
+// p50 and p99, counts, time left) and leaves only its summary; with
+// NO_COLOR it writes no control sequence.
+func TestLoadInTerminal(t *testing.T) {
+	tooltest.Long(t)
+	t.Parallel()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Millisecond)
+		io.WriteString(w, "pong")
+	}))
+	defer ts.Close()
+	args := []string{"load", ts.URL + "/ping", "--duration", "3s", "--concurrency", "2"}
+	out := inTerminal(t, []string{"TERM=xterm-256color"}, 120, 30, args...)
+	raw := string(out)
+	for _, want := range []string{" / 3s · ", "/s · last second p50 ", ", p99 ", " ok, 0 errors · about "} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("the live line never showed %q:\n%q", want, raw)
+		}
+	}
+	final := screen(out, 120, 30)
+	if strings.Contains(final, "last second") || !strings.Contains(final, "requests") {
+		t.Errorf("the final screen keeps the live line or lacks the summary:\n%s", final)
+	}
+	plain := inTerminal(t, []string{"TERM=xterm-256color", "NO_COLOR=1"}, 120, 30, args...)
+	if bytes.IndexByte(plain, 0x1b) >= 0 || !bytes.Contains(plain, []byte("requests")) {
+		t.Errorf("with NO_COLOR: a control sequence, or no summary:\n%q", plain)
+	}
 }

@@ -95,6 +95,17 @@ func Number(v float64) string {
 	return b.String()
 }
 
+// Count formats a whole count with thousands separators: 0, 999, 1,000.
+func Count(n int64) string {
+	if n < 0 {
+		return "-" + Count(-n)
+	}
+	if n < 1000 {
+		return strconv.FormatInt(n, 10)
+	}
+	return Number(float64(n))
+}
+
 // Printable makes text safe to print on a terminal: control characters
 // other than newline and tab (ESC, CR, BEL, the C1 set, DEL), which could
 // clear a screen, retitle a window or overwrite a line, are shown as

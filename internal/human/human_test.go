@@ -117,3 +117,11 @@ func TestNumber(t *testing.T) {
 		t.Errorf("Bytes(1536) = %q", got)
 	}
 }
+
+func TestCount(t *testing.T) {
+	for in, want := range map[int64]string{0: "0", 7: "7", 999: "999", 1000: "1,000", 1234567: "1,234,567", -2500: "-2,500"} {
+		if got := Count(in); got != want {
+			t.Errorf("Count(%d) = %q; want %q", in, got, want)
+		}
+	}
+}
