@@ -1,0 +1,195 @@
+// Package history keeps every run: the gzipped results.json is the source
+// of truth, and tables index it (one scalar per run and series, the rounds
+// behind it, verdicts, compat differences by fingerprint) so runs trend
+// over commits and a CI gate can hold a run against its branch's history.
+// It stores in SQLite through a pure-Go driver by default and in
+// PostgreSQL when given a postgres:// URL, with one SQL text for both and
+// embedded, forward-only migrations.
+package history
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver, no cgo
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// DefaultPath is where the history lives when no database is named.
+const DefaultPath = ".tandem/history.db"
+
+// Store is a run history.
+type Store struct {
+	db *sql.DB
+	// Where names the database for messages: a file, or a URL without
+	// its password.
+	Where    string
+	postgres bool
+}
+
+// Open opens (and creates or migrates) the history at dsn: a postgres://
+// or postgresql:// URL, or a SQLite file path ("" is DefaultPath; its
+// directory is made with mode 0700). It refuses a database whose schema is
+// newer than this tandem knows.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	s := &Store{}
+	var err error
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		s.postgres, s.Where = true, redactURL(dsn)
+		s.db, err = sql.Open("pgx", dsn)
+	} else {
+		if dsn == "" {
+			dsn = DefaultPath
+		}
+		s.Where = dsn
+		if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
+			return nil, fmt.Errorf("history %s: %w", dsn, err)
+		}
+		// one writer at a time, waiting for a busy database rather than failing
+		s.db, err = sql.Open("sqlite", "file:"+dsn+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)")
+		if err == nil {
+			s.db.SetMaxOpenConns(1)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %w", s.Where, err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("history %s: %w", s.Where, err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// redactURL hides a URL's password.
+func redactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	creds, host, ok := strings.Cut(rest, "@")
+	if !ok {
+		return u
+	}
+	user, _, _ := strings.Cut(creds, ":")
+	return scheme + "://" + user + ":xxx@" + host
+}
+
+// migration is one embedded migration: its number and SQL.
+type migration struct {
+	version int
+	sql     string
+}
+
+func loadMigrations() ([]migration, error) {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, n := range names {
+		num, _, _ := strings.Cut(filepath.Base(n), "_")
+		v, err := strconv.Atoi(num)
+		if err != nil {
+			return nil, fmt.Errorf("migration %s: no number", n)
+		}
+		b, err := migrations.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{v, string(b)})
+	}
+	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
+	return out, nil
+}
+
+// Known is the newest schema version this tandem knows.
+func Known() int {
+	ms, err := loadMigrations()
+	if err != nil || len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].version
+}
+
+// migrate applies the migrations the database lacks, each in its own
+// transaction, and refuses a database newer than this tandem.
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS tandem_schema (version BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	var have int
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM tandem_schema`).Scan(&have); err != nil {
+		return fmt.Errorf("read the schema version: %w", err)
+	}
+	ms, err := loadMigrations()
+	if err != nil {
+		return err
+	}
+	if known := ms[len(ms)-1].version; have > known {
+		return fmt.Errorf("its schema is version %d, newer than this tandem knows (%d): use a newer tandem", have, known)
+	}
+	for _, m := range ms {
+		if m.version <= have {
+			continue
+		}
+		err := s.tx(ctx, func(tx *sql.Tx) error {
+			for _, stmt := range statements(m.sql) {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("migration %d: %w", m.version, err)
+				}
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO tandem_schema (version) VALUES ($1)`, m.version)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statements splits a migration into its statements, without comments.
+func statements(text string) []string {
+	var b strings.Builder
+	for _, line := range strings.Split(text, "\n") {
+		if i := strings.Index(line, "--"); i >= 0 {
+			line = line[:i]
+		}
+		b.WriteString(line + "\n")
+	}
+	var out []string
+	for _, st := range strings.Split(b.String(), ";") {
+		if st = strings.TrimSpace(st); st != "" {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// tx runs f in a transaction, committed when f returns nil.
+func (s *Store) tx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		return errors.Join(err, tx.Rollback())
+	}
+	return tx.Commit()
+}

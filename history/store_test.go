@@ -1,0 +1,252 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// stores opens a fresh history on every database the machine offers:
+// SQLite always, PostgreSQL when TANDEM_TEST_POSTGRES names one (the test
+// command starts a real server).
+func stores(t *testing.T) map[string]func(t *testing.T) *Store {
+	out := map[string]func(t *testing.T) *Store{
+		"sqlite": func(t *testing.T) *Store {
+			s, err := Open(context.Background(), filepath.Join(t.TempDir(), "h", "history.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+	}
+	if url := os.Getenv("TANDEM_TEST_POSTGRES"); url != "" {
+		out["postgres"] = func(t *testing.T) *Store { return freshPostgres(t, url) }
+	}
+	return out
+}
+
+func demo(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../report/testdata/demo-results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestAddIsIdempotentAndIndexed(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := open(t)
+			meta := Meta{Branch: "main", Commit: "abc123", Testbed: "ci-2core", Tags: map[string]string{"k": "v"}}
+			run, added, err := s.Add(ctx, demo(t), meta)
+			if err != nil || !added {
+				t.Fatalf("add: %v, added %v", err, added)
+			}
+			again, added, err := s.Add(ctx, demo(t), Meta{Branch: "other"})
+			if err != nil || added || again.ID != run.ID || again.Meta.Branch != "main" {
+				t.Errorf("add again: %v, added %v, %+v; want the stored run, nothing added", err, added, again.Meta)
+			}
+			got, err := s.Run(ctx, run.Short())
+			if err != nil || got.ID != run.ID || got.Study != "sample ledger, build a vs build b" || got.Meta.Tags["k"] != "v" || got.Meta.Commit != "abc123" {
+				t.Errorf("run by its short id: %+v, %v", got, err)
+			}
+			if _, err := s.Run(ctx, "ffff"); !errors.Is(err, ErrNotFound) {
+				t.Errorf("an unknown id: %v; want not found", err)
+			}
+			if _, err := s.Run(ctx, "xyz"); err == nil || !strings.Contains(err.Error(), "hex digits") {
+				t.Errorf("a malformed id: %v", err)
+			}
+			points, err := s.Points(ctx, run.ID)
+			if err != nil || len(points) < 16 {
+				t.Fatalf("points: %d, %v; want a headline and an error share per scenario, target and level", len(points), err)
+			}
+			var headline *Point
+			for i, p := range points {
+				if p.Series == (Series{"getblock-latency", "b", 1, "headline"}) {
+					headline = &points[i]
+				}
+			}
+			if headline == nil || len(headline.Rounds) != 3 || headline.Direction != "lower" || headline.Unit != "ns" || headline.Value <= 0 {
+				t.Errorf("getblock-latency b headline: %+v; want its 3 rounds, lower is better, in ns", headline)
+			}
+			vs, _ := s.Verdicts(ctx, run.ID)
+			ds, _ := s.Differences(ctx, run.ID)
+			if len(vs) != 8 || len(ds) == 0 {
+				t.Errorf("%d verdicts, %d differences; want 8 and some", len(vs), len(ds))
+			}
+			// the index is rebuilt from the stored results, the same
+			if n, err := s.Reindex(ctx); err != nil || n != 1 {
+				t.Fatalf("reindex: %d, %v", n, err)
+			}
+			again2, _ := s.Points(ctx, run.ID)
+			if !reflect.DeepEqual(points, again2) {
+				t.Error("reindexing changed the points")
+			}
+			res, err := s.Results(ctx, run.ID)
+			if err != nil || len(res.Scenarios) != 7 {
+				t.Errorf("results back: %v", err)
+			}
+		})
+	}
+}
+
+// Concurrent adds of one run store it once.
+func TestConcurrentAddsStoreOnce(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			data := demo(t)
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			added := 0
+			var errs []error
+			for range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, a, err := s.Add(context.Background(), data, Meta{Branch: "main"})
+					mu.Lock()
+					defer mu.Unlock()
+					if a {
+						added++
+					}
+					if err != nil {
+						errs = append(errs, err)
+					}
+				}()
+			}
+			wg.Wait()
+			runs, _ := s.Runs(context.Background(), Filter{})
+			if added != 1 || len(errs) > 0 || len(runs) != 1 {
+				t.Errorf("8 concurrent adds: %d added, errors %v, %d runs stored; want 1, none, 1", added, errs, len(runs))
+			}
+		})
+	}
+}
+
+// Runs page newest first by a keyset; prune keeps pinned runs and the kept
+// branch.
+func TestRunsPagesAndPrune(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := open(t)
+			base := demo(t)
+			var ids []string
+			for i := range 7 {
+				data := withCreated(t, base, time.Date(2026, 1, 1+i, 0, 0, 0, 0, time.UTC))
+				branch := "feature"
+				if i%2 == 0 {
+					branch = "main"
+				}
+				r, _, err := s.Add(ctx, data, Meta{Branch: branch})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, r.ID)
+			}
+			var seen []string
+			var before *Run
+			for {
+				page, err := s.Runs(ctx, Filter{Limit: 3, Before: before})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(page) == 0 {
+					break
+				}
+				for _, r := range page {
+					seen = append(seen, r.ID)
+				}
+				before = &page[len(page)-1]
+			}
+			want := []string{ids[6], ids[5], ids[4], ids[3], ids[2], ids[1], ids[0]}
+			if !reflect.DeepEqual(seen, want) {
+				t.Errorf("paged newest first: %v; want %v", short(seen), short(want))
+			}
+			mains, _ := s.Runs(ctx, Filter{Branch: "main"})
+			if len(mains) != 4 {
+				t.Errorf("%d runs on main; want 4", len(mains))
+			}
+			if err := s.Pin(ctx, ids[1], true); err != nil {
+				t.Fatal(err)
+			}
+			// before Jan 6: runs 0–4; main's (0, 2, 4) and the pinned 1 stay
+			n, err := s.Prune(ctx, time.Date(2026, 1, 6, 0, 0, 0, 0, time.UTC), "main")
+			if err != nil || n != 1 {
+				t.Errorf("prune: %d, %v; want 1 (run 3)", n, err)
+			}
+			if _, err := s.Run(ctx, ids[3]); !errors.Is(err, ErrNotFound) {
+				t.Errorf("run 3 after prune: %v", err)
+			}
+			if pts, _ := s.Points(ctx, ids[3]); len(pts) != 0 {
+				t.Errorf("run 3's points outlive it: %d", len(pts))
+			}
+			pinned, _ := s.Runs(ctx, Filter{Pinned: true})
+			if len(pinned) != 1 || pinned[0].ID != ids[1] {
+				t.Errorf("pinned runs: %v", pinned)
+			}
+		})
+	}
+}
+
+func short(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		out = append(out, id[:6])
+	}
+	return out
+}
+
+// withCreated is a run's results.json with another creation time (another
+// run, by content).
+func withCreated(t *testing.T, data []byte, at time.Time) []byte {
+	t.Helper()
+	old := `"created_at": "`
+	i := strings.Index(string(data), old)
+	if i < 0 {
+		t.Fatal("no created_at in the fixture")
+	}
+	j := strings.Index(string(data[i+len(old):]), `"`)
+	return []byte(string(data[:i+len(old)]) + at.Format(time.RFC3339Nano) + string(data[i+len(old)+j:]))
+}
+
+// A history written by a newer tandem is refused, not misread.
+func TestNewerSchemaRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Exec(`INSERT INTO tandem_schema (version) VALUES ($1)`, Known()+1); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Open(context.Background(), path); err == nil || !strings.Contains(err.Error(), "newer than this tandem knows") {
+		t.Errorf("open a newer history: %v", err)
+	}
+}
+
+// The default history's directory is private: runs may hold hostnames,
+// commands and answers.
+func TestHistoryDirIsPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".tandem")
+	s, err := Open(context.Background(), filepath.Join(dir, "history.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fi, err := os.Stat(dir)
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("history directory: %v, mode %v; want 0700", err, fi.Mode().Perm())
+	}
+}
