@@ -40,6 +40,7 @@ command -v prometheus >/dev/null 2>&1 || missing="$missing prometheus"
 command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
 command -v rabbitmq-server >/dev/null 2>&1 || missing="$missing rabbitmq-server"
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$missing postgresql"
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
     echo "test.sh: missing Debian packages:$missing (apt-get install$missing)" >&2; exit 1
@@ -48,6 +49,24 @@ if [ -n "$missing" ]; then
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
 export TANDEM_REQUIRE_CHROMIUM=1 TANDEM_REQUIRE_PROMETHEUS=1 TANDEM_REQUIRE_VALGRIND=1 TANDEM_REQUIRE_RABBITMQ=1 TANDEM_REQUIRE_REDIS=1
+
+# A private PostgreSQL server for the run history's store tests: a fresh
+# cluster in a temporary directory on a loopback port, stopped and removed
+# when this script ends. initdb refuses root, so as root the cluster is the
+# postgres user's (the package made it).
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+PGDATA=$(mktemp -d)
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+[ "$(id -u)" = 0 ] && chown postgres "$PGDATA"
+as_pg "$PGBIN/initdb" -D "$PGDATA/db" -U tandem --auth=trust -E UTF8 >/dev/null
+trap 'as_pg "$PGBIN/pg_ctl" -D "$PGDATA/db" -m immediate stop >/dev/null 2>&1; rm -rf "$PGDATA"' EXIT
+for try in 1 2 3 4 5; do
+  PGPORT=$((20000 + RANDOM % 20000))
+  if as_pg "$PGBIN/pg_ctl" -D "$PGDATA/db" -l "$PGDATA/log" -w -t 30 \
+      -o "-h 127.0.0.1 -p $PGPORT -k $PGDATA -c fsync=off" start >/dev/null; then break; fi
+  [ "$try" = 5 ] && { cat "$PGDATA/log"; echo "test.sh: PostgreSQL did not start" >&2; exit 1; }
+done
+export TANDEM_TEST_POSTGRES="postgres://tandem@127.0.0.1:$PGPORT/postgres?sslmode=disable" TANDEM_REQUIRE_POSTGRES=1
 
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
@@ -87,7 +106,7 @@ go test -run '^$' -bench 'BenchmarkDo$' -benchmem -count 3 ./driver/httpdrv |
 step "fuzz smoke (each target briefly)"
 for target in "./study FuzzParse" "./results FuzzParse" "./driver/jsonrpc FuzzCheckReply" "./driver/grpcdrv FuzzDecodeJSON" \
   "./compat FuzzCanonical" "./compat FuzzDiff" "./comet FuzzParseTx" "./hdr FuzzDecodeHDR" \
-  "./cost FuzzFromBench" "./driver/httpdrv FuzzFrame" "./driver/tcpdrv FuzzRead"; do
+  "./cost FuzzFromBench" "./driver/httpdrv FuzzFrame" "./driver/tcpdrv FuzzRead" "./history FuzzSeriesKey"; do
   set -- $target
   # a count, not a duration: go1.26's fuzz coordinator can fail a
   # duration-bounded run with "context deadline exceeded" at its end under

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -57,8 +55,7 @@ func (s *Store) Add(ctx context.Context, data []byte, m Meta) (Run, bool, error)
 	if err != nil {
 		return Run{}, false, err
 	}
-	sum := sha256.Sum256(data)
-	id := hex.EncodeToString(sum[:])
+	id := contentID(data)
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	zw.Write(data)

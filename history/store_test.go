@@ -28,6 +28,8 @@ func stores(t *testing.T) map[string]func(t *testing.T) *Store {
 	}
 	if url := os.Getenv("TANDEM_TEST_POSTGRES"); url != "" {
 		out["postgres"] = func(t *testing.T) *Store { return freshPostgres(t, url) }
+	} else if os.Getenv("TANDEM_REQUIRE_POSTGRES") == "1" {
+		t.Fatal("TANDEM_REQUIRE_POSTGRES=1 but TANDEM_TEST_POSTGRES names no server (the test command starts one)")
 	}
 	return out
 }
@@ -249,4 +251,27 @@ func TestHistoryDirIsPrivate(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("history directory: %v, mode %v; want 0700", err, fi.Mode().Perm())
 	}
+}
+
+// A series key reads back as the series it names, whatever the names hold;
+// any other text is refused, never misread.
+func FuzzSeriesKey(f *testing.F) {
+	f.Add("getblock-latency", "a", 1, "headline", `["x","y",1,"z"]`)
+	f.Add(`"],[`, "\u202e", -3, "", `[1,2,3,4]`)
+	f.Fuzz(func(t *testing.T, scenario, target string, level int, metric, raw string) {
+		s := Series{scenario, target, level, metric}
+		got, err := ParseSeries(s.Key())
+		if strings.ToValidUTF8(scenario, "\uFFFD") == scenario && strings.ToValidUTF8(target, "\uFFFD") == target &&
+			strings.ToValidUTF8(metric, "\uFFFD") == metric && level > -1<<52 && level < 1<<52 {
+			if err != nil || got != s {
+				t.Errorf("%+v → %q → %+v, %v", s, s.Key(), got, err)
+			}
+		}
+		if p, err := ParseSeries(raw); err == nil && p.Key() != raw {
+			// a key in another spelling (spaces, escapes) is the same series
+			if again, err := ParseSeries(p.Key()); err != nil || again != p {
+				t.Errorf("%q read as %+v, which does not read back", raw, p)
+			}
+		}
+	})
 }

@@ -106,7 +106,7 @@ to start or died, 130 interrupted (partial results are kept).`,
 		return badInput(fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
 	})
 	root.AddCommand(demoCmd(stdout, stderr), runCmd(stdout, stderr), validateCmd(stdout), loadCmd(stdout, stderr),
-		reportCmd(stdout), compareCmd(stdout), costCmd(stdout), versionCmd(stdout), sampleCmd(stderr), consumeCmd(), ciCmd(stdout, stderr))
+		reportCmd(stdout), compareCmd(stdout), costCmd(stdout), versionCmd(stdout), sampleCmd(stderr), consumeCmd(), ciCmd(stdout, stderr), historyCmd(stdout, stderr))
 	for _, c := range root.Commands() {
 		if c.Args == nil {
 			c.Args = cobra.NoArgs
@@ -149,6 +149,9 @@ type runOptions struct {
 	progress string
 	// plan prints the plan and its estimate instead of running.
 	plan bool
+	// history adds the run to the history when it ends (also when
+	// TANDEM_DB is set).
+	history bool
 }
 
 func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr io.Writer) error {
@@ -196,6 +199,11 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 	textReport(stdout)(stdout, res)
 	fmt.Fprintf(stdout, "\nresults: %s\nreports: %s, %s, %s\n", filepath.Join(out, runner.ResultsFile),
 		filepath.Join(out, "report.html"), filepath.Join(out, "report.md"), filepath.Join(out, "report.txt"))
+	if ro.history || os.Getenv("TANDEM_DB") != "" {
+		if err := keepRun(ctx, filepath.Join(out, runner.ResultsFile), stdout); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
 	if runErr == nil && strict && res.Compat != nil && res.Compat.Failed > 0 {
 		return &exitError{exitCheckFailed, fmt.Errorf("compat: %d of %d cases disagree (--strict)", res.Compat.Failed, len(res.Compat.Cases))}
 	}
@@ -251,7 +259,7 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out string
 	var only []string
 	var rounds int
-	var verbose, strict, quick, keepData, pin, plan bool
+	var verbose, strict, quick, keepData, pin, plan, keep bool
 	var progress string
 	c := &cobra.Command{
 		Use:     "run STUDY.yaml",
@@ -272,12 +280,13 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 			if quick {
 				s.Quick()
 			}
-			return studyRun(cmd.Context(), s, runOptions{out: out, only: only, rounds: rounds, verbose: verbose, strict: strict, keepData: keepData, noPin: !pin, plan: plan, progress: progress}, stdout, stderr)
+			return studyRun(cmd.Context(), s, runOptions{out: out, only: only, rounds: rounds, verbose: verbose, strict: strict, keepData: keepData, noPin: !pin, plan: plan, progress: progress, history: keep}, stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&out, "out", "tandem-out", "directory for results.json and the reports")
 	c.Flags().StringSliceVar(&only, "only", nil, "run only these parts: scenario names, compat, startup (comma-separated)")
 	c.Flags().BoolVar(&strict, "strict", false, "exit 1 when a compat case in equal mode disagrees")
+	c.Flags().BoolVar(&keep, "history", false, "add the run to the history when it ends (also when TANDEM_DB is set; see tandem history)")
 	c.Flags().BoolVar(&quick, "quick", false, "short runs: one start per target, short rounds, each sweep's quick grid")
 	c.Flags().BoolVar(&keepData, "keep-data", false, "keep the targets' data_dir after the run (default: removed)")
 	c.Flags().IntVar(&rounds, "rounds", 0, "override every scenario's rounds (0: the study's)")

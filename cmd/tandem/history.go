@@ -1,0 +1,465 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/tandem-bench/tandem/history"
+	"github.com/tandem-bench/tandem/internal/human"
+	"github.com/tandem-bench/tandem/report"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/verdict"
+)
+
+// historyDB is the history a command opens: --db, else TANDEM_DB, else
+// .tandem/history.db.
+func historyDB(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv("TANDEM_DB")
+}
+
+func openHistory(ctx context.Context, db string) (*history.Store, error) {
+	s, err := history.Open(ctx, historyDB(db))
+	if err != nil {
+		return nil, badInput(err)
+	}
+	return s, nil
+}
+
+func historyCmd(stdout, stderr io.Writer) *cobra.Command {
+	var db string
+	c := &cobra.Command{
+		Use:   "history",
+		Short: "Keep every run and hold a run against its branch's history",
+		Long: `history keeps runs in a database: SQLite at .tandem/history.db by default
+(a pure-Go driver: no cgo), PostgreSQL when --db or TANDEM_DB is a
+postgres:// URL. The gzipped results.json of each run is kept whole; the
+tables index it (one value per run and series, the rounds behind it,
+verdicts, compat differences) and are rebuilt from it by reindex.
+
+gate holds a run against its base branch: a series regresses when it is
+worse by more than --max-regression percent AND the rounds say so (a
+Mann–Whitney test at --alpha, with at least 4 rounds a side; with fewer the
+change is listed as low confidence). A series that measured something else
+is "not comparable", listed, never passed silently. A verdict newly failing
+and a compat difference not seen on the base branch fail the gate. With no
+baseline the gate passes with a warning, or fails with
+--on-missing-baseline fail.`,
+		Example: "  tandem history add out/results.json\n" +
+			"  tandem history list --branch main\n" +
+			"  tandem history gate out/results.json --base-branch main --format md >> \"$GITHUB_STEP_SUMMARY\"\n" +
+			"  tandem history compare 3f2a91c0 8bd04e11 --format html > compare.html",
+	}
+	c.PersistentFlags().StringVar(&db, "db", "", "the history: a SQLite file or a postgres:// URL (default: $TANDEM_DB, else "+history.DefaultPath+")")
+	c.AddCommand(historyAddCmd(stdout, &db), historyListCmd(stdout, &db), historyShowCmd(stdout, &db), historyCompareCmd(stdout, &db),
+		historyGateCmd(stdout, stderr, &db), historyPinCmd(stdout, &db), historyPruneCmd(stdout, &db), historyReindexCmd(stdout, &db))
+	for _, sub := range c.Commands() {
+		args := sub.Args
+		sub.Args = func(cmd *cobra.Command, a []string) error {
+			if err := args(cmd, a); err != nil {
+				return badInput(fmt.Errorf("%s: %w (see %s --help)", cmd.CommandPath(), err, cmd.CommandPath()))
+			}
+			return nil
+		}
+	}
+	return c
+}
+
+// metaFlags are the flags that file a run.
+type metaFlags struct {
+	branch, commit, testbed, ciURL string
+	tags                           []string
+}
+
+func (f *metaFlags) add(c *cobra.Command) {
+	c.Flags().StringVar(&f.branch, "branch", "", "the branch the run is of (default: from CI or git)")
+	c.Flags().StringVar(&f.commit, "commit", "", "the commit the run is of (default: from CI or git)")
+	c.Flags().StringVar(&f.testbed, "testbed", "", "where it ran (default: $TANDEM_TESTBED, else the host's name)")
+	c.Flags().StringVar(&f.ciURL, "ci-url", "", "the CI job that made it (default: from CI)")
+	c.Flags().StringArrayVar(&f.tags, "tag", nil, "a label, key=value (repeatable)")
+}
+
+func (f *metaFlags) meta(ctx context.Context) (history.Meta, error) {
+	m := history.Meta{Branch: f.branch, Commit: f.commit, Testbed: f.testbed, CIURL: f.ciURL, Tags: map[string]string{}}
+	for _, t := range f.tags {
+		k, v, ok := strings.Cut(t, "=")
+		if !ok || k == "" {
+			return m, badInput(fmt.Errorf("--tag %q: want key=value", t))
+		}
+		m.Tags[k] = v
+	}
+	return history.Detect(ctx, m, nil), nil
+}
+
+// keepRun adds a finished run to the history named by TANDEM_DB (or the
+// default), filed from CI or git.
+func keepRun(ctx context.Context, path string, w io.Writer) error {
+	s, err := openHistory(ctx, "")
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return addRun(ctx, s, path, history.Detect(ctx, history.Meta{}, nil), w)
+}
+
+// addRun stores a results file and says so.
+func addRun(ctx context.Context, s *history.Store, path string, m history.Meta, w io.Writer) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return badInput(err)
+	}
+	run, added, err := s.Add(ctx, data, m)
+	if err != nil {
+		return badInput(fmt.Errorf("%s: %w", path, err))
+	}
+	what := "added"
+	if !added {
+		what = "already stored"
+	}
+	fmt.Fprintf(w, "%s run %s (%s, branch %s, commit %.12s) in %s\n", what, run.Short(), human.Printable(run.Study),
+		orDash(run.Meta.Branch), orDash(run.Meta.Commit), s.Where)
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return human.Printable(s)
+}
+
+func historyAddCmd(stdout io.Writer, db *string) *cobra.Command {
+	var mf metaFlags
+	c := &cobra.Command{
+		Use:     "add RESULTS.json",
+		Short:   "Store a run (the same file twice is stored once)",
+		Example: "  tandem history add out/results.json --branch main --tag runner=ci-2core",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := mf.meta(cmd.Context())
+			if err != nil {
+				return err
+			}
+			s, err := openHistory(cmd.Context(), *db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			return addRun(cmd.Context(), s, args[0], m, stdout)
+		},
+	}
+	mf.add(c)
+	return c
+}
+
+func historyListCmd(stdout io.Writer, db *string) *cobra.Command {
+	var f history.Filter
+	var before string
+	c := &cobra.Command{
+		Use:     "list",
+		Short:   "List stored runs, newest first",
+		Example: "  tandem history list --branch main --limit 20\n  tandem history list --before 3f2a91c0   # the next page",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := openHistory(cmd.Context(), *db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if before != "" {
+				b, err := s.Run(cmd.Context(), before)
+				if err != nil {
+					return badInput(err)
+				}
+				f.Before = &b
+			}
+			runs, err := s.Runs(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "run\tmade\tstudy\tbranch\tcommit\ttestbed\tpinned")
+			for _, r := range runs {
+				commit := orDash(r.Meta.Commit)
+				if len(commit) > 12 {
+					commit = commit[:12]
+				}
+				if r.Meta.Dirty {
+					commit += "+dirty"
+				}
+				pinned := ""
+				if r.Pinned {
+					pinned = "pinned"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Short(), r.CreatedAt.Format("2006-01-02 15:04"), human.Printable(r.Study),
+					orDash(r.Meta.Branch), commit, orDash(r.Meta.Testbed), pinned)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if len(runs) == 0 {
+				fmt.Fprintf(stdout, "no runs in %s\n", s.Where)
+			} else if f.Limit > 0 && len(runs) == f.Limit || f.Limit == 0 && len(runs) == 50 {
+				fmt.Fprintf(stdout, "more: --before %s\n", runs[len(runs)-1].Short())
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&f.Study, "study", "", "only runs of this study")
+	c.Flags().StringVar(&f.Branch, "branch", "", "only runs of this branch")
+	c.Flags().BoolVar(&f.Pinned, "pinned", false, "only pinned runs")
+	c.Flags().IntVar(&f.Limit, "limit", 50, "at most this many runs")
+	c.Flags().StringVar(&before, "before", "", "runs older than this one (the next page)")
+	return c
+}
+
+func historyShowCmd(stdout io.Writer, db *string) *cobra.Command {
+	var format string
+	c := &cobra.Command{
+		Use:     "show RUN",
+		Short:   "Show a stored run as tandem report does",
+		Example: "  tandem history show 3f2a91c0\n  tandem history show 3f2a91c0 --format html > run.html",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := outputFormat(format, report.ForResults)
+			if err != nil {
+				return err
+			}
+			s, err := openHistory(cmd.Context(), *db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			run, err := s.Run(cmd.Context(), args[0])
+			if err != nil {
+				return badInput(err)
+			}
+			res, err := s.Results(cmd.Context(), run.ID)
+			if err != nil {
+				return err
+			}
+			render := f.Results
+			if format == "text" {
+				render = textReport(stdout)
+				fmt.Fprintf(stdout, "run %s: branch %s, commit %s%s, testbed %s, added %s\n\n", run.Short(), orDash(run.Meta.Branch), orDash(run.Meta.Commit),
+					map[bool]string{true: " (dirty)", false: ""}[run.Meta.Dirty], orDash(run.Meta.Testbed), run.AddedAt.Format("2006-01-02 15:04 UTC"))
+			}
+			return render(stdout, res)
+		},
+	}
+	c.Flags().StringVar(&format, "format", "text", report.FormatList(report.ForResults))
+	return c
+}
+
+func historyCompareCmd(stdout io.Writer, db *string) *cobra.Command {
+	var format string
+	var maxRegression float64
+	c := &cobra.Command{
+		Use:   "compare BASE HEAD",
+		Short: "Hold two stored runs against each other as tandem compare does; exit 1 on a regression",
+		Example: "  tandem history compare 3f2a91c0 8bd04e11\n" +
+			"  tandem history compare 3f2a91c0 8bd04e11 --format html > compare.html",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := outputFormat(format, report.ForComparison); err != nil {
+				return err
+			}
+			s, err := openHistory(cmd.Context(), *db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			var runs [2]*results.Results
+			for i, id := range args {
+				run, err := s.Run(cmd.Context(), id)
+				if err != nil {
+					return badInput(err)
+				}
+				if runs[i], err = s.Results(cmd.Context(), run.ID); err != nil {
+					return err
+				}
+			}
+			cmp, err := verdict.CompareRuns(runs[0], runs[1], maxRegression)
+			if err != nil {
+				return badInput(err)
+			}
+			if err := report.Comparison(stdout, format, cmp); err != nil {
+				return err
+			}
+			if err := cmp.Gate(); err != nil {
+				return &exitError{exitCheckFailed, err}
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&format, "format", "text", report.FormatList(report.ForComparison))
+	c.Flags().Float64Var(&maxRegression, "max-regression", 0, "tolerated worsening in percent of the base")
+	return c
+}
+
+func historyGateCmd(stdout, stderr io.Writer, db *string) *cobra.Command {
+	o := history.GateOptions{}
+	var format, onMissing string
+	c := &cobra.Command{
+		Use:   "gate RESULTS.json",
+		Short: "Hold a run against its base branch's history; exit 1 on a regression",
+		Example: "  tandem history gate out/results.json --base-branch main\n" +
+			"  tandem history gate out/results.json --base-branch main --baseline median:5 --format md >> \"$GITHUB_STEP_SUMMARY\"",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch onMissing {
+			case "warn", "fail":
+				o.FailOnMissingBaseline = onMissing == "fail"
+			default:
+				return badInput(fmt.Errorf("--on-missing-baseline %q: want warn or fail", onMissing))
+			}
+			if format != "text" && format != "md" && format != "json" {
+				return badInput(fmt.Errorf("--format %q: want text, md or json", format))
+			}
+			if _, _, err := history.ParseBaseline(o.Baseline); err != nil {
+				return badInput(err)
+			}
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return badInput(err)
+			}
+			s, err := openHistory(cmd.Context(), *db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			g, err := s.GateRun(cmd.Context(), data, o)
+			if err != nil {
+				return badInput(fmt.Errorf("%s: %w", args[0], err))
+			}
+			switch format {
+			case "md":
+				err = g.Markdown(stdout)
+			case "json":
+				err = g.JSON(stdout)
+			default:
+				err = g.Text(stdout)
+			}
+			if err != nil {
+				return err
+			}
+			if g.Failed {
+				return &exitError{exitCheckFailed, errors.New("history gate failed: " + strings.Join(g.Reasons, "; "))}
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&o.BaseBranch, "base-branch", "main", "the branch whose history is the baseline")
+	c.Flags().StringVar(&o.Baseline, "baseline", "last", "last (the newest run), pinned (the newest pinned run) or median:N (per series, the median of the newest N)")
+	c.Flags().Float64Var(&o.MaxRegression, "max-regression", 5, "tolerated worsening in percent of the baseline")
+	c.Flags().Float64Var(&o.Alpha, "alpha", 0.05, "the significance a regression needs on the rounds")
+	c.Flags().StringVar(&onMissing, "on-missing-baseline", "warn", "warn (pass, saying so) or fail")
+	c.Flags().StringVar(&format, "format", "text", "text, md or json")
+	return c
+}
+
+func historyPinCmd(stdout io.Writer, db *string) *cobra.Command {
+	var unpin bool
+	c := &cobra.Command{
+		Use:     "pin RUN",
+		Short:   "Pin a run as a baseline (kept by prune, chosen by gate --baseline pinned)",
+		Example: "  tandem history pin 3f2a91c0\n  tandem history pin 3f2a91c0 --unpin",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := openHistory(cmd.Context(), *db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			run, err := s.Run(cmd.Context(), args[0])
+			if err != nil {
+				return badInput(err)
+			}
+			if err := s.Pin(cmd.Context(), run.ID, !unpin); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "run %s %s\n", run.Short(), map[bool]string{true: "unpinned", false: "pinned"}[unpin])
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&unpin, "unpin", false, "unpin instead")
+	return c
+}
+
+// parseAge reads an age: a Go duration or a number of days ("180d").
+func parseAge(s string) (time.Duration, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(d)
+		if err == nil && n > 0 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("--older-than %q: want a number of days (180d) or a duration (36h)", s)
+	}
+	return d, nil
+}
+
+func historyPruneCmd(stdout io.Writer, db *string) *cobra.Command {
+	var olderThan, keepBranch string
+	c := &cobra.Command{
+		Use:     "prune --older-than AGE",
+		Short:   "Delete old runs, except pinned ones and those of --keep-branch",
+		Example: "  tandem history prune --older-than 180d --keep-branch main",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			age, err := parseAge(olderThan)
+			if err != nil {
+				return badInput(err)
+			}
+			s, err := openHistory(cmd.Context(), *db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			n, err := s.Prune(cmd.Context(), time.Now().Add(-age), keepBranch)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "deleted %d run%s made before %s\n", n, map[bool]string{true: "", false: "s"}[n == 1], time.Now().Add(-age).UTC().Format("2006-01-02 15:04 UTC"))
+			return nil
+		},
+	}
+	c.Flags().StringVar(&olderThan, "older-than", "", "delete runs made longer ago than this: 180d, 36h")
+	c.Flags().StringVar(&keepBranch, "keep-branch", "", "keep every run of this branch")
+	c.MarkFlagRequired("older-than")
+	return c
+}
+
+func historyReindexCmd(stdout io.Writer, db *string) *cobra.Command {
+	return &cobra.Command{
+		Use:     "reindex",
+		Short:   "Rebuild the history's tables from the stored results",
+		Example: "  tandem history reindex",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := openHistory(cmd.Context(), *db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			n, err := s.Reindex(cmd.Context())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "reindexed %d runs in %s\n", n, s.Where)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/stats"
+)
+
+// resultsFile writes a run of one latency scenario whose rounds have the
+// given p50s in µs, made at day d of 2026.
+func resultsFile(t *testing.T, d int, p50s ...float64) string {
+	t.Helper()
+	r := results.New()
+	r.Study.Name = "gated"
+	r.CreatedAt = time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC)
+	sc := results.Scenario{Name: "lat", Call: "get", Metric: "p50", Direction: "lower", Unit: "request", Load: results.Load{Model: "closed", Concurrency: []int{1}}}
+	var vals []float64
+	for i, v := range p50s {
+		sc.Rounds = append(sc.Rounds, results.Round{Round: i + 1, Target: "a", Concurrency: 1, Headline: v * 1e3, Sample: results.Sample{Requests: 10, OK: 10}})
+		vals = append(vals, v*1e3)
+	}
+	s := stats.Summarize(vals, false)
+	sc.Summary = []results.Summary{{Target: "a", Concurrency: 1, N: len(vals), Best: s.Best, Median: s.Median, Worst: s.Worst}}
+	r.Scenarios = []results.Scenario{sc}
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := results.Write(path, r); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestHistoryCommands(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "history.db")
+	base := resultsFile(t, 1, 100, 101, 99, 100.5, 100.2)
+	slow := resultsFile(t, 2, 130, 131, 129, 130.5, 130.2)
+	h := func(args ...string) (int, string, string) {
+		t.Helper()
+		return tandem(t, append([]string{"history", "--db", db}, args...)...)
+	}
+	if code, out, errs := h("add", base, "--branch", "main", "--commit", "c1", "--tag", "runner=ci"); code != 0 || !strings.HasPrefix(out, "added run ") {
+		t.Fatalf("add: exit %d: %s%s", code, out, errs)
+	}
+	if code, out, _ := h("add", base, "--branch", "main"); code != 0 || !strings.HasPrefix(out, "already stored run ") {
+		t.Errorf("add again: exit %d: %s", code, out)
+	}
+	// 30 % slower over five rounds each: a regression, exit 1
+	code, out, _ := h("gate", slow, "--base-branch", "main")
+	if code != exitCheckFailed || !strings.Contains(out, "regressed") || !strings.Contains(out, "lat a c=1 headline") {
+		t.Errorf("gate a slower run: exit %d:\n%s", code, out)
+	}
+	if code, out, _ := h("gate", slow, "--base-branch", "main", "--format", "md"); code != exitCheckFailed || !strings.Contains(out, "## tandem history gate: **failed**") {
+		t.Errorf("gate --format md: exit %d:\n%s", code, out)
+	}
+	if code, out, _ := h("gate", slow, "--base-branch", "main", "--max-regression", "50"); code != 0 || !strings.Contains(out, "pass: 2 unchanged") {
+		t.Errorf("gate with a 50 %% limit: exit %d:\n%s", code, out)
+	}
+	if code, out, _ := h("gate", slow, "--base-branch", "release"); code != 0 || !strings.Contains(out, "warning: no baseline") {
+		t.Errorf("gate without a baseline: exit %d:\n%s", code, out)
+	}
+	if code, _, _ := h("gate", slow, "--base-branch", "release", "--on-missing-baseline", "fail"); code != exitCheckFailed {
+		t.Errorf("gate without a baseline, --on-missing-baseline fail: exit %d", code)
+	}
+	if code, out, _ := h("add", slow, "--branch", "feature"); code != 0 {
+		t.Fatalf("add slow: %d %s", code, out)
+	}
+	code, out, _ = h("list")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 3 || !strings.Contains(lines[1], "feature") || !strings.Contains(lines[2], "main") || !strings.Contains(lines[2], "c1") {
+		t.Errorf("list: exit %d:\n%s", code, out)
+	}
+	baseID, slowID := strings.Fields(lines[2])[0], strings.Fields(lines[1])[0]
+	if code, out, _ := h("compare", baseID, slowID, "--format", "md"); code != exitCheckFailed || !strings.Contains(out, "regression") {
+		t.Errorf("compare two stored runs: exit %d:\n%s", code, out)
+	}
+	if code, out, _ := h("show", baseID); code != 0 || !strings.Contains(out, "branch main, commit c1") || !strings.Contains(out, "Scenario lat") {
+		t.Errorf("show: exit %d:\n%s", code, out)
+	}
+	if code, out, _ := h("pin", baseID); code != 0 || !strings.Contains(out, "pinned") {
+		t.Errorf("pin: exit %d: %s", code, out)
+	}
+	if code, out, _ := h("prune", "--older-than", "1d"); code != 0 || !strings.Contains(out, "deleted 1 run ") {
+		t.Errorf("prune (the feature run goes, the pinned main run stays): exit %d: %s", code, out)
+	}
+	if code, out, _ := h("reindex"); code != 0 || !strings.Contains(out, "reindexed 1 runs") {
+		t.Errorf("reindex: exit %d: %s", code, out)
+	}
+	for _, bad := range [][]string{
+		{"add", base, "--tag", "novalue"}, {"prune", "--older-than", "soon"}, {"gate", slow, "--baseline", "first"},
+		{"gate", slow, "--on-missing-baseline", "maybe"}, {"show", "zz"}, {"add", filepath.Join(t.TempDir(), "none.json")},
+	} {
+		if code, _, errs := h(bad...); code != exitBadInput || errs == "" {
+			t.Errorf("history %v: exit %d (%s); want 2 and a reason", bad, code, errs)
+		}
+	}
+	if _, err := os.Stat(db); err != nil {
+		t.Error(err)
+	}
+}

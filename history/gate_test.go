@@ -1,0 +1,157 @@
+package history
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/stats"
+)
+
+// runOf is a small run of one latency scenario on target a whose rounds
+// have the given p50s (µs), made at day d of 2026; change edits it.
+func runOf(t *testing.T, d int, p50s []float64, change func(*results.Results)) []byte {
+	t.Helper()
+	r := results.New()
+	r.Study.Name = "gate"
+	r.CreatedAt = time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC)
+	r.Machine = results.Machine{CPUModel: "cpu", Cores: 2, OS: "linux", Arch: "amd64"}
+	sc := results.Scenario{Name: "lat", Call: "get", Metric: "p50", Direction: "lower", Unit: "request", Load: results.Load{Model: "closed", Concurrency: []int{1}}}
+	var vals []float64
+	for i, v := range p50s {
+		sc.Rounds = append(sc.Rounds, results.Round{Round: i + 1, Target: "a", Concurrency: 1, Headline: v * 1e3,
+			Sample: results.Sample{Requests: 100, OK: 100}})
+		vals = append(vals, v*1e3)
+	}
+	s := stats.Summarize(vals, false)
+	sc.Summary = []results.Summary{{Target: "a", Concurrency: 1, N: len(vals), Best: s.Best, Median: s.Median, Worst: s.Worst}}
+	r.Scenarios = []results.Scenario{sc}
+	if change != nil {
+		change(r)
+	}
+	b, err := results.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+var steady = []float64{100, 101, 99, 100.5, 100.2}
+
+func TestGate(t *testing.T) {
+	opts := GateOptions{BaseBranch: "main", Baseline: "last", MaxRegression: 5, Alpha: 0.05}
+	for _, c := range []struct {
+		name   string
+		head   []byte
+		opts   func(*GateOptions)
+		state  string
+		failed bool
+		reason string
+	}{
+		{"30 % slower, significant", runOf(t, 10, []float64{130, 131, 129, 130.5, 130.2}, nil), nil, Regressed, true, "lat a c=1 headline regressed"},
+		{"within the limit", runOf(t, 10, []float64{102, 103, 101, 102.5, 102.2}, nil), nil, Unchanged, false, ""},
+		{"faster", runOf(t, 10, []float64{70, 71, 69, 70.5, 70.2}, nil), nil, Improved, false, ""},
+		{"30 % slower on 3 rounds", runOf(t, 10, []float64{130, 131, 129}, nil), nil, LowConfidence, false, ""},
+		{"past the limit, not significant", runOf(t, 10, []float64{80, 200, 90, 150, 300}, func(r *results.Results) {
+			r.Scenarios[0].Summary[0].Best = 120e3 // a best past the limit, rounds all over
+		}), nil, Unchanged, false, ""},
+		{"another load", runOf(t, 10, []float64{130, 131, 129, 130.5, 130.2}, func(r *results.Results) {
+			r.Scenarios[0].Load.Concurrency = []int{8}
+		}), nil, NotComparable, false, ""},
+		{"a limit of 50 %", runOf(t, 10, []float64{130, 131, 129, 130.5, 130.2}, nil), func(o *GateOptions) { o.MaxRegression = 50 }, Unchanged, false, ""},
+		{"newly failing", runOf(t, 10, steady, func(r *results.Results) {
+			r.Scenarios[0].Comparisons = []results.Comparison{{Base: "b", Candidate: "a", Concurrency: 1, Verdict: stats.Failing, Reason: "failing: 40 % of requests failed"}}
+		}), nil, Unchanged, true, "is failing, not before"},
+		{"a new compat difference", runOf(t, 10, steady, func(r *results.Results) {
+			r.Compat = &results.Compat{Reference: "b", Cases: []results.Case{{Call: "get", Differences: []results.Difference{{Target: "a", Path: "height", Kind: "value"}}}}}
+		}), nil, Unchanged, true, "a new compat difference: get on a at height"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for name, open := range stores(t) {
+				t.Run(name, func(t *testing.T) {
+					ctx := context.Background()
+					s := open(t)
+					if _, _, err := s.Add(ctx, runOf(t, 1, steady, nil), Meta{Branch: "main"}); err != nil {
+						t.Fatal(err)
+					}
+					if _, _, err := s.Add(ctx, runOf(t, 2, []float64{500, 500, 500, 500, 500}, nil), Meta{Branch: "feature"}); err != nil {
+						t.Fatal(err) // another branch's run is no baseline
+					}
+					o := opts
+					if c.opts != nil {
+						c.opts(&o)
+					}
+					g, err := s.GateRun(ctx, c.head, o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(g.Rows) == 0 || g.Rows[0].State != c.state || g.Failed != c.failed || len(g.BaseRuns) != 1 {
+						t.Fatalf("gate: rows %+v, failed %v (%v), base %v; want %s, failed %v", g.Rows, g.Failed, g.Reasons, g.BaseRuns, c.state, c.failed)
+					}
+					if c.reason != "" && !strings.Contains(strings.Join(g.Reasons, "\n"), c.reason) {
+						t.Errorf("reasons %v; want %q", g.Reasons, c.reason)
+					}
+				})
+			}
+		})
+	}
+}
+
+func TestGateBaselines(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := open(t)
+			head := runOf(t, 10, []float64{130, 131, 129, 130.5, 130.2}, nil)
+			o := GateOptions{BaseBranch: "main", Baseline: "last", MaxRegression: 5, Alpha: 0.05}
+			// no baseline: a warning, or a failure when asked
+			g, err := s.GateRun(ctx, head, o)
+			if err != nil || g.Failed || len(g.Warnings) != 1 || !strings.Contains(g.Warnings[0], "no baseline") {
+				t.Errorf("no baseline: %v, failed %v, warnings %v; want a warning and a pass", err, g.Failed, g.Warnings)
+			}
+			o.FailOnMissingBaseline = true
+			if g, _ := s.GateRun(ctx, head, o); !g.Failed {
+				t.Error("no baseline with --on-missing-baseline fail: passed")
+			}
+			o.FailOnMissingBaseline = false
+			// the head itself, stored, is not its own baseline
+			s.Add(ctx, head, Meta{Branch: "main"})
+			if g, _ := s.GateRun(ctx, head, o); len(g.BaseRuns) != 0 {
+				t.Errorf("the head was its own baseline: %v", g.BaseRuns)
+			}
+			// three slow runs then one fast: last sees the fast one, median:4 the slow
+			var ids []string
+			for d, v := range []float64{130, 130, 130, 100} {
+				r, _, err := s.Add(ctx, runOf(t, 1+d, []float64{v, v + 1, v - 1, v + 0.5, v + 0.2}, nil), Meta{Branch: "main"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, r.ID)
+			}
+			if g, _ := s.GateRun(ctx, head, o); g.Rows[0].State != Regressed || g.BaseRuns[0] != ids[3] {
+				t.Errorf("last: %+v from %v; want regressed against the newest", g.Rows[0], g.BaseRuns)
+			}
+			o.Baseline = "median:4"
+			if g, _ := s.GateRun(ctx, head, o); g.Rows[0].State != Unchanged || len(g.BaseRuns) != 4 {
+				t.Errorf("median:4: %+v from %d runs; want unchanged against the median of 4", g.Rows[0], len(g.BaseRuns))
+			}
+			o.Baseline = "pinned"
+			if g, _ := s.GateRun(ctx, head, o); len(g.BaseRuns) != 0 {
+				t.Errorf("pinned with none pinned: %v", g.BaseRuns)
+			}
+			s.Pin(ctx, ids[0], true)
+			if g, _ := s.GateRun(ctx, head, o); !slices.Equal(g.BaseRuns, ids[:1]) || g.Rows[0].State != Unchanged {
+				t.Errorf("pinned: %v, %+v; want the pinned slow run, unchanged", g.BaseRuns, g.Rows[0])
+			}
+			for _, bad := range []string{"median:0", "first", "median:x"} {
+				o.Baseline = bad
+				if _, err := s.GateRun(ctx, head, o); err == nil {
+					t.Errorf("--baseline %s accepted", bad)
+				}
+			}
+		})
+	}
+}
