@@ -14,18 +14,19 @@ import (
 	"unicode/utf8"
 
 	"github.com/tandem-bench/tandem/internal/human"
+	"github.com/tandem-bench/tandem/internal/uplot"
 	"github.com/tandem-bench/tandem/results"
 )
 
-//go:embed assets/page.html assets/page.css assets/page.js assets/uplot/uPlot.iife.min.js assets/uplot/uPlot.min.css
+//go:embed assets/page.html assets/page.css assets/page.js
 var assets embed.FS
 
 // page is the HTML report's template; pageCSS and pageScripts are inlined
 // in every page, so it is one offline file.
 var (
 	page        = template.Must(template.New("page.html").Funcs(template.FuncMap{"cell": cell}).ParseFS(assets, "assets/page.html"))
-	pageCSS     = asset("assets/uplot/uPlot.min.css") + "\n" + asset("assets/page.css")
-	pageScripts = []string{asset("assets/uplot/uPlot.iife.min.js"), asset("assets/page.js")}
+	pageCSS     = uplot.CSS + "\n" + asset("assets/page.css")
+	pageScripts = []string{uplot.JS, asset("assets/page.js")}
 	// pageCSP allows the page's own scripts, by hash, and nothing else:
 	// no request, no other script.
 	pageCSP = csp(pageScripts)
