@@ -8,32 +8,19 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
-	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/tandem-bench/tandem/internal/browsertest"
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/verdict"
 )
-
-// chromium finds a headless Chromium. The test command installs the Debian
-// package and sets TANDEM_REQUIRE_CHROMIUM=1, so there a missing browser
-// fails the test.
-func chromium(t *testing.T) string {
-	t.Helper()
-	return tooltest.Need(t, "TANDEM_REQUIRE_CHROMIUM", "chromium", "chromium-browser", "google-chrome")
-}
 
 // view is a page as headless Chromium showed it at one window size.
 type view struct {
@@ -91,74 +78,20 @@ const measure = `(() => {
 // measures it.
 func browse(t *testing.T, page []byte, width, height int) *view {
 	t.Helper()
-	bin := chromium(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "report.html")
 	if err := os.WriteFile(file, page, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]), chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.UserDataDir(filepath.Join(dir, "profile")), chromedp.WindowSize(width, height), chromedp.Flag("hide-scrollbars", true))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	ctx, stop := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(stop)
-
-	v := &view{Shot: filepath.Join(dir, "shot.png"), page: file, ctx: ctx}
-	var mu sync.Mutex
-	listen := func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			var args []string
-			for _, a := range e.Args {
-				args = append(args, string(a.Value)+a.Description)
-			}
-			v.Console = append(v.Console, string(e.Type)+": "+strings.Join(args, " "))
-		case *runtime.EventExceptionThrown:
-			v.Console = append(v.Console, "exception: "+e.ExceptionDetails.Text+" "+e.ExceptionDetails.URL)
-		case *log.EventEntryAdded:
-			v.Console = append(v.Console, string(e.Entry.Source)+": "+e.Entry.Text)
-		case *network.EventRequestWillBeSent:
-			v.Requests = append(v.Requests, e.Request.URL)
-		}
-	}
-	if err := chromedp.Listen(ctx, listen); err != nil {
+	b := browsertest.Open(t, width, height)
+	b.Go(t, "file://"+file)
+	v := &view{Shot: filepath.Join(dir, "shot.png"), page: file, ctx: b.Ctx}
+	v.Layout = browsertest.Eval[layout](t, b, measure)
+	v.DOM = browsertest.Eval[string](t, b, "document.documentElement.outerHTML")
+	if err := os.WriteFile(v.Shot, b.Screenshot(t, t.Name()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	step := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("chromium: %v", err)
-		}
-	}
-	_, err := chromedp.Call(ctx, network.Enable, network.EnableParams{})
-	step(err)
-	_, err = chromedp.Call(ctx, log.Enable, cdp.Empty{})
-	step(err)
-	_, err = chromedp.Call(ctx, runtime.Enable, cdp.Empty{})
-	step(err)
-	step(chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height)), chromedp.Navigate("file://"+file), chromedp.WaitReady("body")))
-	v.Layout, err = chromedp.Run(ctx, chromedp.Evaluate[layout](measure))
-	step(err)
-	v.DOM, err = chromedp.Run(ctx, chromedp.OuterHTML("html"))
-	step(err)
-	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	step(err)
-	if err := os.WriteFile(v.Shot, shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if keep := os.Getenv("TANDEM_REPORT_SHOTS"); keep != "" { // full pages, for a person to look at
-		if full, err := chromedp.Run(ctx, chromedp.FullScreenshot(90)); err == nil {
-			name := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
-			os.WriteFile(filepath.Join(keep, name+".jpg"), full, 0o644)
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
+	v.Console, v.Requests = b.Console(), b.Requests()
 	return v
 }
 

@@ -32,6 +32,11 @@ var (
 	pageCSP = csp(pageScripts)
 )
 
+// ContentSecurityPolicy is the policy of the pages HTML and the html
+// comparison write (also their meta element): a server that serves them
+// sends it as a header.
+func ContentSecurityPolicy() string { return pageCSP }
+
 func asset(name string) string {
 	b, err := assets.ReadFile(name)
 	if err != nil {

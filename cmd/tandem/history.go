@@ -62,7 +62,7 @@ baseline the gate passes with a warning, or fails with
 	}
 	c.PersistentFlags().StringVar(&db, "db", "", "the history: a SQLite file or a postgres:// URL (default: $TANDEM_DB, else "+history.DefaultPath+")")
 	c.AddCommand(historyAddCmd(stdout, &db), historyListCmd(stdout, &db), historyShowCmd(stdout, &db), historyCompareCmd(stdout, &db),
-		historyGateCmd(stdout, stderr, &db), historyPinCmd(stdout, &db), historyPruneCmd(stdout, &db), historyReindexCmd(stdout, &db))
+		historyGateCmd(stdout, stderr, &db), historyPinCmd(stdout, &db), historyPruneCmd(stdout, &db), historyReindexCmd(stdout, &db), historyTokenCmd(stdout))
 	for _, sub := range c.Commands() {
 		args := sub.Args
 		sub.Args = func(cmd *cobra.Command, a []string) error {

@@ -101,3 +101,27 @@ func TestHistoryCommands(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// tandem serve refuses to listen beyond loopback without a token; a token
+// is shown once and kept as its hash; a malformed token file says where.
+func TestServeRefusals(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	tokens := filepath.Join(dir, "tokens")
+	if code, _, errs := tandem(t, "serve", "--db", db, "--listen", "0.0.0.0:0"); code != exitBadInput || !strings.Contains(errs, "is not loopback") {
+		t.Errorf("serve on 0.0.0.0 without tokens: exit %d: %s", code, errs)
+	}
+	code, out, _ := tandem(t, "history", "token", "--file", tokens)
+	tok, _, _ := strings.Cut(out, "\n")
+	kept, _ := os.ReadFile(tokens)
+	if code != 0 || len(tok) != 64 || strings.Contains(string(kept), tok) || len(strings.TrimSpace(string(kept))) != 64 {
+		t.Errorf("history token: exit %d, token %q, file %q; want the token shown and only its hash kept", code, tok, kept)
+	}
+	if fi, err := os.Stat(tokens); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("token file: %v", err)
+	}
+	os.WriteFile(tokens, []byte("# ok\nnot-a-hash\n"), 0o600)
+	if code, _, errs := tandem(t, "serve", "--db", db, "--token-file", tokens); code != exitBadInput || !strings.Contains(errs, tokens+":2:") {
+		t.Errorf("a malformed token file: exit %d: %s; want its line named", code, errs)
+	}
+}

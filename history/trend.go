@@ -1,0 +1,178 @@
+package history
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"time"
+)
+
+// Study is a study the history has runs of.
+type Study struct {
+	Name     string
+	Runs     int
+	Branches []string
+	Last     time.Time
+}
+
+// Studies lists the studies with their run counts and branches, the most
+// recently run first.
+func (s *Store) Studies(ctx context.Context) ([]Study, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT study, branch, COUNT(*), MAX(created_at) FROM runs GROUP BY study, branch ORDER BY study, branch`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	by := map[string]*Study{}
+	var order []string
+	for rows.Next() {
+		var name, branch string
+		var n int
+		var last int64
+		if err := rows.Scan(&name, &branch, &n, &last); err != nil {
+			return nil, err
+		}
+		st, ok := by[name]
+		if !ok {
+			st = &Study{Name: name}
+			by[name] = st
+			order = append(order, name)
+		}
+		st.Runs += n
+		st.Branches = append(st.Branches, branch)
+		if t := time.Unix(0, last).UTC(); t.After(st.Last) {
+			st.Last = t
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]Study, 0, len(order))
+	for _, n := range order {
+		out = append(out, *by[n])
+	}
+	slices.SortStableFunc(out, func(a, b Study) int { return b.Last.Compare(a.Last) }) // most recently run first
+	return out, nil
+}
+
+// SeriesOf lists the series a study's newest run on a branch has.
+func (s *Store) SeriesOf(ctx context.Context, study, branch string) ([]Point, error) {
+	runs, err := s.Runs(ctx, Filter{Study: study, Branch: branch, Limit: 1})
+	if err != nil || len(runs) == 0 {
+		return nil, err
+	}
+	return s.Points(ctx, runs[0].ID)
+}
+
+// TrendPoint is one run's value of a series, with what a reader needs to
+// trust the line: the spread of its rounds and what it was measured with.
+type TrendPoint struct {
+	Run           string    `json:"run"`
+	CreatedAt     time.Time `json:"created_at"`
+	Commit        string    `json:"commit"`
+	Value         float64   `json:"value"`
+	Lo            float64   `json:"lo"` // the rounds' lowest (the value when there are none)
+	Hi            float64   `json:"hi"`
+	ConfigFP      string    `json:"config_fp"`
+	EnvFP         string    `json:"env_fp"`
+	TandemVersion string    `json:"tandem_version"`
+	// Changed says what differs from the point before: configuration,
+	// environment, tandem.
+	Changed []string `json:"changed,omitempty"`
+}
+
+// Trend is a series over a branch's runs of a study, oldest first: at most
+// limit points (the newest).
+func (s *Store) Trend(ctx context.Context, study, branch string, series Series, limit int) ([]TrendPoint, error) {
+	if limit <= 0 {
+		limit = 200
+	}
+	q := `SELECT r.id, r.created_at, r.commit_sha, p.value, p.config_fp, r.env_fp, r.tandem_version,
+		COALESCE((SELECT MIN(x.value) FROM samples x WHERE x.run_id = p.run_id AND x.series = p.series), p.value),
+		COALESCE((SELECT MAX(x.value) FROM samples x WHERE x.run_id = p.run_id AND x.series = p.series), p.value)
+		FROM points p JOIN runs r ON r.id = p.run_id
+		WHERE p.series = $1 AND r.study = $2 AND r.branch = $3
+		ORDER BY r.created_at DESC, r.id DESC LIMIT $4`
+	rows, err := s.db.QueryContext(ctx, q, series.Key(), study, branch, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []TrendPoint
+	for rows.Next() {
+		var p TrendPoint
+		var at int64
+		if err := rows.Scan(&p.Run, &at, &p.Commit, &p.Value, &p.ConfigFP, &p.EnvFP, &p.TandemVersion, &p.Lo, &p.Hi); err != nil {
+			return nil, err
+		}
+		p.CreatedAt = time.Unix(0, at).UTC()
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.Reverse(out)
+	for i := 1; i < len(out); i++ {
+		a, b := out[i-1], &out[i]
+		if a.ConfigFP != b.ConfigFP {
+			b.Changed = append(b.Changed, "configuration")
+		}
+		if a.EnvFP != b.EnvFP {
+			b.Changed = append(b.Changed, "environment")
+		}
+		if a.TandemVersion != b.TandemVersion {
+			b.Changed = append(b.Changed, "tandem "+b.TandemVersion)
+		}
+	}
+	return out, nil
+}
+
+// Mover is a series that moved between a branch's two newest runs.
+type Mover struct {
+	Series     Series  `json:"series"`
+	Unit       string  `json:"unit"`
+	Before     float64 `json:"before"`
+	After      float64 `json:"after"`
+	Change     float64 `json:"change"` // how much worse, a fraction (negative: better)
+	Comparable bool    `json:"comparable"`
+}
+
+// TopMovers lists the series of a study's branch that moved most between
+// its two newest runs, worst first, at most n.
+func (s *Store) TopMovers(ctx context.Context, study, branch string, n int) ([]Mover, error) {
+	runs, err := s.Runs(ctx, Filter{Study: study, Branch: branch, Limit: 2})
+	if err != nil || len(runs) < 2 {
+		return nil, err
+	}
+	after, err := s.Points(ctx, runs[0].ID)
+	if err != nil {
+		return nil, err
+	}
+	before, err := s.Points(ctx, runs[1].ID)
+	if err != nil {
+		return nil, err
+	}
+	prev := map[string]Point{}
+	for _, p := range before {
+		prev[p.Series.Key()] = p
+	}
+	var out []Mover
+	for _, a := range after {
+		b, ok := prev[a.Series.Key()]
+		if !ok || b.Value == 0 {
+			continue
+		}
+		m := Mover{Series: a.Series, Unit: a.Unit, Before: b.Value, After: a.Value, Comparable: a.ConfigFP == b.ConfigFP,
+			Change: (a.Value - b.Value) / b.Value}
+		if a.Direction == "higher" {
+			m.Change = -m.Change
+		}
+		out = append(out, m)
+	}
+	slices.SortStableFunc(out, func(a, b Mover) int { return cmp.Compare(math.Abs(b.Change), math.Abs(a.Change)) })
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out, nil
+}

@@ -1,0 +1,287 @@
+package server
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tandem-bench/tandem/history"
+	"github.com/tandem-bench/tandem/report"
+	"github.com/tandem-bench/tandem/verdict"
+)
+
+func (s *Server) routes() {
+	m := s.mux
+	m.HandleFunc("GET /{$}", s.studiesPage)
+	m.HandleFunc("GET /studies/{study}/{branch}", s.branchPage)
+	m.HandleFunc("GET /studies/{study}/{branch}/runs", s.runsPage)
+	m.HandleFunc("GET /studies/{study}/{branch}/trend", s.trendPage)
+	m.HandleFunc("GET /runs/{id}", s.runPage)
+	m.HandleFunc("GET /compare", s.comparePage)
+	m.HandleFunc("GET /assets/{name}", s.asset)
+	m.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	m.HandleFunc("POST /api/v1/runs", s.apiAdd)
+	m.HandleFunc("GET /api/v1/runs", s.apiRuns)
+	m.HandleFunc("GET /api/v1/runs/{id}", s.apiRun)
+	m.HandleFunc("POST /api/v1/runs/{id}/pin", s.apiPin)
+	m.HandleFunc("GET /api/v1/series", s.apiSeries)
+	m.HandleFunc("GET /api/v1/compare", s.apiCompare)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+func apiError(w http.ResponseWriter, code int, format string, args ...any) {
+	writeJSON(w, code, map[string]string{"error": fmt.Sprintf(format, args...)})
+}
+
+// storeError answers a store's error: 404 for an unknown run, 400 for a
+// malformed id, 500 otherwise.
+func storeError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, history.ErrNotFound):
+		apiError(w, http.StatusNotFound, "%v", err)
+	case strings.Contains(err.Error(), "hex digits") || strings.Contains(err.Error(), "more than one run"):
+		apiError(w, http.StatusBadRequest, "%v", err)
+	default:
+		apiError(w, http.StatusInternalServerError, "%v", err)
+	}
+}
+
+// apiAdd stores a run: the body is results.json, gzipped when
+// Content-Encoding says so, at most MaxUpload bytes either way; the
+// filing comes from the query (branch, commit, testbed, ci_url, dirty,
+// tag=k=v …). Needs a token.
+func (s *Server) apiAdd(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		apiError(w, http.StatusUnauthorized, "adding a run needs a token: Authorization: Bearer TOKEN")
+		return
+	}
+	var body io.Reader = http.MaxBytesReader(w, r.Body, MaxUpload)
+	if r.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(body)
+		if err != nil {
+			apiError(w, http.StatusBadRequest, "gzip: %v", err)
+			return
+		}
+		body = zr
+	}
+	var buf bytes.Buffer
+	n, err := io.Copy(&buf, io.LimitReader(body, MaxUpload+1))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			apiError(w, http.StatusRequestEntityTooLarge, "more than %d MiB", MaxUpload>>20)
+			return
+		}
+		apiError(w, http.StatusBadRequest, "read the body: %v", err)
+		return
+	}
+	if n > MaxUpload {
+		apiError(w, http.StatusRequestEntityTooLarge, "more than %d MiB once unzipped", MaxUpload>>20)
+		return
+	}
+	q := r.URL.Query()
+	m := history.Meta{Branch: q.Get("branch"), Commit: q.Get("commit"), Testbed: q.Get("testbed"), CIURL: q.Get("ci_url"),
+		Dirty: q.Get("dirty") == "true", Tags: map[string]string{}}
+	for _, t := range q["tag"] {
+		k, v, ok := strings.Cut(t, "=")
+		if !ok || k == "" {
+			apiError(w, http.StatusBadRequest, "tag %q: want key=value", t)
+			return
+		}
+		m.Tags[k] = v
+	}
+	run, added, err := s.store.Add(r.Context(), buf.Bytes(), m)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	code := http.StatusCreated
+	if !added {
+		code = http.StatusOK
+	}
+	writeJSON(w, code, map[string]any{"id": run.ID, "added": added, "url": "/runs/" + run.ID})
+}
+
+// runJSON is a run as the API shows it.
+func runJSON(r history.Run) map[string]any {
+	return map[string]any{"id": r.ID, "created_at": r.CreatedAt, "added_at": r.AddedAt, "study": r.Study, "branch": r.Meta.Branch,
+		"commit": r.Meta.Commit, "dirty": r.Meta.Dirty, "ci_url": r.Meta.CIURL, "testbed": r.Meta.Testbed, "tags": r.Meta.Tags,
+		"env_fp": r.EnvFP, "tandem_version": r.TandemVersion, "interrupted": r.Interrupted, "pinned": r.Pinned}
+}
+
+// filter reads a run listing's query: study, branch, pinned, limit,
+// before (a run id: the page after it).
+func (s *Server) filter(r *http.Request) (history.Filter, error) {
+	q := r.URL.Query()
+	f := history.Filter{Study: q.Get("study"), Branch: q.Get("branch"), Pinned: q.Get("pinned") == "true", Limit: 50}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 500 {
+			return f, fmt.Errorf("limit %q: want 1 to 500", l)
+		}
+		f.Limit = n
+	}
+	if b := q.Get("before"); b != "" {
+		run, err := s.store.Run(r.Context(), b)
+		if err != nil {
+			return f, err
+		}
+		f.Before = &run
+	}
+	return f, nil
+}
+
+func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
+	f, err := s.filter(r)
+	if err != nil {
+		if errors.Is(err, history.ErrNotFound) {
+			storeError(w, err)
+		} else {
+			apiError(w, http.StatusBadRequest, "%v", err)
+		}
+		return
+	}
+	limit := f.Limit
+	f.Limit++ // one more says there is a next page
+	runs, err := s.store.Runs(r.Context(), f)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	more := len(runs) > limit
+	runs = runs[:min(len(runs), limit)]
+	out := []map[string]any{}
+	for _, run := range runs {
+		out = append(out, runJSON(run))
+	}
+	res := map[string]any{"runs": out}
+	if more {
+		res["next"] = "/api/v1/runs?" + nextQuery(r, runs[len(runs)-1].ID)
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// nextQuery is r's query for the page after the run id.
+func nextQuery(r *http.Request, id string) string {
+	q := r.URL.Query()
+	q.Set("before", id)
+	return q.Encode()
+}
+
+func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
+	run, err := s.store.Run(r.Context(), r.PathValue("id"))
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	points, err := s.store.Points(r.Context(), run.ID)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	out := runJSON(run)
+	var ps []map[string]any
+	for _, p := range points {
+		ps = append(ps, map[string]any{"series": p.Series, "key": p.Series.Key(), "value": p.Value, "unit": p.Unit,
+			"direction": p.Direction, "config_fp": p.ConfigFP, "rounds": p.Rounds})
+	}
+	out["points"] = ps
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) apiPin(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		apiError(w, http.StatusUnauthorized, "pinning a run needs a token: Authorization: Bearer TOKEN")
+		return
+	}
+	run, err := s.store.Run(r.Context(), r.PathValue("id"))
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	pinned := r.URL.Query().Get("unpin") != "true"
+	if err := s.store.Pin(r.Context(), run.ID, pinned); err != nil {
+		storeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": run.ID, "pinned": pinned})
+}
+
+// seriesQuery reads study, branch and series (a series key) from r.
+func seriesQuery(r *http.Request) (study, branch string, series history.Series, err error) {
+	q := r.URL.Query()
+	study, branch = q.Get("study"), q.Get("branch")
+	if study == "" {
+		return "", "", series, errors.New("want study, branch and series")
+	}
+	series, err = history.ParseSeries(q.Get("series"))
+	return study, branch, series, err
+}
+
+func (s *Server) apiSeries(w http.ResponseWriter, r *http.Request) {
+	study, branch, series, err := seriesQuery(r)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	points, err := s.store.Trend(r.Context(), study, branch, series, 0)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	if points == nil {
+		points = []history.TrendPoint{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"study": study, "branch": branch, "series": series, "points": points})
+}
+
+// comparison holds two stored runs against each other.
+func (s *Server) comparison(r *http.Request) (verdict.Comparison, error) {
+	q := r.URL.Query()
+	var ids [2]string
+	for i, k := range []string{"base", "head"} {
+		run, err := s.store.Run(r.Context(), q.Get(k))
+		if err != nil {
+			return verdict.Comparison{}, fmt.Errorf("%s: %w", k, err)
+		}
+		ids[i] = run.ID
+	}
+	base, err := s.store.Results(r.Context(), ids[0])
+	if err != nil {
+		return verdict.Comparison{}, err
+	}
+	head, err := s.store.Results(r.Context(), ids[1])
+	if err != nil {
+		return verdict.Comparison{}, err
+	}
+	max := 5.0
+	if m := q.Get("max_regression"); m != "" {
+		if max, err = strconv.ParseFloat(m, 64); err != nil || max < 0 {
+			return verdict.Comparison{}, fmt.Errorf("max_regression %q: want a percentage", m)
+		}
+	}
+	return verdict.CompareRuns(base, head, max)
+}
+
+func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
+	c, err := s.comparison(r)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	report.Comparison(w, "json", c)
+}
