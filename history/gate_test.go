@@ -7,36 +7,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-bench/tandem/internal/runfixture"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
 )
 
-// runOf is a small run of one latency scenario on target a whose rounds
-// have the given p50s (µs), made at day d of 2026; change edits it.
+// runOf is a small run of study "gate" made at day d of 2026 whose rounds
+// have the given p50s (µs); change edits it.
 func runOf(t *testing.T, d int, p50s []float64, change func(*results.Results)) []byte {
 	t.Helper()
-	r := results.New()
-	r.Study.Name = "gate"
-	r.CreatedAt = time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC)
-	r.Machine = results.Machine{CPUModel: "cpu", Cores: 2, OS: "linux", Arch: "amd64"}
-	sc := results.Scenario{Name: "lat", Call: "get", Metric: "p50", Direction: "lower", Unit: "request", Load: results.Load{Model: "closed", Concurrency: []int{1}}}
-	var vals []float64
-	for i, v := range p50s {
-		sc.Rounds = append(sc.Rounds, results.Round{Round: i + 1, Target: "a", Concurrency: 1, Headline: v * 1e3,
-			Sample: results.Sample{Requests: 100, OK: 100}})
-		vals = append(vals, v*1e3)
-	}
-	s := stats.Summarize(vals, false)
-	sc.Summary = []results.Summary{{Target: "a", Concurrency: 1, N: len(vals), Best: s.Best, Median: s.Median, Worst: s.Worst}}
-	r.Scenarios = []results.Scenario{sc}
+	r := runfixture.Latency("gate", time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC), p50s...)
 	if change != nil {
 		change(r)
 	}
-	b, err := results.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return runfixture.JSON(t, r)
 }
 
 var steady = []float64{100, 101, 99, 100.5, 100.2}

@@ -11,8 +11,9 @@ import (
 	"github.com/tandem-bench/tandem/stats"
 )
 
-// valueText prints a point's value in its unit.
-func valueText(v float64, unit string) string {
+// FormatValue prints a point's value in its unit: a duration for ns, a
+// percentage for a share, else the number and the unit.
+func FormatValue(v float64, unit string) string {
 	switch unit {
 	case "ns":
 		return human.Duration(v)
@@ -77,7 +78,7 @@ func (g Gate) Text(w io.Writer) error {
 		fmt.Fprintf(&b, "warning: %s\n", wn)
 	}
 	for _, r := range g.Rows {
-		line := fmt.Sprintf("%-16s %s: %s → %s (%s, p %s)", r.State, r.Series, valueText(r.Base, r.Unit), valueText(r.Head, r.Unit), changeText(r), pText(r))
+		line := fmt.Sprintf("%-16s %s: %s → %s (%s, p %s)", r.State, r.Series, FormatValue(r.Base, r.Unit), FormatValue(r.Head, r.Unit), changeText(r), pText(r))
 		if r.Note != "" {
 			line += "; " + r.Note
 		}
@@ -115,8 +116,8 @@ func (g Gate) Markdown(w io.Writer) error {
 			if state == Regressed {
 				state = "**regressed**"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", esc(r.Series.String()), state, valueText(r.Base, r.Unit),
-				valueText(r.Head, r.Unit), changeText(r), pText(r), esc(r.Note))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", esc(r.Series.String()), state, FormatValue(r.Base, r.Unit),
+				FormatValue(r.Head, r.Unit), changeText(r), pText(r), esc(r.Note))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

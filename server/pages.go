@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/tandem-bench/tandem/history"
-	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/internal/uplot"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/stats"
@@ -116,17 +115,6 @@ func trendURL(study, branch string, s history.Series) string {
 	return branchURL(study, branch) + "/trend?" + url.Values{"series": {s.Key()}}.Encode()
 }
 
-// valueText prints a value in its unit.
-func valueText(v float64, unit string) string {
-	switch unit {
-	case "ns":
-		return human.Duration(v)
-	case "share":
-		return stats.Percent(v)
-	}
-	return human.Number(v) + " " + unit
-}
-
 func (s *Server) branchPage(w http.ResponseWriter, r *http.Request) {
 	study, branch := branchOf(r)
 	movers, err := s.store.TopMovers(r.Context(), study, branch, 15)
@@ -137,7 +125,7 @@ func (s *Server) branchPage(w http.ResponseWriter, r *http.Request) {
 	type moverRow struct{ Series, Before, After, Change, Note, Class, Trend string }
 	var mrows []moverRow
 	for _, m := range movers {
-		row := moverRow{Series: m.Series.String(), Before: valueText(m.Before, m.Unit), After: valueText(m.After, m.Unit),
+		row := moverRow{Series: m.Series.String(), Before: history.FormatValue(m.Before, m.Unit), After: history.FormatValue(m.After, m.Unit),
 			Trend: trendURL(study, branch, m.Series)}
 		word := "worse"
 		if m.Change < 0 {
@@ -163,7 +151,7 @@ func (s *Server) branchPage(w http.ResponseWriter, r *http.Request) {
 	type seriesRow struct{ Series, Value, Trend string }
 	var srows []seriesRow
 	for _, p := range points {
-		srows = append(srows, seriesRow{p.Series.String(), valueText(p.Value, p.Unit), trendURL(study, branch, p.Series)})
+		srows = append(srows, seriesRow{p.Series.String(), history.FormatValue(p.Value, p.Unit), trendURL(study, branch, p.Series)})
 	}
 	render(w, "branch", map[string]any{"Study": study, "Branch": branch, "Movers": mrows, "Series": srows,
 		"RunsURL": branchURL(study, branch) + "/runs"})
@@ -218,8 +206,8 @@ func (s *Server) trendPage(w http.ResponseWriter, r *http.Request) {
 	var rows []row
 	for i := len(points) - 1; i >= 0; i-- { // newest first in the table
 		p := points[i]
-		rows = append(rows, row{p.Run, p.Run[:12], p.CreatedAt.Format("2006-01-02 15:04"), p.Commit, valueText(p.Value, unit),
-			valueText(p.Lo, unit) + " … " + valueText(p.Hi, unit), strings.Join(p.Changed, ", ")})
+		rows = append(rows, row{p.Run, p.Run[:12], p.CreatedAt.Format("2006-01-02 15:04"), p.Commit, history.FormatValue(p.Value, unit),
+			history.FormatValue(p.Lo, unit) + " … " + history.FormatValue(p.Hi, unit), strings.Join(p.Changed, ", ")})
 	}
 	data, err := json.Marshal(map[string]any{"points": points, "unit": unit})
 	if err != nil {

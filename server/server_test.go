@@ -16,8 +16,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/history"
-	"github.com/tandem-bench/tandem/results"
-	"github.com/tandem-bench/tandem/stats"
+	"github.com/tandem-bench/tandem/internal/runfixture"
 )
 
 const token = "s3cret-token"
@@ -36,27 +35,11 @@ func newServer(t *testing.T) (*httptest.Server, *history.Store) {
 	return ts, st
 }
 
-// runOf is a run of study "svc": one latency scenario on target a with
-// the given p50s in µs, made at minute m of 2026-01-01, on branch main.
+// runOf is a run of study whose rounds have the given p50s in µs, made
+// at minute m of 2026-01-01.
 func runOf(t testing.TB, study string, m int, p50s ...float64) []byte {
 	t.Helper()
-	r := results.New()
-	r.Study.Name = study
-	r.CreatedAt = time.Date(2026, 1, 1, 0, m, 0, 0, time.UTC)
-	sc := results.Scenario{Name: "lat", Call: "get", Metric: "p50", Direction: "lower", Unit: "request", Load: results.Load{Model: "closed", Concurrency: []int{1}}}
-	var vals []float64
-	for i, v := range p50s {
-		sc.Rounds = append(sc.Rounds, results.Round{Round: i + 1, Target: "a", Concurrency: 1, Headline: v * 1e3, Sample: results.Sample{Requests: 10, OK: 10}})
-		vals = append(vals, v*1e3)
-	}
-	s := stats.Summarize(vals, false)
-	sc.Summary = []results.Summary{{Target: "a", Concurrency: 1, N: len(vals), Best: s.Best, Median: s.Median, Worst: s.Worst}}
-	r.Scenarios = []results.Scenario{sc}
-	b, err := results.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return runfixture.JSON(t, runfixture.Latency(study, time.Date(2026, 1, 1, 0, m, 0, 0, time.UTC), p50s...))
 }
 
 func post(t *testing.T, url, tok string, body []byte, gz bool) (int, map[string]any) {

@@ -107,7 +107,14 @@ to start or died, 130 interrupted (partial results are kept).`,
 	})
 	root.AddCommand(demoCmd(stdout, stderr), runCmd(stdout, stderr), validateCmd(stdout), loadCmd(stdout, stderr),
 		reportCmd(stdout), compareCmd(stdout), costCmd(stdout), versionCmd(stdout), sampleCmd(stderr), consumeCmd(), ciCmd(stdout, stderr), historyCmd(stdout, stderr), serveCmd(stdout, stderr))
-	for _, c := range root.Commands() {
+	argsAreInput(root.Commands())
+	return root
+}
+
+// argsAreInput makes a wrong count of arguments to each command bad input
+// (exit 2) that names the command and its help.
+func argsAreInput(cmds []*cobra.Command) {
+	for _, c := range cmds {
 		if c.Args == nil {
 			c.Args = cobra.NoArgs
 		}
@@ -119,7 +126,6 @@ to start or died, 130 interrupted (partial results are kept).`,
 			return nil
 		}
 	}
-	return root
 }
 
 // textReport is the terminal report for w: in colour on a terminal, unless

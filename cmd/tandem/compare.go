@@ -49,20 +49,26 @@ input.`,
 			if err != nil {
 				return badInput(err)
 			}
-			cmp, err := verdict.CompareRuns(base, head, maxRegression)
-			if err != nil {
-				return badInput(err)
-			}
-			if err := report.Comparison(stdout, format, cmp); err != nil {
-				return err
-			}
-			if err := cmp.Gate(); err != nil {
-				return &exitError{exitCheckFailed, err}
-			}
-			return nil
+			return compareRuns(stdout, format, base, head, maxRegression)
 		},
 	}
 	c.Flags().Float64Var(&maxRegression, "max-regression", 0, "tolerated worsening in percent of the base (latency grown, throughput fallen)")
 	c.Flags().StringVar(&format, "format", "text", report.FormatList(report.ForComparison))
 	return c
+}
+
+// compareRuns holds head against base, writes the comparison in format
+// and fails (exit 1) on a regression.
+func compareRuns(w io.Writer, format string, base, head *results.Results, maxRegression float64) error {
+	cmp, err := verdict.CompareRuns(base, head, maxRegression)
+	if err != nil {
+		return badInput(err)
+	}
+	if err := report.Comparison(w, format, cmp); err != nil {
+		return err
+	}
+	if err := cmp.Gate(); err != nil {
+		return &exitError{exitCheckFailed, err}
+	}
+	return nil
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
-	"github.com/tandem-bench/tandem/verdict"
 )
 
 // historyDB is the history a command opens: --db, else TANDEM_DB, else
@@ -34,6 +33,26 @@ func openHistory(ctx context.Context, db string) (*history.Store, error) {
 		return nil, badInput(err)
 	}
 	return s, nil
+}
+
+// withHistory opens the history for f and closes it after.
+func withHistory(ctx context.Context, db string, f func(*history.Store) error) error {
+	s, err := openHistory(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return f(s)
+}
+
+// findRun finds a stored run by its id or a prefix; not finding it is bad
+// input.
+func findRun(ctx context.Context, s *history.Store, id string) (history.Run, error) {
+	run, err := s.Run(ctx, id)
+	if err != nil {
+		return run, badInput(err)
+	}
+	return run, nil
 }
 
 func historyCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -63,15 +82,7 @@ baseline the gate passes with a warning, or fails with
 	c.PersistentFlags().StringVar(&db, "db", "", "the history: a SQLite file or a postgres:// URL (default: $TANDEM_DB, else "+history.DefaultPath+")")
 	c.AddCommand(historyAddCmd(stdout, &db), historyListCmd(stdout, &db), historyShowCmd(stdout, &db), historyCompareCmd(stdout, &db),
 		historyGateCmd(stdout, stderr, &db), historyPinCmd(stdout, &db), historyPruneCmd(stdout, &db), historyReindexCmd(stdout, &db), historyTokenCmd(stdout))
-	for _, sub := range c.Commands() {
-		args := sub.Args
-		sub.Args = func(cmd *cobra.Command, a []string) error {
-			if err := args(cmd, a); err != nil {
-				return badInput(fmt.Errorf("%s: %w (see %s --help)", cmd.CommandPath(), err, cmd.CommandPath()))
-			}
-			return nil
-		}
-	}
+	argsAreInput(c.Commands())
 	return c
 }
 
@@ -104,12 +115,9 @@ func (f *metaFlags) meta(ctx context.Context) (history.Meta, error) {
 // keepRun adds a finished run to the history named by TANDEM_DB (or the
 // default), filed from CI or git.
 func keepRun(ctx context.Context, path string, w io.Writer) error {
-	s, err := openHistory(ctx, "")
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	return addRun(ctx, s, path, history.Detect(ctx, history.Meta{}, nil), w)
+	return withHistory(ctx, "", func(s *history.Store) error {
+		return addRun(ctx, s, path, history.Detect(ctx, history.Meta{}, nil), w)
+	})
 }
 
 // addRun stores a results file and says so.
@@ -150,12 +158,9 @@ func historyAddCmd(stdout io.Writer, db *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := openHistory(cmd.Context(), *db)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			return addRun(cmd.Context(), s, args[0], m, stdout)
+			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
+				return addRun(cmd.Context(), s, args[0], m, stdout)
+			})
 		},
 	}
 	mf.add(c)
@@ -171,48 +176,45 @@ func historyListCmd(stdout io.Writer, db *string) *cobra.Command {
 		Example: "  tandem history list --branch main --limit 20\n  tandem history list --before 3f2a91c0   # the next page",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openHistory(cmd.Context(), *db)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			if before != "" {
-				b, err := s.Run(cmd.Context(), before)
+			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
+				if before != "" {
+					b, err := findRun(cmd.Context(), s, before)
+					if err != nil {
+						return err
+					}
+					f.Before = &b
+				}
+				runs, err := s.Runs(cmd.Context(), f)
 				if err != nil {
-					return badInput(err)
+					return err
 				}
-				f.Before = &b
-			}
-			runs, err := s.Runs(cmd.Context(), f)
-			if err != nil {
-				return err
-			}
-			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "run\tmade\tstudy\tbranch\tcommit\ttestbed\tpinned")
-			for _, r := range runs {
-				commit := orDash(r.Meta.Commit)
-				if len(commit) > 12 {
-					commit = commit[:12]
+				tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "run\tmade\tstudy\tbranch\tcommit\ttestbed\tpinned")
+				for _, r := range runs {
+					commit := orDash(r.Meta.Commit)
+					if len(commit) > 12 {
+						commit = commit[:12]
+					}
+					if r.Meta.Dirty {
+						commit += "+dirty"
+					}
+					pinned := ""
+					if r.Pinned {
+						pinned = "pinned"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Short(), r.CreatedAt.Format("2006-01-02 15:04"), human.Printable(r.Study),
+						orDash(r.Meta.Branch), commit, orDash(r.Meta.Testbed), pinned)
 				}
-				if r.Meta.Dirty {
-					commit += "+dirty"
+				if err := tw.Flush(); err != nil {
+					return err
 				}
-				pinned := ""
-				if r.Pinned {
-					pinned = "pinned"
+				if len(runs) == 0 {
+					fmt.Fprintf(stdout, "no runs in %s\n", s.Where)
+				} else if f.Limit > 0 && len(runs) == f.Limit || f.Limit == 0 && len(runs) == 50 {
+					fmt.Fprintf(stdout, "more: --before %s\n", runs[len(runs)-1].Short())
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Short(), r.CreatedAt.Format("2006-01-02 15:04"), human.Printable(r.Study),
-					orDash(r.Meta.Branch), commit, orDash(r.Meta.Testbed), pinned)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			if len(runs) == 0 {
-				fmt.Fprintf(stdout, "no runs in %s\n", s.Where)
-			} else if f.Limit > 0 && len(runs) == f.Limit || f.Limit == 0 && len(runs) == 50 {
-				fmt.Fprintf(stdout, "more: --before %s\n", runs[len(runs)-1].Short())
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	c.Flags().StringVar(&f.Study, "study", "", "only runs of this study")
@@ -235,26 +237,23 @@ func historyShowCmd(stdout io.Writer, db *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := openHistory(cmd.Context(), *db)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			run, err := s.Run(cmd.Context(), args[0])
-			if err != nil {
-				return badInput(err)
-			}
-			res, err := s.Results(cmd.Context(), run.ID)
-			if err != nil {
-				return err
-			}
-			render := f.Results
-			if format == "text" {
-				render = textReport(stdout)
-				fmt.Fprintf(stdout, "run %s: branch %s, commit %s%s, testbed %s, added %s\n\n", run.Short(), orDash(run.Meta.Branch), orDash(run.Meta.Commit),
-					map[bool]string{true: " (dirty)", false: ""}[run.Meta.Dirty], orDash(run.Meta.Testbed), run.AddedAt.Format("2006-01-02 15:04 UTC"))
-			}
-			return render(stdout, res)
+			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
+				run, err := findRun(cmd.Context(), s, args[0])
+				if err != nil {
+					return err
+				}
+				res, err := s.Results(cmd.Context(), run.ID)
+				if err != nil {
+					return err
+				}
+				render := f.Results
+				if format == "text" {
+					render = textReport(stdout)
+					fmt.Fprintf(stdout, "run %s: branch %s, commit %s%s, testbed %s, added %s\n\n", run.Short(), orDash(run.Meta.Branch), orDash(run.Meta.Commit),
+						map[bool]string{true: " (dirty)", false: ""}[run.Meta.Dirty], orDash(run.Meta.Testbed), run.AddedAt.Format("2006-01-02 15:04 UTC"))
+				}
+				return render(stdout, res)
+			})
 		},
 	}
 	c.Flags().StringVar(&format, "format", "text", report.FormatList(report.ForResults))
@@ -274,32 +273,19 @@ func historyCompareCmd(stdout io.Writer, db *string) *cobra.Command {
 			if _, err := outputFormat(format, report.ForComparison); err != nil {
 				return err
 			}
-			s, err := openHistory(cmd.Context(), *db)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			var runs [2]*results.Results
-			for i, id := range args {
-				run, err := s.Run(cmd.Context(), id)
-				if err != nil {
-					return badInput(err)
+			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
+				var runs [2]*results.Results
+				for i, id := range args {
+					run, err := findRun(cmd.Context(), s, id)
+					if err != nil {
+						return err
+					}
+					if runs[i], err = s.Results(cmd.Context(), run.ID); err != nil {
+						return err
+					}
 				}
-				if runs[i], err = s.Results(cmd.Context(), run.ID); err != nil {
-					return err
-				}
-			}
-			cmp, err := verdict.CompareRuns(runs[0], runs[1], maxRegression)
-			if err != nil {
-				return badInput(err)
-			}
-			if err := report.Comparison(stdout, format, cmp); err != nil {
-				return err
-			}
-			if err := cmp.Gate(); err != nil {
-				return &exitError{exitCheckFailed, err}
-			}
-			return nil
+				return compareRuns(stdout, format, runs[0], runs[1], maxRegression)
+			})
 		},
 	}
 	c.Flags().StringVar(&format, "format", "text", report.FormatList(report.ForComparison))
@@ -333,30 +319,27 @@ func historyGateCmd(stdout, stderr io.Writer, db *string) *cobra.Command {
 			if err != nil {
 				return badInput(err)
 			}
-			s, err := openHistory(cmd.Context(), *db)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			g, err := s.GateRun(cmd.Context(), data, o)
-			if err != nil {
-				return badInput(fmt.Errorf("%s: %w", args[0], err))
-			}
-			switch format {
-			case "md":
-				err = g.Markdown(stdout)
-			case "json":
-				err = g.JSON(stdout)
-			default:
-				err = g.Text(stdout)
-			}
-			if err != nil {
-				return err
-			}
-			if g.Failed {
-				return &exitError{exitCheckFailed, errors.New("history gate failed: " + strings.Join(g.Reasons, "; "))}
-			}
-			return nil
+			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
+				g, err := s.GateRun(cmd.Context(), data, o)
+				if err != nil {
+					return badInput(fmt.Errorf("%s: %w", args[0], err))
+				}
+				switch format {
+				case "md":
+					err = g.Markdown(stdout)
+				case "json":
+					err = g.JSON(stdout)
+				default:
+					err = g.Text(stdout)
+				}
+				if err != nil {
+					return err
+				}
+				if g.Failed {
+					return &exitError{exitCheckFailed, errors.New("history gate failed: " + strings.Join(g.Reasons, "; "))}
+				}
+				return nil
+			})
 		},
 	}
 	c.Flags().StringVar(&o.BaseBranch, "base-branch", "main", "the branch whose history is the baseline")
@@ -376,20 +359,17 @@ func historyPinCmd(stdout io.Writer, db *string) *cobra.Command {
 		Example: "  tandem history pin 3f2a91c0\n  tandem history pin 3f2a91c0 --unpin",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openHistory(cmd.Context(), *db)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			run, err := s.Run(cmd.Context(), args[0])
-			if err != nil {
-				return badInput(err)
-			}
-			if err := s.Pin(cmd.Context(), run.ID, !unpin); err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "run %s %s\n", run.Short(), map[bool]string{true: "unpinned", false: "pinned"}[unpin])
-			return nil
+			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
+				run, err := findRun(cmd.Context(), s, args[0])
+				if err != nil {
+					return err
+				}
+				if err := s.Pin(cmd.Context(), run.ID, !unpin); err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "run %s %s\n", run.Short(), map[bool]string{true: "unpinned", false: "pinned"}[unpin])
+				return nil
+			})
 		},
 	}
 	c.Flags().BoolVar(&unpin, "unpin", false, "unpin instead")
@@ -423,17 +403,14 @@ func historyPruneCmd(stdout io.Writer, db *string) *cobra.Command {
 			if err != nil {
 				return badInput(err)
 			}
-			s, err := openHistory(cmd.Context(), *db)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			n, err := s.Prune(cmd.Context(), time.Now().Add(-age), keepBranch)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "deleted %d run%s made before %s\n", n, map[bool]string{true: "", false: "s"}[n == 1], time.Now().Add(-age).UTC().Format("2006-01-02 15:04 UTC"))
-			return nil
+			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
+				n, err := s.Prune(cmd.Context(), time.Now().Add(-age), keepBranch)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "deleted %d run%s made before %s\n", n, map[bool]string{true: "", false: "s"}[n == 1], time.Now().Add(-age).UTC().Format("2006-01-02 15:04 UTC"))
+				return nil
+			})
 		},
 	}
 	c.Flags().StringVar(&olderThan, "older-than", "", "delete runs made longer ago than this: 180d, 36h")
@@ -449,17 +426,14 @@ func historyReindexCmd(stdout io.Writer, db *string) *cobra.Command {
 		Example: "  tandem history reindex",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openHistory(cmd.Context(), *db)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			n, err := s.Reindex(cmd.Context())
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "reindexed %d runs in %s\n", n, s.Where)
-			return nil
+			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
+				n, err := s.Reindex(cmd.Context())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "reindexed %d runs in %s\n", n, s.Where)
+				return nil
+			})
 		},
 	}
 }

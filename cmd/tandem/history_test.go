@@ -7,28 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-bench/tandem/internal/runfixture"
 	"github.com/tandem-bench/tandem/results"
-	"github.com/tandem-bench/tandem/stats"
 )
 
-// resultsFile writes a run of one latency scenario whose rounds have the
-// given p50s in µs, made at day d of 2026.
+// resultsFile writes a run of study "gated" whose rounds have the given
+// p50s in µs, made at day d of 2026.
 func resultsFile(t *testing.T, d int, p50s ...float64) string {
 	t.Helper()
-	r := results.New()
-	r.Study.Name = "gated"
-	r.CreatedAt = time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC)
-	sc := results.Scenario{Name: "lat", Call: "get", Metric: "p50", Direction: "lower", Unit: "request", Load: results.Load{Model: "closed", Concurrency: []int{1}}}
-	var vals []float64
-	for i, v := range p50s {
-		sc.Rounds = append(sc.Rounds, results.Round{Round: i + 1, Target: "a", Concurrency: 1, Headline: v * 1e3, Sample: results.Sample{Requests: 10, OK: 10}})
-		vals = append(vals, v*1e3)
-	}
-	s := stats.Summarize(vals, false)
-	sc.Summary = []results.Summary{{Target: "a", Concurrency: 1, N: len(vals), Best: s.Best, Median: s.Median, Worst: s.Worst}}
-	r.Scenarios = []results.Scenario{sc}
 	path := filepath.Join(t.TempDir(), "results.json")
-	if err := results.Write(path, r); err != nil {
+	if err := results.Write(path, runfixture.Latency("gated", time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC), p50s...)); err != nil {
 		t.Fatal(err)
 	}
 	return path
