@@ -86,10 +86,13 @@ func (c *progressClock) event(line string, now time.Time) Event {
 		}
 	}
 	// how the run has gone against the plan so far: later steps are
-	// scaled alike (within reason, so one odd step cannot swing it wildly)
+	// scaled alike, the plan weighing as much as a tenth of the run (at
+	// least 30 s) of measured time, so a short step far off its estimate
+	// (a start of 50 ms planned at 2 s) cannot swing an 18-minute sweep
 	scale := 1.0
-	if before := c.stepStart.Sub(c.start); done > 0 && before > 0 {
-		scale = min(max(float64(before)/float64(done), 0.25), 4)
+	if before := c.stepStart.Sub(c.start); done > 0 {
+		prior := float64(max(c.plan.Total/10, 30*time.Second))
+		scale = min(max((float64(before)+prior)/(float64(done)+prior), 0.25), 4)
 	}
 	inStep := now.Sub(c.stepStart)
 	current := max(time.Duration(float64(st.Estimate)*scale)-inStep, 0)

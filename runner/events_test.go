@@ -24,19 +24,34 @@ func TestProgressClock(t *testing.T) {
 	if e := c.event("", t0.Add(4*time.Second)); e.Step != 1 || e.Phase != "startup" || e.Left != 56*time.Second {
 		t.Errorf("4 s into startup: %+v; want step 1, 6 s + 50 s left", e)
 	}
-	// startup took 20 s, twice its estimate: the rest is scaled by 2
+	// startup took 20 s, twice its estimate of 10 s: with the plan's
+	// weight of 30 s, the rest is scaled by (20 + 30) / (10 + 30) = 1.25
 	if !c.enter("scenario", "a", t0.Add(20*time.Second)) {
 		t.Fatal("no scenario a")
 	}
-	if e := c.event("", t0.Add(25*time.Second)); e.Step != 2 || e.Name != "a" || e.Elapsed != 25*time.Second || e.Left != 35*time.Second+60*time.Second {
-		t.Errorf("5 s into a after a slow startup: %+v; want 35 s + 60 s left", e)
+	if e := c.event("", t0.Add(25*time.Second)); e.Step != 2 || e.Name != "a" || e.Elapsed != 25*time.Second || e.Left != 20*time.Second+37500*time.Millisecond {
+		t.Errorf("5 s into a after a slow startup: %+v; want 20 s + 37.5 s left", e)
 	}
 	if c.enter("scenario", "nosuch", t0) || c.enter("startup", "", t0) {
 		t.Error("entered a step that is not ahead in the plan")
 	}
 	// a step that overruns its estimate leaves nothing of itself to wait for
-	if e := c.event("", t0.Add(5*time.Minute)); e.Left != 60*time.Second {
-		t.Errorf("long past a's estimate: %v left; want b's 60 s", e.Left)
+	if e := c.event("", t0.Add(5*time.Minute)); e.Left != 37500*time.Millisecond {
+		t.Errorf("long past a's estimate: %v left; want b's 37.5 s", e.Left)
+	}
+}
+
+// A short step far off its estimate does not swing a long one: a start of
+// 50 ms planned at 2 s before an 18-minute sweep.
+func TestProgressClockShortStepsWeighLittle(t *testing.T) {
+	p := Plan{Steps: []PlanStep{{Phase: "startup", Estimate: 2 * time.Second}, {Phase: "sweep", Name: "grid", Estimate: 18 * time.Minute}},
+		Total: 18*time.Minute + 2*time.Second}
+	t0 := time.Unix(1000, 0)
+	c := newProgressClock(p, t0)
+	c.enter("startup", "", t0)
+	c.enter("sweep", "grid", t0.Add(50*time.Millisecond))
+	if e := c.event("", t0.Add(time.Second)); e.Left < 17*time.Minute || e.Left > 18*time.Minute {
+		t.Errorf("1 s into the sweep: %v left; want about 18 minutes", e.Left)
 	}
 }
 
