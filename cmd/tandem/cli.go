@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tandem-bench/tandem/demo"
+	"github.com/tandem-bench/tandem/history"
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
@@ -155,9 +156,10 @@ type runOptions struct {
 	progress string
 	// plan prints the plan and its estimate instead of running.
 	plan bool
-	// history adds the run to the history when it ends (also when
-	// TANDEM_DB is set).
-	history bool
+	// history names the history the run is added to when it ends: a file
+	// or a postgres:// URL, "default" for TANDEM_DB or the default file,
+	// empty for none (unless TANDEM_DB is set).
+	history string
 }
 
 func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr io.Writer) error {
@@ -205,8 +207,12 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 	textReport(stdout)(stdout, res)
 	fmt.Fprintf(stdout, "\nresults: %s\nreports: %s, %s, %s\n", filepath.Join(out, runner.ResultsFile),
 		filepath.Join(out, "report.html"), filepath.Join(out, "report.md"), filepath.Join(out, "report.txt"))
-	if ro.history || os.Getenv("TANDEM_DB") != "" {
-		if err := keepRun(ctx, filepath.Join(out, runner.ResultsFile), stdout); err != nil && runErr == nil {
+	if ro.history != "" || os.Getenv("TANDEM_DB") != "" {
+		db := ro.history
+		if db == "default" {
+			db = ""
+		}
+		if err := keepRun(ctx, db, filepath.Join(out, runner.ResultsFile), stdout); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -265,8 +271,8 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out string
 	var only []string
 	var rounds int
-	var verbose, strict, quick, keepData, pin, plan, keep bool
-	var progress string
+	var verbose, strict, quick, keepData, pin, plan bool
+	var progress, keep string
 	c := &cobra.Command{
 		Use:     "run STUDY.yaml",
 		Short:   "Run a study: start the targets, measure them side by side, write results.json",
@@ -292,7 +298,8 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().StringVar(&out, "out", "tandem-out", "directory for results.json and the reports")
 	c.Flags().StringSliceVar(&only, "only", nil, "run only these parts: scenario names, compat, startup (comma-separated)")
 	c.Flags().BoolVar(&strict, "strict", false, "exit 1 when a compat case in equal mode disagrees")
-	c.Flags().BoolVar(&keep, "history", false, "add the run to the history when it ends (also when TANDEM_DB is set; see tandem history)")
+	c.Flags().StringVar(&keep, "history", "", "add the run to the history when it ends: --history alone for $TANDEM_DB or "+history.DefaultPath+", --history=DB for another (a file or a postgres:// URL); with TANDEM_DB set, always (see tandem history)")
+	c.Flags().Lookup("history").NoOptDefVal = "default"
 	c.Flags().BoolVar(&quick, "quick", false, "short runs: one start per target, short rounds, each sweep's quick grid")
 	c.Flags().BoolVar(&keepData, "keep-data", false, "keep the targets' data_dir after the run (default: removed)")
 	c.Flags().IntVar(&rounds, "rounds", 0, "override every scenario's rounds (0: the study's)")

@@ -181,9 +181,20 @@ func TestRunProgressJSON(t *testing.T) {
 	tooltest.Long(t)
 	t.Parallel() // waits on targets
 	out := t.TempDir()
-	code, _, stderr := tandem(t, "run", smallStudy(t), "--pin=false", "--progress", "json", "--out", out)
+	db := filepath.Join(t.TempDir(), "history.db")
+	code, stdout, stderr := tandem(t, "run", smallStudy(t), "--pin=false", "--progress", "json", "--out", out, "--history="+db)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// --history=DB keeps the run when it ends
+	if !strings.Contains(stdout, "added run ") || !strings.Contains(stdout, "in "+db) {
+		t.Errorf("run --history: stdout lacks the added run:\n%s", stdout)
+	}
+	if code, list, _ := tandem(t, "history", "--db", db, "list"); code != 0 || strings.Count(list, "small") != 1 {
+		t.Errorf("the history after run --history: exit %d:\n%s", code, list)
+	}
+	if strings.ContainsRune(stdout+stderr, 0x1b) {
+		t.Error("a control sequence off a terminal")
 	}
 	var steps []int
 	lines, statuses := 0, 0

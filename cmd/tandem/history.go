@@ -112,10 +112,10 @@ func (f *metaFlags) meta(ctx context.Context) (history.Meta, error) {
 	return history.Detect(ctx, m, nil), nil
 }
 
-// keepRun adds a finished run to the history named by TANDEM_DB (or the
+// keepRun adds a finished run to the history db (empty: TANDEM_DB or the
 // default), filed from CI or git.
-func keepRun(ctx context.Context, path string, w io.Writer) error {
-	return withHistory(ctx, "", func(s *history.Store) error {
+func keepRun(ctx context.Context, db, path string, w io.Writer) error {
+	return withHistory(ctx, db, func(s *history.Store) error {
 		return addRun(ctx, s, path, history.Detect(ctx, history.Meta{}, nil), w)
 	})
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -79,7 +78,8 @@ func screen(out []byte, cols, rows int) string {
 // (the step, the round and target measured, elapsed and what is left, a
 // bar, how to stop) while each finished level scrolls above it as the
 // report's rows; the status area is gone when the results are printed.
-// With NO_COLOR, or off a terminal, nothing but text is written.
+// With NO_COLOR nothing but text is written (off a terminal, neither:
+// TestRunProgressJSON).
 func TestRunInTerminal(t *testing.T) {
 	tooltest.Long(t)
 	t.Parallel() // waits on targets
@@ -117,28 +117,6 @@ func TestRunInTerminal(t *testing.T) {
 		}
 		if !bytes.Contains(out, []byte("] scenario getblock-latency · ")) || !bytes.Contains(out, []byte("results: ")) {
 			t.Errorf("with NO_COLOR: no progress lines or no results:\n%s", out)
-		}
-	})
-	t.Run("pipe", func(t *testing.T) {
-		t.Parallel()
-		cmd := exec.Command(os.Args[0], "run", study, "--pin=false", "--out", t.TempDir())
-		cmd.Env = append(os.Environ(), "TERM=xterm-256color")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) {
-				t.Fatal(err)
-			}
-			t.Fatalf("exit %d: %s", exit.ExitCode(), stderr.String())
-		}
-		for name, b := range map[string][]byte{"stdout": stdout.Bytes(), "stderr": stderr.Bytes()} {
-			if bytes.IndexByte(b, 0x1b) >= 0 {
-				t.Errorf("%s is a pipe and has a control sequence:\n%q", name, b)
-			}
-		}
-		if !strings.Contains(stderr.String(), "about ") || !strings.Contains(stdout.String(), "results: ") {
-			t.Errorf("off a terminal: stderr\n%s\nstdout\n%s", stderr.String(), stdout.String())
 		}
 	})
 }
