@@ -106,10 +106,11 @@ func (s *Store) GateRun(ctx context.Context, data []byte, o GateOptions) (Gate, 
 	if o.Alpha <= 0 || o.Alpha >= 1 {
 		return Gate{}, fmt.Errorf("--alpha %v: want a probability between 0 and 1", o.Alpha)
 	}
-	if o.MaxRegression < 0 || math.IsNaN(o.MaxRegression) {
+	if o.MaxRegression < 0 || math.IsNaN(o.MaxRegression) || math.IsInf(o.MaxRegression, 0) {
 		return Gate{}, fmt.Errorf("--max-regression %v: want a percentage of 0 or more", o.MaxRegression)
 	}
-	f := Filter{Study: head.Study.Name, Branch: o.BaseBranch, Pinned: kind == "pinned", Limit: n + 1}
+	// an interrupted run is no baseline
+	f := Filter{Study: head.Study.Name, Branch: o.BaseBranch, ExactBranch: true, Pinned: kind == "pinned", Complete: true, Limit: n + 1}
 	candidates, err := s.Runs(ctx, f)
 	if err != nil {
 		return Gate{}, err

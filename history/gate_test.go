@@ -139,3 +139,27 @@ func TestGateBaselines(t *testing.T) {
 		})
 	}
 }
+
+func TestGateFailsOnErrorShare(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir()+"/history.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, _, err := s.Add(ctx, runOf(t, 1, steady, nil), Meta{Branch: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	head := runOf(t, 10, steady, func(r *results.Results) {
+		for i := range r.Scenarios[0].Rounds {
+			r.Scenarios[0].Rounds[i].OK = 1 // 90 % of requests failed, was 0 %
+		}
+	})
+	g, err := s.GateRun(ctx, head, GateOptions{BaseBranch: "main", Baseline: "last", MaxRegression: 5, Alpha: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Failed {
+		t.Fatalf("error share 0 -> 90 %%: gate passed; rows %+v", g.Rows)
+	}
+}

@@ -105,13 +105,16 @@ func indexOf(r *results.Results) index {
 	for _, sc := range r.Scenarios {
 		cfg := fingerprint([]any{sc.Call, sc.Metric, sc.Direction, sc.Unit, sc.Load})
 		for _, sum := range sc.Summary {
-			var rounds []float64
+			var rounds, shares []float64
 			var requests, ok int64
 			for _, rd := range sc.Rounds {
 				if rd.Target != sum.Target || rd.Concurrency != sum.Concurrency {
 					continue
 				}
 				requests, ok = requests+rd.Requests, ok+rd.OK
+				if rd.Requests > 0 {
+					shares = append(shares, float64(rd.Requests-rd.OK)/float64(rd.Requests))
+				}
 				if !rd.Failed {
 					rounds = append(rounds, rd.Headline)
 				}
@@ -122,7 +125,7 @@ func indexOf(r *results.Results) index {
 			}
 			if requests > 0 {
 				x.points = append(x.points, Point{Series: Series{sc.Name, sum.Target, sum.Concurrency, "error_share"}, ConfigFP: cfg,
-					Direction: "lower", Unit: "share", Value: float64(requests-ok) / float64(requests)})
+					Direction: "lower", Unit: "share", Value: float64(requests-ok) / float64(requests), Rounds: shares})
 			}
 		}
 		for _, c := range sc.Comparisons {

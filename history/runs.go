@@ -38,8 +38,13 @@ type Run struct {
 // Short is the run's id as people type it: its first 12 hex digits.
 func (r Run) Short() string { return r.ID[:min(12, len(r.ID))] }
 
-// ErrNotFound is returned for a run that is not stored.
-var ErrNotFound = errors.New("no such run")
+// Errors a caller can act on: a run that is not stored, an id that names
+// none or several, results that are not a tandem results file.
+var (
+	ErrNotFound = errors.New("no such run")
+	ErrBadID    = errors.New("not a run id")
+	ErrInvalid  = errors.New("not tandem results")
+)
 
 // maxResults bounds a results.json the history takes (64 MiB).
 const maxResults = 64 << 20
@@ -49,11 +54,11 @@ const maxResults = 64 << 20
 // with added false: safe to retry.
 func (s *Store) Add(ctx context.Context, data []byte, m Meta) (Run, bool, error) {
 	if len(data) > maxResults {
-		return Run{}, false, fmt.Errorf("results of %d bytes: more than the %d MiB the history takes", len(data), maxResults>>20)
+		return Run{}, false, fmt.Errorf("%w: %d bytes, more than the %d MiB the history takes", ErrInvalid, len(data), maxResults>>20)
 	}
 	r, err := results.Parse(data)
 	if err != nil {
-		return Run{}, false, err
+		return Run{}, false, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	id := contentID(data)
 	var gz bytes.Buffer
@@ -147,7 +152,7 @@ func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 func (s *Store) Run(ctx context.Context, id string) (Run, error) {
 	id = strings.ToLower(strings.TrimSpace(id))
 	if len(id) < 4 || strings.Trim(id, "0123456789abcdef") != "" {
-		return Run{}, fmt.Errorf("run %q: want at least 4 hex digits of its id", id)
+		return Run{}, fmt.Errorf("run %q: %w: want at least 4 hex digits of its id", id, ErrBadID)
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id >= $1 AND id < $2 ORDER BY id LIMIT 2`, id, id+"g")
 	if err != nil {
@@ -167,12 +172,12 @@ func (s *Store) Run(ctx context.Context, id string) (Run, error) {
 	}
 	switch len(found) {
 	case 0:
-		return Run{}, fmt.Errorf("run %s: %w in %s", id, ErrNotFound, s.Where)
+		return Run{}, fmt.Errorf("run %s: %w", id, ErrNotFound)
 	case 1:
 		found[0].Meta.Tags, err = s.tags(ctx, found[0].ID)
 		return found[0], err
 	}
-	return Run{}, fmt.Errorf("run %s: more than one run starts so; give more of the id", id)
+	return Run{}, fmt.Errorf("run %s: %w: more than one run starts so; give more of the id", id, ErrBadID)
 }
 
 func (s *Store) tags(ctx context.Context, id string) (map[string]string, error) {
@@ -192,14 +197,17 @@ func (s *Store) tags(ctx context.Context, id string) (map[string]string, error) 
 	return out, rows.Err()
 }
 
-// Filter selects runs: of a study and a branch when set, only pinned ones,
-// newest first, at most Limit (default 50), older than Before (a keyset:
-// the last run of the previous page) when set.
+// Filter selects runs: of a study and a branch when set (any branch when
+// Branch is empty, unless ExactBranch: then the runs filed under none),
+// only pinned ones, only complete ones (not interrupted), newest first, at
+// most Limit (default 50), older than Before (a keyset: the last run of
+// the previous page) when set.
 type Filter struct {
-	Study, Branch string
-	Pinned        bool
-	Limit         int
-	Before        *Run
+	Study, Branch    string
+	ExactBranch      bool
+	Pinned, Complete bool
+	Limit            int
+	Before           *Run
 }
 
 // Runs lists runs, newest first.
@@ -213,11 +221,14 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 	if f.Study != "" {
 		q += ` AND study = ` + arg(f.Study)
 	}
-	if f.Branch != "" {
+	if f.Branch != "" || f.ExactBranch {
 		q += ` AND branch = ` + arg(f.Branch)
 	}
 	if f.Pinned {
 		q += ` AND pinned = 1`
+	}
+	if f.Complete {
+		q += ` AND interrupted = 0`
 	}
 	if b := f.Before; b != nil {
 		at := b.CreatedAt.UnixNano()
@@ -284,7 +295,7 @@ func (s *Store) Pin(ctx context.Context, id string, pinned bool) error {
 // Prune deletes the runs made before cutoff, except pinned runs and those
 // of keepBranch (when set), and says how many it deleted.
 func (s *Store) Prune(ctx context.Context, cutoff time.Time, keepBranch string) (int64, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM runs WHERE created_at < $1 AND pinned = 0 AND branch <> $2`, cutoff.UnixNano(), keepBranch)
+	res, err := s.db.ExecContext(ctx, `DELETE FROM runs WHERE created_at < $1 AND pinned = 0 AND ($2 = '' OR branch <> $2)`, cutoff.UnixNano(), keepBranch)
 	if err != nil {
 		return 0, err
 	}

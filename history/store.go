@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,6 +48,11 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	s := &Store{}
 	var err error
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		_, rest, _ := strings.Cut(dsn, "://")
+		authority, _, _ := strings.Cut(rest, "/")
+		if strings.Count(authority, "@") > 1 { // drivers split it differently: refuse, quoting none of it
+			return nil, errors.New("history: the postgres URL's user or password holds an @: percent-encode it as %40")
+		}
 		s.postgres, s.Where = true, redactURL(dsn)
 		s.db, err = sql.Open("pgx", dsn)
 	} else {
@@ -58,7 +64,11 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 			return nil, fmt.Errorf("history %s: %w", dsn, err)
 		}
 		// one writer at a time, waiting for a busy database rather than failing
-		s.db, err = sql.Open("sqlite", "file:"+dsn+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)")
+		// the path escaped for a file: URI (a # or ? in it is part of the
+		// name); transactions take the write lock when they begin, so
+		// two tandems migrating a new history take turns
+		s.db, err = sql.Open("sqlite", "file:"+(&url.URL{Path: dsn}).EscapedPath()+
+			"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_txlock=immediate")
 		if err == nil {
 			s.db.SetMaxOpenConns(1)
 		}
@@ -68,6 +78,9 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	if err := s.migrate(ctx); err != nil {
 		s.db.Close()
+		if s.postgres { // a driver's message may quote the URL
+			return nil, fmt.Errorf("history %s: %s", s.Where, hidePassword(err.Error(), dsn))
+		}
 		return nil, fmt.Errorf("history %s: %w", s.Where, err)
 	}
 	return s, nil
@@ -76,18 +89,41 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// redactURL hides a URL's password.
+// redactURL hides a URL's password, in its user part or its query.
 func redactURL(u string) string {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return u
+	p, err := url.Parse(u)
+	if err != nil {
+		scheme, _, _ := strings.Cut(u, "://")
+		return scheme + "://(a URL that does not parse)"
 	}
-	creds, host, ok := strings.Cut(rest, "@")
-	if !ok {
-		return u
+	if p.User != nil {
+		if _, has := p.User.Password(); has {
+			p.User = url.UserPassword(p.User.Username(), "xxx")
+		}
 	}
-	user, _, _ := strings.Cut(creds, ":")
-	return scheme + "://" + user + ":xxx@" + host
+	q := p.Query()
+	if q.Has("password") {
+		q.Set("password", "xxx")
+		p.RawQuery = q.Encode()
+	}
+	return p.String()
+}
+
+// hidePassword removes dsn's password from a message.
+func hidePassword(msg, dsn string) string {
+	p, err := url.Parse(dsn)
+	if err != nil {
+		return "(the message quoted a URL that does not parse)"
+	}
+	if p.User != nil {
+		if pw, has := p.User.Password(); has && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "xxx")
+		}
+	}
+	if pw := p.Query().Get("password"); pw != "" {
+		msg = strings.ReplaceAll(msg, pw, "xxx")
+	}
+	return msg
 }
 
 // migration is one embedded migration: its number and SQL.
@@ -127,41 +163,47 @@ func Known() int {
 	return ms[len(ms)-1].version
 }
 
-// migrate applies the migrations the database lacks, each in its own
-// transaction, and refuses a database newer than this tandem.
+// migrate applies the migrations the database lacks, in one transaction
+// that holds the database's write lock (SQLite) or an advisory lock
+// (PostgreSQL) from the version's read to the last migration, so two
+// tandems opening a new history take turns; it refuses a database newer
+// than this tandem.
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS tandem_schema (version BIGINT NOT NULL)`); err != nil {
-		return fmt.Errorf("open: %w", err)
-	}
-	var have int
-	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM tandem_schema`).Scan(&have); err != nil {
-		return fmt.Errorf("read the schema version: %w", err)
-	}
 	ms, err := loadMigrations()
 	if err != nil {
 		return err
 	}
-	if known := ms[len(ms)-1].version; have > known {
-		return fmt.Errorf("its schema is version %d, newer than this tandem knows (%d): use a newer tandem", have, known)
-	}
-	for _, m := range ms {
-		if m.version <= have {
-			continue
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if s.postgres {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7420)`); err != nil {
+				return fmt.Errorf("lock the schema: %w", err)
+			}
 		}
-		err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS tandem_schema (version BIGINT NOT NULL)`); err != nil {
+			return fmt.Errorf("open: %w", err)
+		}
+		var have int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM tandem_schema`).Scan(&have); err != nil {
+			return fmt.Errorf("read the schema version: %w", err)
+		}
+		if known := ms[len(ms)-1].version; have > known {
+			return fmt.Errorf("its schema is version %d, newer than this tandem knows (%d): use a newer tandem", have, known)
+		}
+		for _, m := range ms {
+			if m.version <= have {
+				continue
+			}
 			for _, stmt := range statements(m.sql) {
 				if _, err := tx.ExecContext(ctx, stmt); err != nil {
 					return fmt.Errorf("migration %d: %w", m.version, err)
 				}
 			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO tandem_schema (version) VALUES ($1)`, m.version)
-			return err
-		})
-		if err != nil {
-			return err
+			if _, err := tx.ExecContext(ctx, `INSERT INTO tandem_schema (version) VALUES ($1)`, m.version); err != nil {
+				return err
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // statements splits a migration into its statements, without comments.

@@ -275,3 +275,79 @@ func FuzzSeriesKey(f *testing.F) {
 		}
 	})
 }
+
+func TestRedactHidesPassword(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://u:p@ss-hunter2@127.0.0.1:1/db",
+		"postgres://u@127.0.0.1:1/db?password=hunter2",
+	} {
+		if w := redactURL(dsn); strings.Contains(w, "hunter2") {
+			t.Errorf("redactURL(%q) = %q: shows the password", dsn, w)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := Open(ctx, dsn)
+		cancel()
+		if err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("Open(%q): %v; want an error without the password", dsn, err)
+		}
+	}
+}
+
+func TestPruneWithoutKeepBranchDeletesBranchlessRuns(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "history.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, _, err := s.Add(ctx, runOf(t, 1, steady, nil), Meta{}); err != nil { // filed under no branch
+		t.Fatal(err)
+	}
+	if _, _, err := s.Add(ctx, runOf(t, 2, steady, nil), Meta{Branch: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.Prune(ctx, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), "")
+	if err != nil || n != 2 {
+		t.Fatalf("prune with no --keep-branch deleted %d runs (%v); want both, the branchless one too", n, err)
+	}
+}
+
+func TestSQLitePathWithURISpecialChars(t *testing.T) {
+	for _, dir := range []string{"ci#2", "a?b"} {
+		p := filepath.Join(t.TempDir(), dir, "history.db")
+		s, err := Open(context.Background(), p)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		s.Close()
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("the history is not at %s: %v", p, err)
+		}
+	}
+}
+
+func TestConcurrentFirstOpen(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		p := filepath.Join(t.TempDir(), "history.db")
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for j := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s, err := Open(context.Background(), p)
+				if err == nil {
+					s.Close()
+				}
+				errs[j] = err
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatalf("two tandems opening a new history at once: %v", err)
+			}
+		}
+	}
+}

@@ -58,7 +58,7 @@ func (s *Store) Studies(ctx context.Context) ([]Study, error) {
 
 // SeriesOf lists the series a study's newest run on a branch has.
 func (s *Store) SeriesOf(ctx context.Context, study, branch string) ([]Point, error) {
-	runs, err := s.Runs(ctx, Filter{Study: study, Branch: branch, Limit: 1})
+	runs, err := s.Runs(ctx, Filter{Study: study, Branch: branch, ExactBranch: true, Limit: 1})
 	if err != nil || len(runs) == 0 {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ type Mover struct {
 // TopMovers lists the series of a study's branch that moved most between
 // its two newest runs, worst first, at most n.
 func (s *Store) TopMovers(ctx context.Context, study, branch string, n int) ([]Mover, error) {
-	runs, err := s.Runs(ctx, Filter{Study: study, Branch: branch, Limit: 2})
+	runs, err := s.Runs(ctx, Filter{Study: study, Branch: branch, ExactBranch: true, Limit: 2})
 	if err != nil || len(runs) < 2 {
 		return nil, err
 	}

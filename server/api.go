@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -46,18 +47,26 @@ func apiError(w http.ResponseWriter, code int, format string, args ...any) {
 	writeJSON(w, code, map[string]string{"error": fmt.Sprintf(format, args...)})
 }
 
-// storeError answers a store's error: 404 for an unknown run, 400 for a
-// malformed id, 500 otherwise.
-func storeError(w http.ResponseWriter, err error) {
+// badRequest marks an error as the request's fault.
+type badRequest struct{ error }
+
+func (e badRequest) Unwrap() error { return e.error }
+
+// status is the HTTP status of an error: 404 for an unknown run, 400 for
+// a malformed id or request, 500 for the server's own failures.
+func status(err error) int {
+	var bad badRequest
 	switch {
 	case errors.Is(err, history.ErrNotFound):
-		apiError(w, http.StatusNotFound, "%v", err)
-	case strings.Contains(err.Error(), "hex digits") || strings.Contains(err.Error(), "more than one run"):
-		apiError(w, http.StatusBadRequest, "%v", err)
-	default:
-		apiError(w, http.StatusInternalServerError, "%v", err)
+		return http.StatusNotFound
+	case errors.Is(err, history.ErrBadID), errors.Is(err, history.ErrInvalid), errors.As(err, &bad):
+		return http.StatusBadRequest
 	}
+	return http.StatusInternalServerError
 }
+
+// storeError answers an API request that failed.
+func storeError(w http.ResponseWriter, err error) { apiError(w, status(err), "%v", err) }
 
 // apiAdd stores a run: the body is results.json, gzipped when
 // Content-Encoding says so, at most MaxUpload bytes either way; the
@@ -105,7 +114,7 @@ func (s *Server) apiAdd(w http.ResponseWriter, r *http.Request) {
 	}
 	run, added, err := s.store.Add(r.Context(), buf.Bytes(), m)
 	if err != nil {
-		apiError(w, http.StatusBadRequest, "%v", err)
+		storeError(w, err) // 400 for what is not results, 500 for the store's failure (worth a retry)
 		return
 	}
 	code := http.StatusCreated
@@ -130,7 +139,7 @@ func (s *Server) filter(r *http.Request) (history.Filter, error) {
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > 500 {
-			return f, fmt.Errorf("limit %q: want 1 to 500", l)
+			return f, badRequest{fmt.Errorf("limit %q: want 1 to 500", l)}
 		}
 		f.Limit = n
 	}
@@ -147,11 +156,7 @@ func (s *Server) filter(r *http.Request) (history.Filter, error) {
 func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 	f, err := s.filter(r)
 	if err != nil {
-		if errors.Is(err, history.ErrNotFound) {
-			storeError(w, err)
-		} else {
-			apiError(w, http.StatusBadRequest, "%v", err)
-		}
+		storeError(w, err)
 		return
 	}
 	limit := f.Limit
@@ -225,16 +230,18 @@ func seriesQuery(r *http.Request) (study, branch string, series history.Series, 
 	q := r.URL.Query()
 	study, branch = q.Get("study"), q.Get("branch")
 	if study == "" {
-		return "", "", series, errors.New("want study, branch and series")
+		return "", "", series, badRequest{errors.New("want study, branch and series")}
 	}
-	series, err = history.ParseSeries(q.Get("series"))
-	return study, branch, series, err
+	if series, err = history.ParseSeries(q.Get("series")); err != nil {
+		return "", "", series, badRequest{err}
+	}
+	return study, branch, series, nil
 }
 
 func (s *Server) apiSeries(w http.ResponseWriter, r *http.Request) {
 	study, branch, series, err := seriesQuery(r)
 	if err != nil {
-		apiError(w, http.StatusBadRequest, "%v", err)
+		storeError(w, err)
 		return
 	}
 	points, err := s.store.Trend(r.Context(), study, branch, series, 0)
@@ -253,6 +260,9 @@ func (s *Server) comparison(r *http.Request) (verdict.Comparison, error) {
 	q := r.URL.Query()
 	var ids [2]string
 	for i, k := range []string{"base", "head"} {
+		if q.Get(k) == "" {
+			return verdict.Comparison{}, badRequest{errors.New("want base and head: two run ids")}
+		}
 		run, err := s.store.Run(r.Context(), q.Get(k))
 		if err != nil {
 			return verdict.Comparison{}, fmt.Errorf("%s: %w", k, err)
@@ -269,11 +279,15 @@ func (s *Server) comparison(r *http.Request) (verdict.Comparison, error) {
 	}
 	max := 5.0
 	if m := q.Get("max_regression"); m != "" {
-		if max, err = strconv.ParseFloat(m, 64); err != nil || max < 0 {
-			return verdict.Comparison{}, fmt.Errorf("max_regression %q: want a percentage", m)
+		if max, err = strconv.ParseFloat(m, 64); err != nil || max < 0 || math.IsNaN(max) || math.IsInf(max, 0) {
+			return verdict.Comparison{}, badRequest{fmt.Errorf("max_regression %q: want a percentage of 0 or more", m)}
 		}
 	}
-	return verdict.CompareRuns(base, head, max)
+	c, err := verdict.CompareRuns(base, head, max)
+	if err != nil {
+		return c, badRequest{err} // two runs that cannot be compared
+	}
+	return c, nil
 }
 
 func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {

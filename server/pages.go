@@ -53,15 +53,7 @@ func render(w http.ResponseWriter, name string, data any) {
 }
 
 // pageError answers a page request that failed.
-func pageError(w http.ResponseWriter, err error) {
-	code := http.StatusInternalServerError
-	if strings.Contains(err.Error(), "no such run") {
-		code = http.StatusNotFound
-	} else if strings.Contains(err.Error(), "hex digits") || strings.Contains(err.Error(), "more than one run") || strings.Contains(err.Error(), "series") {
-		code = http.StatusBadRequest
-	}
-	http.Error(w, err.Error(), code)
-}
+func pageError(w http.ResponseWriter, err error) { http.Error(w, err.Error(), status(err)) }
 
 func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
 	var body, kind string
@@ -160,7 +152,7 @@ func (s *Server) branchPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	study, branch := branchOf(r)
 	const perPage = 50
-	f := history.Filter{Study: study, Branch: branch, Limit: perPage + 1} // one more says there is a next page
+	f := history.Filter{Study: study, Branch: branch, ExactBranch: true, Limit: perPage + 1} // one more says there is a next page
 	if b := r.URL.Query().Get("before"); b != "" {
 		run, err := s.store.Run(r.Context(), b)
 		if err != nil {
@@ -186,7 +178,7 @@ func (s *Server) trendPage(w http.ResponseWriter, r *http.Request) {
 	study, branch := branchOf(r)
 	series, err := history.ParseSeries(r.URL.Query().Get("series"))
 	if err != nil {
-		pageError(w, err)
+		pageError(w, badRequest{err})
 		return
 	}
 	points, err := s.store.Trend(r.Context(), study, branch, series, 500)

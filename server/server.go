@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/tandem-bench/tandem/history"
@@ -41,6 +42,11 @@ type Server struct {
 
 // New makes the handler of the history's pages and API.
 func New(store *history.Store, o Options) *Server {
+	o.TokenHashes = slices.Clone(o.TokenHashes)
+	for i, h := range o.TokenHashes { // HashToken's lower case, however the file spelt it
+		o.TokenHashes[i] = strings.ToLower(strings.TrimSpace(h))
+	}
+	o.Hosts = slices.DeleteFunc(slices.Clone(o.Hosts), func(h string) bool { return h == "" }) // no Host is no host of ours
 	s := &Server{store: store, o: o, mux: http.NewServeMux()}
 	s.routes()
 	return s

@@ -288,3 +288,81 @@ func TestRunsPaging(t *testing.T) {
 		t.Errorf("%d runs paged; want 120", len(seen))
 	}
 }
+
+func TestAddStoreFailureIs5xx(t *testing.T) {
+	ts, st := newServer(t)
+	st.Close() // the database is gone: the server's fault, not the upload's
+	code, out := post(t, ts.URL+"/api/v1/runs?branch=main", token, runOf(t, "svc", 1, 100, 101, 99), false)
+	if code < 500 {
+		t.Fatalf("add with a failing store: %d %v; want a 5xx so CI retries", code, out)
+	}
+}
+
+func TestCompareBadMaxRegressionIs4xx(t *testing.T) {
+	ts, st := newServer(t)
+	a, _, err := st.Add(context.Background(), runOf(t, "svc", 1, 100, 101, 99), history.Meta{Branch: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := st.Add(context.Background(), runOf(t, "svc", 2, 100, 101, 99), history.Meta{Branch: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"abc", "NaN"} {
+		resp, err := http.Get(ts.URL + "/api/v1/compare?base=" + a.ID + "&head=" + b.ID + "&max_regression=" + m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("max_regression=%s: %d; want 400", m, resp.StatusCode)
+		}
+	}
+}
+
+func TestUppercaseTokenHashAuthorizes(t *testing.T) {
+	st, err := history.Open(context.Background(), filepath.Join(t.TempDir(), "history.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// readTokens (cmd/tandem/serve.go) accepts a hash in upper-case hex
+	ts := httptest.NewServer(New(st, Options{TokenHashes: []string{strings.ToUpper(HashToken(token))}, Hosts: []string{"127.0.0.1"}}))
+	defer ts.Close()
+	if code, out := post(t, ts.URL+"/api/v1/runs", token, runOf(t, "svc", 1, 100, 101, 99), false); code != http.StatusCreated {
+		t.Fatalf("the right token, its hash kept in upper case: %d %v", code, out)
+	}
+}
+
+func TestNoBranchPageShowsOnlyBranchlessRuns(t *testing.T) {
+	ts, st := newServer(t)
+	if _, _, err := st.Add(context.Background(), runOf(t, "svc", 1, 100, 101, 99), history.Meta{Branch: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/studies/svc/-", "/studies/svc/-/runs"} {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK && (strings.Contains(string(b), "lat a c=1") || strings.Contains(string(b), "/runs/")) {
+			t.Errorf("GET %s (runs filed under no branch; there are none) shows branch main's run", path)
+		}
+	}
+}
+
+func TestNotFoundHidesWhere(t *testing.T) {
+	ts, st := newServer(t)
+	for _, path := range []string{"/api/v1/runs/abcd", "/runs/abcd"} {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), st.Where) {
+			t.Errorf("GET %s without a token shows where the history is kept: %s", path, b)
+		}
+	}
+}

@@ -176,6 +176,9 @@ func historyListCmd(stdout io.Writer, db *string) *cobra.Command {
 		Example: "  tandem history list --branch main --limit 20\n  tandem history list --before 3f2a91c0   # the next page",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.Limit < 1 {
+				return badInput(fmt.Errorf("--limit %d: want 1 or more", f.Limit))
+			}
 			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
 				if before != "" {
 					b, err := findRun(cmd.Context(), s, before)
@@ -184,10 +187,14 @@ func historyListCmd(stdout io.Writer, db *string) *cobra.Command {
 					}
 					f.Before = &b
 				}
+				limit := f.Limit
+				f.Limit++ // one more says there is a next page
 				runs, err := s.Runs(cmd.Context(), f)
 				if err != nil {
 					return err
 				}
+				more := len(runs) > limit
+				runs = runs[:min(len(runs), limit)]
 				tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 				fmt.Fprintln(tw, "run\tmade\tstudy\tbranch\tcommit\ttestbed\tpinned")
 				for _, r := range runs {
@@ -210,7 +217,7 @@ func historyListCmd(stdout io.Writer, db *string) *cobra.Command {
 				}
 				if len(runs) == 0 {
 					fmt.Fprintf(stdout, "no runs in %s\n", s.Where)
-				} else if f.Limit > 0 && len(runs) == f.Limit || f.Limit == 0 && len(runs) == 50 {
+				} else if more {
 					fmt.Fprintf(stdout, "more: --before %s\n", runs[len(runs)-1].Short())
 				}
 				return nil

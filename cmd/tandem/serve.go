@@ -34,7 +34,7 @@ func readTokens(path string, named bool) ([]string, error) {
 	}
 	var out []string
 	for i, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSpace(line)
+		line = strings.ToLower(strings.TrimSpace(line))
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
