@@ -142,3 +142,17 @@ func TestTextColor(t *testing.T) {
 		t.Error("colour changed more than the colours")
 	}
 }
+
+// A long table value shows its start and opens to the whole; markup in it
+// stays text either way.
+func TestLongCellOpens(t *testing.T) {
+	short := `<b>` + strings.Repeat("x", 20)
+	if got := string(cell(short)); got != "&lt;b&gt;"+strings.Repeat("x", 20) {
+		t.Errorf("a short value: %q", got)
+	}
+	long := `<script>` + strings.Repeat("é", 300)
+	got := string(cell(long))
+	if !strings.HasPrefix(got, "<details><summary>&lt;script&gt;") || !strings.Contains(got, "…</summary><div>&lt;script&gt;"+strings.Repeat("é", 300)+"</div></details>") {
+		t.Errorf("a long value: %.200q…", got)
+	}
+}
