@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"os"
 	"slices"
@@ -187,6 +188,9 @@ func (c *Collector) once(ctx context.Context) {
 			sr = &results.Series{Name: s.Name, Labels: s.Labels, Points: [][2]float64{}}
 			c.series[key] = sr
 			c.order = append(c.order, key)
+		}
+		if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+			continue // no value at this scrape (a summary with no observations yet): JSON has no NaN
 		}
 		sr.Points = append(sr.Points, [2]float64{float64(t), s.Value})
 	}

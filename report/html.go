@@ -174,12 +174,12 @@ func render(w io.Writer, d pageData, res any) error {
 		return err
 	}
 	if res != nil {
-		r, err := jsonScript("tandem-results", res)
-		if err != nil {
-			return err
+		// a run whose results cannot be encoded (a NaN a driver let
+		// through) still gets its page, without the embedded copy
+		if r, err := jsonScript("tandem-results", res); err == nil {
+			data += r
+			d.Download = true
 		}
-		data += r
-		d.Download = true
 	}
 	d.Data = data
 	for _, s := range pageScripts {

@@ -149,14 +149,14 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 		serviceEndpoints: map[string]map[string]string{}, brokerRTT: map[string]time.Duration{},
 		policy: s.Defaults.Policy()}
 	r.res.Policy = &r.policy
+	if o.Events != nil {
+		r.clock = newProgressClock(NewPlan(s, o), time.Now())
+	}
 	if len(stale) > 0 || staleErr != nil {
 		r.progress("removed what a run killed mid-write left in %s: %v %v", out, stale, staleErr)
 	}
 	r.res.Tool = Tool(o.Version)
 	r.res.CreatedAt = time.Now().UTC()
-	if o.Events != nil {
-		r.clock = newProgressClock(NewPlan(s, o), time.Now())
-	}
 	r.res.Study = results.Study{Name: s.Name, Description: s.Description, File: s.File, ConfigSHA256: s.SHA256, Seed: s.Seed,
 		CommandLine: o.CommandLine}
 	r.res.Machine = Machine()

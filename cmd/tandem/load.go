@@ -445,8 +445,11 @@ func loadStatus(live *load.Live, elapsed, total time.Duration, requests int64) s
 	if sec, ok := live.LastSecond(); ok {
 		if rate := sec.OK + sec.Errors; rate > 0 {
 			s += fmt.Sprintf(" · %s/s", human.Count(rate))
-			if requests > 0 {
-				left = time.Duration(float64(max(requests-sent, 0)) / float64(rate) * float64(time.Second))
+			if requests > 0 { // the run ends at whichever bound comes first
+				byCount := time.Duration(float64(max(requests-sent, 0)) / float64(rate) * float64(time.Second))
+				if left < 0 || byCount < left {
+					left = byCount
+				}
 			}
 		}
 		if sec.OK > 0 {
