@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver, no cgo
@@ -76,7 +77,14 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", s.Where, err)
 	}
-	if err := s.migrate(ctx); err != nil {
+	err = s.migrate(ctx)
+	// a new SQLite file that another tandem is creating this moment: its
+	// switch to WAL is not covered by the busy timeout, so wait and retry
+	for try := 0; err != nil && !s.postgres && busy(err) && try < 100 && ctx.Err() == nil; try++ {
+		time.Sleep(time.Duration(20+try*5) * time.Millisecond)
+		err = s.migrate(ctx)
+	}
+	if err != nil {
 		s.db.Close()
 		if s.postgres { // a driver's message may quote the URL
 			return nil, fmt.Errorf("history %s: %s", s.Where, hidePassword(err.Error(), dsn))
@@ -107,6 +115,11 @@ func redactURL(u string) string {
 		p.RawQuery = q.Encode()
 	}
 	return p.String()
+}
+
+// busy reports whether err is SQLite's "database is locked".
+func busy(err error) bool {
+	return strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked")
 }
 
 // hidePassword removes dsn's password from a message.

@@ -139,7 +139,7 @@ func textReport(w io.Writer) func(io.Writer, *results.Results) error {
 }
 
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := fileOf(w)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
@@ -186,6 +186,9 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 		fmt.Fprintf(stderr, "%s: the plan\n\n%s\n", s.Name, plan)
 		status = newLive(stderr, len(plan.Steps), plan.Total, ro.verbose, true)
 		o.Events = status.event
+		if c, ok := stderr.(*console); ok { // a notice written meanwhile goes above the area
+			status.restore = c.route(status.p)
+		}
 	case ro.verbose || isTerminal(stderr):
 		o.Progress, o.Events = stderr, stepLines(stderr)
 		fmt.Fprintf(stderr, "plan: %d steps, about %s (--plan lists them)\n", len(plan.Steps), plan.Total.Round(time.Second))

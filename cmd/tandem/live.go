@@ -34,6 +34,8 @@ type live struct {
 	bar     *mpb.Bar
 	verbose bool
 	color   bool
+	// restore, when set, gives stderr back when the area closes.
+	restore func()
 
 	mu   sync.Mutex
 	last runner.Event
@@ -47,6 +49,9 @@ type live struct {
 func newLive(w io.Writer, steps int, total time.Duration, verbose, color bool) *live {
 	l := &live{verbose: verbose, color: color, at: time.Now()}
 	l.last = runner.Event{Steps: steps, Left: total}
+	if f, ok := fileOf(w); ok {
+		w = f // the terminal itself
+	}
 	l.p = mpb.New(mpb.WithOutput(w), mpb.WithRefreshRate(200*time.Millisecond))
 	line := func(text func() string) mpb.BarFiller {
 		return mpb.BarFillerFunc(func(w io.Writer, st decor.Statistics) error {
@@ -141,6 +146,9 @@ func (l *live) event(e runner.Event) {
 // close removes the status area, so what follows (the report) starts on a
 // clean line.
 func (l *live) close() {
+	if l.restore != nil {
+		l.restore()
+	}
 	l.bar.Abort(true)
 	l.p.Wait()
 }

@@ -410,7 +410,7 @@ func progressLine(w io.Writer, live *load.Live, total time.Duration, requests in
 	stopped := make(chan struct{})
 	start := time.Now()
 	width := 0
-	if f, ok := w.(*os.File); ok {
+	if f, ok := fileOf(w); ok {
 		width, _, _ = term.GetSize(int(f.Fd()))
 	}
 	go func() {

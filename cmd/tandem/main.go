@@ -22,6 +22,9 @@ func main() {
 // context carries the signal as its cause (an interruption), so a command
 // can exit with the signal's own status.
 func mainWithSignals(args []string, stdout, stderr io.Writer) int {
+	if f, ok := stderr.(*os.File); ok {
+		stderr = &console{f: f} // so a live status area can take the notices below
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	sigs := make(chan os.Signal, 2)
@@ -35,7 +38,11 @@ func mainWithSignals(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "\ntandem: interrupted: stopping targets and writing partial results (press Ctrl-C again to exit at once)")
 		cancel(interruption{sig})
 		if _, ok := <-sigs; ok {
-			fmt.Fprintln(stderr, "tandem: interrupted twice: exiting now")
+			out := stderr
+			if f, ok := fileOf(stderr); ok {
+				out = f // now, not at the status area's next redraw
+			}
+			fmt.Fprintln(out, "\ntandem: interrupted twice: exiting now")
 			os.Exit(exitInterrupted)
 		}
 	}()

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +23,36 @@ import (
 // inTerminal runs tandem (this test binary, as the CLI) with its stdout and
 // stderr on a pseudo-terminal of cols×rows, and returns all it wrote.
 func inTerminal(t *testing.T, env []string, cols, rows uint16, args ...string) []byte {
+	t.Helper()
+	out, code := inTerminalUntil(t, env, cols, rows, "", args...)
+	if code != 0 {
+		t.Fatalf("tandem %v: exit %d\n%s", args, code, out)
+	}
+	return out
+}
+
+// syncBuffer is a buffer one goroutine writes while another reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) Bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.b.Bytes())
+}
+
+// inTerminalUntil is inTerminal that, when interruptAt is not empty,
+// presses Ctrl-C (SIGINT to tandem) once the terminal has shown it; it
+// returns the exit status too.
+func inTerminalUntil(t *testing.T, env []string, cols, rows uint16, interruptAt string, args ...string) ([]byte, int) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -42,7 +73,7 @@ func inTerminal(t *testing.T, env []string, cols, rows uint16, args ...string) [
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
+	var out syncBuffer
 	done := make(chan error, 1)
 	go func() {
 		_, err := io.Copy(&out, f) // ends with EIO when the child has exited
@@ -50,21 +81,37 @@ func inTerminal(t *testing.T, env []string, cols, rows uint16, args ...string) [
 	}()
 	wait := make(chan error, 1)
 	go func() { wait <- cmd.Wait() }()
-	select {
-	case err := <-wait:
-		if err != nil {
-			t.Fatalf("tandem %v: %v\n%s", args, err, out.String())
+	deadline := time.After(3 * time.Minute)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var waitErr error
+loop:
+	for {
+		select {
+		case waitErr = <-wait:
+			break loop
+		case <-tick.C:
+			if interruptAt != "" && bytes.Contains(out.Bytes(), []byte(interruptAt)) {
+				cmd.Process.Signal(os.Interrupt)
+				interruptAt = ""
+			}
+		case <-deadline:
+			cmd.Process.Kill()
+			t.Fatalf("tandem %v did not finish in 3 minutes", args)
 		}
-	case <-time.After(3 * time.Minute):
-		cmd.Process.Kill()
-		t.Fatalf("tandem %v did not finish in 3 minutes", args)
 	}
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the terminal's output did not end")
 	}
-	return out.Bytes()
+	code := 0
+	if exit, ok := waitErr.(*exec.ExitError); ok {
+		code = exit.ExitCode()
+	} else if waitErr != nil {
+		t.Fatal(waitErr)
+	}
+	return out.Bytes(), code
 }
 
 // screen is what a terminal of cols×rows shows after out.
@@ -107,6 +154,17 @@ func TestRunInTerminal(t *testing.T) {
 		}
 		if !strings.Contains(final, "results: ") || !strings.Contains(final, "machine: ") {
 			t.Errorf("the final screen lacks the results:\n%s", final)
+		}
+	})
+	// Ctrl-C during a round: its notice shows above the status area, the
+	// area goes, the screen ends with the partial results and exit 130
+	t.Run("Ctrl-C", func(t *testing.T) {
+		t.Parallel()
+		out, code := inTerminalUntil(t, []string{"TERM=xterm-256color"}, 100, 40, "round 2 of 3", "run", study, "--pin=false", "--out", t.TempDir())
+		final := screen(out, 100, 40)
+		if code != exitInterrupted || !strings.Contains(final, "tandem: interrupted: stopping targets and writing partial results") ||
+			!strings.Contains(final, "INTERRUPTED") || strings.Contains(final, "Ctrl-C: stop and keep") || strings.Contains(final, "elapsed · about") {
+			t.Errorf("exit %d; final screen:\n%s", code, final)
 		}
 	})
 	t.Run("NO_COLOR", func(t *testing.T) {
