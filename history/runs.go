@@ -33,6 +33,8 @@ type Run struct {
 	Meta                 Meta
 	EnvFP, TandemVersion string
 	Interrupted, Pinned  bool
+	// Archived runs are kept but left out of lists, trends and baselines.
+	Archived bool
 }
 
 // Short is the run's id as people type it: its first 12 hex digits.
@@ -135,15 +137,15 @@ func writeIndex(ctx context.Context, tx *sql.Tx, id string, x index) error {
 	return nil
 }
 
-const runColumns = `id, created_at, added_at, study, branch, commit_sha, dirty, ci_url, testbed, env_fp, tandem_version, interrupted, pinned`
+const runColumns = `id, created_at, added_at, study, branch, commit_sha, dirty, ci_url, testbed, env_fp, tandem_version, interrupted, pinned, archived`
 
 func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	var r Run
-	var created, added, dirty, interrupted, pinned int64
+	var created, added, dirty, interrupted, pinned, archived int64
 	err := sc.Scan(&r.ID, &created, &added, &r.Study, &r.Meta.Branch, &r.Meta.Commit, &dirty, &r.Meta.CIURL, &r.Meta.Testbed,
-		&r.EnvFP, &r.TandemVersion, &interrupted, &pinned)
+		&r.EnvFP, &r.TandemVersion, &interrupted, &pinned, &archived)
 	r.CreatedAt, r.AddedAt = time.Unix(0, created).UTC(), time.Unix(0, added).UTC()
-	r.Meta.Dirty, r.Interrupted, r.Pinned = dirty != 0, interrupted != 0, pinned != 0
+	r.Meta.Dirty, r.Interrupted, r.Pinned, r.Archived = dirty != 0, interrupted != 0, pinned != 0, archived != 0
 	return r, err
 }
 
@@ -199,13 +201,14 @@ func (s *Store) tags(ctx context.Context, id string) (map[string]string, error) 
 
 // Filter selects runs: of a study and a branch when set (any branch when
 // Branch is empty, unless ExactBranch: then the runs filed under none),
-// only pinned ones, only complete ones (not interrupted), newest first, at
-// most Limit (default 50), older than Before (a keyset: the last run of
-// the previous page) when set.
+// only pinned ones, only complete ones (not interrupted), archived ones
+// too when WithArchived, newest first, at most Limit (default 50), older
+// than Before (a keyset: the last run of the previous page) when set.
 type Filter struct {
 	Study, Branch    string
 	ExactBranch      bool
 	Pinned, Complete bool
+	WithArchived     bool
 	Limit            int
 	Before           *Run
 }
@@ -229,6 +232,9 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 	}
 	if f.Complete {
 		q += ` AND interrupted = 0`
+	}
+	if !f.WithArchived {
+		q += ` AND archived = 0`
 	}
 	if b := f.Before; b != nil {
 		at := b.CreatedAt.UnixNano()
@@ -283,6 +289,19 @@ func (s *Store) raw(ctx context.Context, id string) ([]byte, error) {
 // and chosen by a gate's --baseline pinned.
 func (s *Store) Pin(ctx context.Context, id string, pinned bool) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE runs SET pinned = $1 WHERE id = $2`, b2i(pinned), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("run %.12s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// Archive archives a run (or brings it back): it stays stored and can be
+// shown, but lists, trends and gates leave it out.
+func (s *Store) Archive(ctx context.Context, id string, archived bool) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET archived = $1 WHERE id = $2`, b2i(archived), id)
 	if err != nil {
 		return err
 	}

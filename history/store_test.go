@@ -351,3 +351,73 @@ func TestConcurrentFirstOpen(t *testing.T) {
 		}
 	}
 }
+
+// An archived run stays stored and readable, out of lists, trends and
+// baselines; it comes back when unarchived.
+func TestArchive(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := open(t)
+			old, _, _ := s.Add(ctx, runOf(t, 1, steady, nil), Meta{Branch: "main"})
+			slow, _, _ := s.Add(ctx, runOf(t, 2, []float64{130, 131, 129, 130.5, 130.2}, nil), Meta{Branch: "main"})
+			if err := s.Archive(ctx, slow.ID, true); err != nil {
+				t.Fatal(err)
+			}
+			runs, _ := s.Runs(ctx, Filter{})
+			all, _ := s.Runs(ctx, Filter{WithArchived: true})
+			if len(runs) != 1 || runs[0].ID != old.ID || len(all) != 2 {
+				t.Errorf("lists: %d runs (want the other), %d with archived (want 2)", len(runs), len(all))
+			}
+			if r, err := s.Run(ctx, slow.Short()); err != nil || !r.Archived {
+				t.Errorf("the archived run by id: %+v, %v", r, err)
+			}
+			tr, _ := s.Trend(ctx, "gate", "main", Series{"lat", "a", 1, "headline"}, 0)
+			if len(tr) != 1 {
+				t.Errorf("trend: %d points; want the unarchived run's", len(tr))
+			}
+			g, _ := s.GateRun(ctx, runOf(t, 10, steady, nil), GateOptions{BaseBranch: "main", Baseline: "last", MaxRegression: 5, Alpha: 0.05})
+			if len(g.BaseRuns) != 1 || g.BaseRuns[0] != old.ID {
+				t.Errorf("gate baseline %v; want the newest unarchived run", g.BaseRuns)
+			}
+			s.Archive(ctx, slow.ID, false)
+			if runs, _ := s.Runs(ctx, Filter{}); len(runs) != 2 {
+				t.Errorf("after unarchiving: %d runs", len(runs))
+			}
+			if err := s.Archive(ctx, strings.Repeat("0", 64), true); !errors.Is(err, ErrNotFound) {
+				t.Errorf("archive an unknown run: %v", err)
+			}
+		})
+	}
+}
+
+// A history made by the first schema migrates forward on open, its runs
+// kept.
+func TestMigratesForward(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, _, err := s.Add(context.Background(), demo(t), Meta{Branch: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// back to version 1: the column migration 2 added goes
+	for _, stmt := range []string{`DELETE FROM tandem_schema WHERE version > 1`, `ALTER TABLE runs DROP COLUMN archived`} {
+		if _, err := s.db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	s, err = Open(context.Background(), path)
+	if err != nil {
+		t.Fatalf("open a version 1 history: %v", err)
+	}
+	defer s.Close()
+	var v int
+	s.db.QueryRow(`SELECT MAX(version) FROM tandem_schema`).Scan(&v)
+	if got, err := s.Run(context.Background(), run.ID); v != Known() || err != nil || got.Archived {
+		t.Errorf("after migrating: version %d (want %d), run %v", v, Known(), err)
+	}
+}

@@ -19,7 +19,7 @@ type Study struct {
 // Studies lists the studies with their run counts and branches, the most
 // recently run first.
 func (s *Store) Studies(ctx context.Context) ([]Study, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT study, branch, COUNT(*), MAX(created_at) FROM runs GROUP BY study, branch ORDER BY study, branch`)
+	rows, err := s.db.QueryContext(ctx, `SELECT study, branch, COUNT(*), MAX(created_at) FROM runs WHERE archived = 0 GROUP BY study, branch ORDER BY study, branch`)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (s *Store) Trend(ctx context.Context, study, branch string, series Series, 
 		COALESCE((SELECT MIN(x.value) FROM samples x WHERE x.run_id = p.run_id AND x.series = p.series), p.value),
 		COALESCE((SELECT MAX(x.value) FROM samples x WHERE x.run_id = p.run_id AND x.series = p.series), p.value)
 		FROM points p JOIN runs r ON r.id = p.run_id
-		WHERE p.series = $1 AND r.study = $2 AND r.branch = $3
+		WHERE p.series = $1 AND r.study = $2 AND r.branch = $3 AND r.archived = 0
 		ORDER BY r.created_at DESC, r.id DESC LIMIT $4`
 	rows, err := s.db.QueryContext(ctx, q, series.Key(), study, branch, limit)
 	if err != nil {

@@ -77,7 +77,8 @@ func comparisonHTML(w io.Writer, c verdict.Comparison) error {
 	}
 	d.Targets = swatches(col)
 	for i, name := range compareScenarios(c) {
-		t := table{Header: []string{"target", "level", "verdict", "head/base", "errors (base → head)"}}
+		t := table{Header: []string{"target", "level", "verdict", "head/base", "base [best … worst]", "head [best … worst]", "p", "errors (base → head)"}}
+		sc := scenarioIn(c, name)
 		for _, ch := range c.Changes {
 			if ch.Scenario != name {
 				continue
@@ -90,7 +91,13 @@ func comparisonHTML(w io.Writer, c verdict.Comparison) error {
 			if ch.Regression {
 				text += " (regression)"
 			}
-			t.Rows = append(t.Rows, []string{ch.Target, fmt.Sprintf("c=%d", ch.Concurrency), text, ratio, errorShares(ch)})
+			p, baseRange, headRange := "–", "–", "–"
+			if ch.Verdict != verdict.New && ch.Verdict != verdict.Missing && sc != nil {
+				p = fmt.Sprintf("%.2g", ch.P)
+				baseRange = fmt.Sprintf("%s … %s", value(sc, ch.BaseRange[0]), value(sc, ch.BaseRange[1]))
+				headRange = fmt.Sprintf("%s … %s", value(sc, ch.HeadRange[0]), value(sc, ch.HeadRange[1]))
+			}
+			t.Rows = append(t.Rows, []string{ch.Target, fmt.Sprintf("c=%d", ch.Concurrency), text, ratio, baseRange, headRange, p, errorShares(ch)})
 		}
 		s := section{ID: fmt.Sprintf("scenario-%d", i+1), Title: "Scenario " + human.Printable(name), Tables: printable([]table{t})}
 		if c.Base != nil && c.Head != nil {
@@ -99,6 +106,22 @@ func comparisonHTML(w io.Writer, c verdict.Comparison) error {
 		d.Sections = append(d.Sections, s)
 	}
 	return render(w, d, nil)
+}
+
+// scenarioIn finds a scenario of the comparison's head (else its base),
+// for its direction and unit; nil without the runs.
+func scenarioIn(c verdict.Comparison, name string) *results.Scenario {
+	for _, r := range []*results.Results{c.Head, c.Base} {
+		if r == nil {
+			continue
+		}
+		for i := range r.Scenarios {
+			if r.Scenarios[i].Name == name {
+				return &r.Scenarios[i]
+			}
+		}
+	}
+	return nil
 }
 
 // compareScenarios lists the changes' scenarios in order.

@@ -31,6 +31,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/runs", s.apiRuns)
 	m.HandleFunc("GET /api/v1/runs/{id}", s.apiRun)
 	m.HandleFunc("POST /api/v1/runs/{id}/pin", s.apiPin)
+	m.HandleFunc("POST /api/v1/runs/{id}/archive", s.apiArchive)
 	m.HandleFunc("GET /api/v1/series", s.apiSeries)
 	m.HandleFunc("GET /api/v1/compare", s.apiCompare)
 }
@@ -128,7 +129,7 @@ func (s *Server) apiAdd(w http.ResponseWriter, r *http.Request) {
 func runJSON(r history.Run) map[string]any {
 	return map[string]any{"id": r.ID, "created_at": r.CreatedAt, "added_at": r.AddedAt, "study": r.Study, "branch": r.Meta.Branch,
 		"commit": r.Meta.Commit, "dirty": r.Meta.Dirty, "ci_url": r.Meta.CIURL, "testbed": r.Meta.Testbed, "tags": r.Meta.Tags,
-		"env_fp": r.EnvFP, "tandem_version": r.TandemVersion, "interrupted": r.Interrupted, "pinned": r.Pinned}
+		"env_fp": r.EnvFP, "tandem_version": r.TandemVersion, "interrupted": r.Interrupted, "pinned": r.Pinned, "archived": r.Archived}
 }
 
 // filter reads a run listing's query: study, branch, pinned, limit,
@@ -223,6 +224,26 @@ func (s *Server) apiPin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": run.ID, "pinned": pinned})
+}
+
+// apiArchive archives a run (?unarchive=true brings it back). Needs a
+// token.
+func (s *Server) apiArchive(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		apiError(w, http.StatusUnauthorized, "archiving a run needs a token: Authorization: Bearer TOKEN")
+		return
+	}
+	run, err := s.store.Run(r.Context(), r.PathValue("id"))
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	archived := r.URL.Query().Get("unarchive") != "true"
+	if err := s.store.Archive(r.Context(), run.ID, archived); err != nil {
+		storeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": run.ID, "archived": archived})
 }
 
 // seriesQuery reads study, branch and series (a series key) from r.

@@ -149,6 +149,14 @@ func TestIngestSecurity(t *testing.T) {
 	if code, out := post(t, pin, token, nil, false); code != http.StatusOK || out["pinned"] != true {
 		t.Errorf("pin: %d %v", code, out)
 	}
+	// so does archiving, which takes the run out of the lists
+	archive := ts.URL + "/api/v1/runs/" + runs[0].ID[:8] + "/archive"
+	if code, _ := post(t, archive, "", nil, false); code != http.StatusUnauthorized {
+		t.Errorf("archive without a token: %d", code)
+	}
+	if code, out := post(t, archive, token, nil, false); code != http.StatusOK || out["archived"] != true || count(t, st) != 0 {
+		t.Errorf("archive: %d %v, %d runs listed", code, out, count(t, st))
+	}
 }
 
 // Only this server's host names are answered (a page elsewhere cannot

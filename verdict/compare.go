@@ -33,6 +33,12 @@ type Change struct {
 	// for latency (head − base) / base, for throughput (base − head) /
 	// base; negative when the head is better. 0 without a speed verdict.
 	Change float64 `json:"change"`
+	// BaseRange and HeadRange are each side's rounds, best and worst;
+	// P is the two-sided Mann–Whitney p-value of the two sides' rounds
+	// (1 without rounds): how likely rounds this far apart are by chance.
+	BaseRange [2]float64 `json:"base_range"`
+	HeadRange [2]float64 `json:"head_range"`
+	P         float64    `json:"p"`
 	// BaseErrorShare and HeadErrorShare are the shares of failed requests.
 	BaseErrorShare float64 `json:"base_error_share"`
 	HeadErrorShare float64 `json:"head_error_share"`
@@ -70,7 +76,7 @@ func Compare(base, head *results.Results, maxRegression float64) ([]Change, []st
 	changes := []Change{}
 	for _, k := range rowKeys(base, head) {
 		bs, hs := scenario(base, k.scenario), scenario(head, k.scenario)
-		ch := Change{Scenario: k.scenario, Target: k.target, Concurrency: k.level}
+		ch := Change{Scenario: k.scenario, Target: k.target, Concurrency: k.level, P: 1}
 		switch {
 		case !hasRow(hs, k.target, k.level):
 			ch.Verdict, ch.Regression = Missing, true
@@ -87,6 +93,8 @@ func Compare(base, head *results.Results, maxRegression float64) ([]Change, []st
 		floor := p.Floor(max(floorAt(bs, k.level), floorAt(hs, k.level)))
 		j := p.Judge(b, h, Metric(hs), floor)
 		ch.Base, ch.Head = b.Summary.Best, h.Summary.Best
+		ch.BaseRange, ch.HeadRange = [2]float64{b.Summary.Best, b.Summary.Worst}, [2]float64{h.Summary.Best, h.Summary.Worst}
+		_, ch.P = stats.MannWhitney(finiteOnly(b.Headlines), finiteOnly(h.Headlines))
 		ch.BaseErrorShare, ch.HeadErrorShare = b.ErrorShare(), h.ErrorShare()
 		ch.Verdict, ch.Reason, ch.ClientBound = j.Verdict, j.Reason, j.ClientBound
 		if j.Verdict == stats.Faster || j.Verdict == stats.Slower {
@@ -109,6 +117,17 @@ func Compare(base, head *results.Results, maxRegression float64) ([]Change, []st
 		changes = append(changes, ch)
 	}
 	return changes, warnings, nil
+}
+
+// finiteOnly drops the NaNs of failed rounds.
+func finiteOnly(vs []float64) []float64 {
+	var out []float64
+	for _, v := range vs {
+		if !math.IsNaN(v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // ComparePolicy is the policy Compare judges by: the head's, else the

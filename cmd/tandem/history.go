@@ -81,7 +81,7 @@ baseline the gate passes with a warning, or fails with
 	}
 	c.PersistentFlags().StringVar(&db, "db", "", "the history: a SQLite file or a postgres:// URL (default: $TANDEM_DB, else "+history.DefaultPath+")")
 	c.AddCommand(historyAddCmd(stdout, &db), historyListCmd(stdout, &db), historyShowCmd(stdout, &db), historyCompareCmd(stdout, &db),
-		historyGateCmd(stdout, stderr, &db), historyPinCmd(stdout, &db), historyPruneCmd(stdout, &db), historyReindexCmd(stdout, &db), historyTokenCmd(stdout))
+		historyGateCmd(stdout, stderr, &db), historyPinCmd(stdout, &db), historyArchiveCmd(stdout, &db), historyPruneCmd(stdout, &db), historyReindexCmd(stdout, &db), historyTokenCmd(stdout))
 	argsAreInput(c.Commands())
 	return c
 }
@@ -227,6 +227,7 @@ func historyListCmd(stdout io.Writer, db *string) *cobra.Command {
 	c.Flags().StringVar(&f.Study, "study", "", "only runs of this study")
 	c.Flags().StringVar(&f.Branch, "branch", "", "only runs of this branch")
 	c.Flags().BoolVar(&f.Pinned, "pinned", false, "only pinned runs")
+	c.Flags().BoolVar(&f.WithArchived, "archived", false, "archived runs too")
 	c.Flags().IntVar(&f.Limit, "limit", 50, "at most this many runs")
 	c.Flags().StringVar(&before, "before", "", "runs older than this one (the next page)")
 	return c
@@ -380,6 +381,31 @@ func historyPinCmd(stdout io.Writer, db *string) *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&unpin, "unpin", false, "unpin instead")
+	return c
+}
+
+func historyArchiveCmd(stdout io.Writer, db *string) *cobra.Command {
+	var unarchive bool
+	c := &cobra.Command{
+		Use:     "archive RUN",
+		Short:   "Archive a run: kept and shown by id, left out of lists, trends and gates",
+		Example: "  tandem history archive 3f2a91c0\n  tandem history archive 3f2a91c0 --unarchive",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
+				run, err := findRun(cmd.Context(), s, args[0])
+				if err != nil {
+					return err
+				}
+				if err := s.Archive(cmd.Context(), run.ID, !unarchive); err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "run %s %s\n", run.Short(), map[bool]string{true: "unarchived", false: "archived"}[unarchive])
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&unarchive, "unarchive", false, "bring it back instead")
 	return c
 }
 

@@ -74,6 +74,15 @@ func TestHistoryCommands(t *testing.T) {
 	if code, out, _ := h("prune", "--older-than", "1d"); code != 0 || !strings.Contains(out, "deleted 1 run ") {
 		t.Errorf("prune (the feature run goes, the pinned main run stays): exit %d: %s", code, out)
 	}
+	if code, out, _ := h("archive", baseID); code != 0 || !strings.Contains(out, "archived") {
+		t.Errorf("archive: exit %d: %s", code, out)
+	}
+	if code, out, _ := h("list"); code != 0 || !strings.Contains(out, "no runs") {
+		t.Errorf("list after archiving the only run: exit %d:\n%s", code, out)
+	}
+	if code, out, _ := h("list", "--archived"); code != 0 || !strings.Contains(out, baseID) {
+		t.Errorf("list --archived: exit %d:\n%s", code, out)
+	}
 	if code, out, _ := h("reindex"); code != 0 || !strings.Contains(out, "reindexed 1 runs") {
 		t.Errorf("reindex: exit %d: %s", code, out)
 	}
