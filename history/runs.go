@@ -288,20 +288,19 @@ func (s *Store) raw(ctx context.Context, id string) ([]byte, error) {
 // Pin marks a run as a baseline (or not): pinned runs are kept by prune
 // and chosen by a gate's --baseline pinned.
 func (s *Store) Pin(ctx context.Context, id string, pinned bool) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE runs SET pinned = $1 WHERE id = $2`, b2i(pinned), id)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("run %.12s: %w", id, ErrNotFound)
-	}
-	return nil
+	return s.mark(ctx, `UPDATE runs SET pinned = $1 WHERE id = $2`, id, pinned)
 }
 
 // Archive archives a run (or brings it back): it stays stored and can be
 // shown, but lists, trends and gates leave it out.
 func (s *Store) Archive(ctx context.Context, id string, archived bool) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE runs SET archived = $1 WHERE id = $2`, b2i(archived), id)
+	return s.mark(ctx, `UPDATE runs SET archived = $1 WHERE id = $2`, id, archived)
+}
+
+// mark sets (or clears) one of a run's marks with update, an UPDATE of
+// runs taking the mark as $1 and the run's id as $2.
+func (s *Store) mark(ctx context.Context, update, id string, on bool) error {
+	res, err := s.db.ExecContext(ctx, update, b2i(on), id)
 	if err != nil {
 		return err
 	}

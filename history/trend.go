@@ -72,6 +72,7 @@ type TrendPoint struct {
 	CreatedAt     time.Time `json:"created_at"`
 	Commit        string    `json:"commit"`
 	Value         float64   `json:"value"`
+	Unit          string    `json:"unit"`
 	Lo            float64   `json:"lo"` // the rounds' lowest (the value when there are none)
 	Hi            float64   `json:"hi"`
 	ConfigFP      string    `json:"config_fp"`
@@ -88,7 +89,7 @@ func (s *Store) Trend(ctx context.Context, study, branch string, series Series, 
 	if limit <= 0 {
 		limit = 200
 	}
-	q := `SELECT r.id, r.created_at, r.commit_sha, p.value, p.config_fp, r.env_fp, r.tandem_version,
+	q := `SELECT r.id, r.created_at, r.commit_sha, p.value, p.unit, p.config_fp, r.env_fp, r.tandem_version,
 		COALESCE((SELECT MIN(x.value) FROM samples x WHERE x.run_id = p.run_id AND x.series = p.series), p.value),
 		COALESCE((SELECT MAX(x.value) FROM samples x WHERE x.run_id = p.run_id AND x.series = p.series), p.value)
 		FROM points p JOIN runs r ON r.id = p.run_id
@@ -103,7 +104,7 @@ func (s *Store) Trend(ctx context.Context, study, branch string, series Series, 
 	for rows.Next() {
 		var p TrendPoint
 		var at int64
-		if err := rows.Scan(&p.Run, &at, &p.Commit, &p.Value, &p.ConfigFP, &p.EnvFP, &p.TandemVersion, &p.Lo, &p.Hi); err != nil {
+		if err := rows.Scan(&p.Run, &at, &p.Commit, &p.Value, &p.Unit, &p.ConfigFP, &p.EnvFP, &p.TandemVersion, &p.Lo, &p.Hi); err != nil {
 			return nil, err
 		}
 		p.CreatedAt = time.Unix(0, at).UTC()

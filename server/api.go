@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,8 +31,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/runs", s.apiAdd)
 	m.HandleFunc("GET /api/v1/runs", s.apiRuns)
 	m.HandleFunc("GET /api/v1/runs/{id}", s.apiRun)
-	m.HandleFunc("POST /api/v1/runs/{id}/pin", s.apiPin)
-	m.HandleFunc("POST /api/v1/runs/{id}/archive", s.apiArchive)
+	m.HandleFunc("POST /api/v1/runs/{id}/pin", s.apiMark("pinned", "unpin", s.store.Pin))
+	m.HandleFunc("POST /api/v1/runs/{id}/archive", s.apiMark("archived", "unarchive", s.store.Archive))
 	m.HandleFunc("GET /api/v1/series", s.apiSeries)
 	m.HandleFunc("GET /api/v1/compare", s.apiCompare)
 }
@@ -208,42 +209,27 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) apiPin(w http.ResponseWriter, r *http.Request) {
-	if !s.authorized(r) {
-		apiError(w, http.StatusUnauthorized, "pinning a run needs a token: Authorization: Bearer TOKEN")
-		return
-	}
-	run, err := s.store.Run(r.Context(), r.PathValue("id"))
-	if err != nil {
-		storeError(w, err)
-		return
-	}
-	pinned := r.URL.Query().Get("unpin") != "true"
-	if err := s.store.Pin(r.Context(), run.ID, pinned); err != nil {
-		storeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": run.ID, "pinned": pinned})
-}
-
-// apiArchive archives a run (?unarchive=true brings it back). Needs a
+// apiMark sets a run's mark (pinned, archived) with set; the query
+// parameter named undo (unpin, unarchive) set to true clears it. Needs a
 // token.
-func (s *Server) apiArchive(w http.ResponseWriter, r *http.Request) {
-	if !s.authorized(r) {
-		apiError(w, http.StatusUnauthorized, "archiving a run needs a token: Authorization: Bearer TOKEN")
-		return
+func (s *Server) apiMark(mark, undo string, set func(context.Context, string, bool) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r) {
+			apiError(w, http.StatusUnauthorized, "marking a run %s needs a token: Authorization: Bearer TOKEN", mark)
+			return
+		}
+		run, err := s.store.Run(r.Context(), r.PathValue("id"))
+		if err != nil {
+			storeError(w, err)
+			return
+		}
+		on := r.URL.Query().Get(undo) != "true"
+		if err := set(r.Context(), run.ID, on); err != nil {
+			storeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"id": run.ID, mark: on})
 	}
-	run, err := s.store.Run(r.Context(), r.PathValue("id"))
-	if err != nil {
-		storeError(w, err)
-		return
-	}
-	archived := r.URL.Query().Get("unarchive") != "true"
-	if err := s.store.Archive(r.Context(), run.ID, archived); err != nil {
-		storeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": run.ID, "archived": archived})
 }
 
 // seriesQuery reads study, branch and series (a series key) from r.

@@ -187,12 +187,8 @@ func (s *Server) trendPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	unit := ""
-	if ps, _ := s.store.SeriesOf(r.Context(), study, branch); ps != nil {
-		for _, p := range ps {
-			if p.Series == series {
-				unit = p.Unit
-			}
-		}
+	if len(points) > 0 {
+		unit = points[len(points)-1].Unit
 	}
 	type row struct{ Run, Short, Made, Commit, Value, Band, Changed string }
 	var rows []row

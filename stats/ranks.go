@@ -64,27 +64,28 @@ func MannWhitney(a, b []float64) (u, p float64) {
 // without ties: the share of the C(n1+n2, n1) arrangements whose U is at
 // least as far from the mean.
 func exactU(n1, n2 int, u float64) float64 {
-	// f[j][k] counts arrangements of j values of a among the first
-	// values with U = k, built one sample size at a time.
+	// c(i, m, k) counts the arrangements of i values of a and m of b
+	// with U = k: the largest value is b's, c(i, m-1, k), or a's, which
+	// beats all m of b, c(i-1, m, k-m). prev holds layer m-1, counts
+	// layer m, filled in order of i.
 	maxU := n1 * n2
-	counts := make([][]float64, n1+1) // counts[i][k] for the current n2'
-	for i := range counts {
-		counts[i] = make([]float64, maxU+1)
+	layer := func() [][]float64 {
+		l := make([][]float64, n1+1)
+		for i := range l {
+			l[i] = make([]float64, maxU+1)
+		}
+		return l
 	}
-	// dp over m = 0..n2: c(i, m, k) = c(i-1, m, k-m) + c(i, m-1, k)
-	prev := make([][]float64, n1+1)
-	for i := range prev {
-		prev[i] = make([]float64, maxU+1)
-	}
+	prev, counts := layer(), layer()
 	for i := 0; i <= n1; i++ {
 		prev[i][0] = 1 // m = 0: one arrangement, U = 0
 	}
 	for m := 1; m <= n2; m++ {
 		for i := 0; i <= n1; i++ {
 			for k := 0; k <= maxU; k++ {
-				c := prev[i][k] // the largest value is b's
+				c := prev[i][k]
 				if i > 0 && k-m >= 0 {
-					c += counts[i-1][k-m] // the largest value is a's: it beats all m of b
+					c += counts[i-1][k-m]
 				}
 				counts[i][k] = c
 			}

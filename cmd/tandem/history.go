@@ -360,36 +360,24 @@ func historyGateCmd(stdout, stderr io.Writer, db *string) *cobra.Command {
 }
 
 func historyPinCmd(stdout io.Writer, db *string) *cobra.Command {
-	var unpin bool
-	c := &cobra.Command{
-		Use:     "pin RUN",
-		Short:   "Pin a run as a baseline (kept by prune, chosen by gate --baseline pinned)",
-		Example: "  tandem history pin 3f2a91c0\n  tandem history pin 3f2a91c0 --unpin",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
-				run, err := findRun(cmd.Context(), s, args[0])
-				if err != nil {
-					return err
-				}
-				if err := s.Pin(cmd.Context(), run.ID, !unpin); err != nil {
-					return err
-				}
-				fmt.Fprintf(stdout, "run %s %s\n", run.Short(), map[bool]string{true: "unpinned", false: "pinned"}[unpin])
-				return nil
-			})
-		},
-	}
-	c.Flags().BoolVar(&unpin, "unpin", false, "unpin instead")
-	return c
+	return historyMarkCmd(stdout, db, "pin", "Pin a run as a baseline (kept by prune, chosen by gate --baseline pinned)", "pinned", "unpinned",
+		func(s *history.Store) func(context.Context, string, bool) error { return s.Pin })
 }
 
 func historyArchiveCmd(stdout io.Writer, db *string) *cobra.Command {
-	var unarchive bool
+	return historyMarkCmd(stdout, db, "archive", "Archive a run: kept and shown by id, left out of lists, trends and gates", "archived", "unarchived",
+		func(s *history.Store) func(context.Context, string, bool) error { return s.Archive })
+}
+
+// historyMarkCmd is a command that sets a run's mark (pin, archive), or
+// clears it with --un<verb>.
+func historyMarkCmd(stdout io.Writer, db *string, verb, short, done, undone string,
+	setter func(*history.Store) func(context.Context, string, bool) error) *cobra.Command {
+	var undo bool
 	c := &cobra.Command{
-		Use:     "archive RUN",
-		Short:   "Archive a run: kept and shown by id, left out of lists, trends and gates",
-		Example: "  tandem history archive 3f2a91c0\n  tandem history archive 3f2a91c0 --unarchive",
+		Use:     verb + " RUN",
+		Short:   short,
+		Example: fmt.Sprintf("  tandem history %s 3f2a91c0\n  tandem history %s 3f2a91c0 --un%s", verb, verb, verb),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
@@ -397,15 +385,15 @@ func historyArchiveCmd(stdout io.Writer, db *string) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if err := s.Archive(cmd.Context(), run.ID, !unarchive); err != nil {
+				if err := setter(s)(cmd.Context(), run.ID, !undo); err != nil {
 					return err
 				}
-				fmt.Fprintf(stdout, "run %s %s\n", run.Short(), map[bool]string{true: "unarchived", false: "archived"}[unarchive])
+				fmt.Fprintf(stdout, "run %s %s\n", run.Short(), map[bool]string{true: undone, false: done}[undo])
 				return nil
 			})
 		},
 	}
-	c.Flags().BoolVar(&unarchive, "unarchive", false, "bring it back instead")
+	c.Flags().BoolVar(&undo, "un"+verb, false, verb+" no more: clear the mark")
 	return c
 }
 
