@@ -125,7 +125,7 @@ type run struct {
 	live   *Live
 }
 
-func dialAll(ctx context.Context, d Dialer, n int, open bool, live *Live) (*run, error) {
+func dialAll(ctx context.Context, d Dialer, n int, open bool, live *Live, tap *Tap) (*run, error) {
 	r := &run{live: live}
 	for i := 0; i < n; i++ {
 		cn, err := d.Dial(ctx)
@@ -135,12 +135,18 @@ func dialAll(ctx context.Context, d Dialer, n int, open bool, live *Live) (*run,
 		}
 		r.conns = append(r.conns, cn)
 	}
-	r.start = time.Now()
+	start, err := tap.begin(ctx)
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	r.start = start
 	r.series = newSeries(r.start)
 	live.start(r.series)
 	for range r.conns {
 		r.recs = append(r.recs, newRecorder(open, r.series))
 	}
+	tap.attach(r.start, open, r.series, r.recs...)
 	return r, nil
 }
 
@@ -240,6 +246,9 @@ type Closed struct {
 	Unit string
 	// Live, if set, counts requests as they complete.
 	Live *Live
+	// Tap, if set, starts the run at an agreed time and lets a
+	// distributed worker take its record as it goes.
+	Tap *Tap
 	// Engine is workers (default: a goroutine per connection) or loop (one
 	// thread owns every connection, as for Open; plain HTTP/1.1 only).
 	Engine string
@@ -270,7 +279,7 @@ func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	if c.Quantum > 0 {
 		return results.Sample{}, errQuantum
 	}
-	r, err := dialAll(ctx, d, c.Concurrency, false, c.Live)
+	r, err := dialAll(ctx, d, c.Concurrency, false, c.Live, c.Tap)
 	if err != nil {
 		return results.Sample{}, err
 	}
@@ -318,6 +327,9 @@ type Open struct {
 	Timeout    time.Duration
 	Unit       string
 	Live       *Live
+	// Tap, if set, starts the run at an agreed time and lets a
+	// distributed worker take its record as it goes.
+	Tap *Tap
 	// Engine is workers (default: a goroutine per connection, any
 	// protocol) or loop: one thread owns every connection and sleeps
 	// through the answers, which the kernel stamps (see runLoop); about a
@@ -436,7 +448,7 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 		defer a.close()
 		alarms[i] = a
 	}
-	r, err := dialAll(ctx, d, o.Connections, true, o.Live)
+	r, err := dialAll(ctx, d, o.Connections, true, o.Live, o.Tap)
 	if err != nil {
 		return results.Sample{}, err
 	}
@@ -521,6 +533,9 @@ type Batched struct {
 	Timeout     time.Duration
 	Unit        string
 	Live        *Live
+	// Tap, if set, starts the run at an agreed time and lets a
+	// distributed worker take its record as it goes.
+	Tap *Tap
 }
 
 // Periods is the number of batches each connection sends in Duration.
@@ -546,7 +561,7 @@ func (b Batched) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	}
 	b.Connections = max(b.Connections, 1)
 	defaults(&b.Timeout, &b.Unit)
-	r, err := dialAll(ctx, d, b.Connections, true, b.Live)
+	r, err := dialAll(ctx, d, b.Connections, true, b.Live, b.Tap)
 	if err != nil {
 		return results.Sample{}, err
 	}

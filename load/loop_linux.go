@@ -66,6 +66,7 @@ type loopSetup struct {
 	conns   int
 	timeout time.Duration // of each request
 	live    *Live
+	tap     *Tap
 	open    bool // an open loop (else closed)
 	quantum time.Duration
 	// length is from the run's start to its end, after which nothing is
@@ -80,7 +81,7 @@ type loopSetup struct {
 // slack to 1 ns, so that the few wake-ups land on the quantum's grid (by
 // default the kernel may end a sleep up to 50 µs late, which lets it spend
 // less on the many wake-ups of a loop without one). close undoes it all.
-func newEventLoop(w Wire, o loopSetup) (*eventLoop, error) {
+func newEventLoop(ctx context.Context, w Wire, o loopSetup) (*eventLoop, error) {
 	runtime.LockOSThread()
 	slack := -1
 	if o.quantum > 0 {
@@ -105,7 +106,12 @@ func newEventLoop(w Wire, o loopSetup) (*eventLoop, error) {
 		}
 		l.free = append(l.free, i)
 	}
-	l.start = time.Now()
+	start, err := o.tap.begin(ctx)
+	if err != nil {
+		l.close()
+		return nil, err
+	}
+	l.start = start
 	if o.length > 0 {
 		l.end = l.start.Add(o.length)
 	}
@@ -115,6 +121,7 @@ func newEventLoop(w Wire, o loopSetup) (*eventLoop, error) {
 	if !o.open {
 		l.rec.think = hdr.New()
 	}
+	o.tap.attach(l.start, o.open, l.series, l.rec)
 	return l, nil
 }
 
@@ -128,11 +135,11 @@ func restoreSlack(slack int) {
 
 // runLoop is Open.Run on the event loop.
 func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
-	setup := loopSetup{conns: o.Connections, timeout: o.Timeout, live: o.Live, open: true, quantum: o.Quantum}
+	setup := loopSetup{conns: o.Connections, timeout: o.Timeout, live: o.Live, tap: o.Tap, open: true, quantum: o.Quantum}
 	if o.Duration > 0 {
 		setup.length = o.Duration + o.Timeout // in flight or waiting: Timeout past the end, then cut
 	}
-	l, err := newEventLoop(w, setup)
+	l, err := newEventLoop(ctx, w, setup)
 	if err != nil {
 		return results.Sample{}, err
 	}
@@ -209,7 +216,7 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 // time is the kernel's stamp, so service time stays exact and the wait
 // shows in think time (see Closed.Quantum).
 func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
-	l, err := newEventLoop(w, loopSetup{conns: c.Concurrency, timeout: c.Timeout, live: c.Live, quantum: c.Quantum, length: c.Duration})
+	l, err := newEventLoop(ctx, w, loopSetup{conns: c.Concurrency, timeout: c.Timeout, live: c.Live, tap: c.Tap, quantum: c.Quantum, length: c.Duration})
 	if err != nil {
 		return results.Sample{}, err
 	}

@@ -18,6 +18,8 @@ type recorder struct {
 	lastSent                     time.Time
 	errors                       map[string]int64
 	series                       *series
+	// tap, in a tapped run, is the copy a Tap takes (see Tap).
+	tap *tapped
 }
 
 // newRecorder returns a recorder. In a closed loop latency and service time
@@ -68,6 +70,11 @@ func (r *recorder) record(intended, sent, end time.Time, res Result) {
 		r.series.issue(sent)
 		r.series.done(end, lat, ok)
 	}
+	if r.tap != nil {
+		r.tap.mu.Lock()
+		r.tap.rec.record(intended, sent, end, res)
+		r.tap.mu.Unlock()
+	}
 }
 
 // recordThink notes the time from an answer to the next request on its
@@ -75,6 +82,11 @@ func (r *recorder) record(intended, sent, end time.Time, res Result) {
 func (r *recorder) recordThink(d time.Duration) {
 	if r.think != nil {
 		r.think.RecordValue(hdr.Clamp(int64(d)))
+	}
+	if r.tap != nil {
+		r.tap.mu.Lock()
+		r.tap.rec.recordThink(d)
+		r.tap.mu.Unlock()
 	}
 }
 

@@ -54,6 +54,26 @@ type series struct {
 	mu    sync.Mutex
 	ring  [4]slot
 	out   []results.Second
+	// tapped, once a Tap follows the series, holds the seconds finished
+	// since it last took them, with their buckets.
+	tapped []SecondTally
+	tapOn  bool
+}
+
+// tap makes the series keep each finished second for a Tap.
+func (s *series) tap() {
+	s.mu.Lock()
+	s.tapOn = true
+	s.mu.Unlock()
+}
+
+// takeTapped returns the seconds finished since the last call.
+func (s *series) takeTapped() []SecondTally {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.tapped
+	s.tapped = nil
+	return out
 }
 
 func newSeries(start time.Time) *series {
@@ -114,6 +134,15 @@ func (s *series) finalize(sl *slot) {
 		row.P99Ns = quantile(&counts, total, 0.99)
 	}
 	s.out = append(s.out, row)
+	if s.tapOn {
+		st := SecondTally{T: row.T, Issued: row.Issued, OK: row.OK, Errors: row.Errors}
+		for i, c := range counts {
+			if c > 0 {
+				st.Buckets = append(st.Buckets, [2]int64{int64(i), c})
+			}
+		}
+		s.tapped = append(s.tapped, st)
+	}
 }
 
 func quantile(counts *[coarseBuckets]int64, total int64, q float64) int64 {
