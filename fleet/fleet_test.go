@@ -1,0 +1,327 @@
+package fleet_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/tandem-bench/tandem/driver/httpdrv"
+	"github.com/tandem-bench/tandem/fleet"
+	"github.com/tandem-bench/tandem/hdr"
+	"github.com/tandem-bench/tandem/load"
+)
+
+// target is a real HTTP server that counts what it serves.
+func target(t *testing.T) (*httpdrv.Caller, *atomic.Int64) {
+	t.Helper()
+	var hits atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	t.Cleanup(ts.Close)
+	c, err := httpdrv.New(httpdrv.Options{URL: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, &hits
+}
+
+func embedded(t *testing.T) string {
+	t.Helper()
+	e, err := fleet.Embed("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e.URL()
+}
+
+func connect(t *testing.T, url string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// spec is the test's whole load: a closed loop of Requests over Clients.
+type spec struct {
+	Requests int64 `json:"requests"`
+	Clients  int64 `json:"clients"`
+}
+
+// closedJob runs its share of a spec against c.
+func closedJob(c load.Dialer) fleet.Job {
+	return func(ctx context.Context, p *fleet.Part) (fleet.Report, error) {
+		var sp spec
+		if err := json.Unmarshal(p.Spec, &sp); err != nil {
+			return fleet.Report{}, err
+		}
+		n := fleet.Split(sp.Requests, p.Count, p.Index)
+		clients := fleet.Split(sp.Clients, p.Count, p.Index)
+		p.Describe(fmt.Sprintf("%d requests over %d clients", n, clients))
+		s, err := load.Closed{Concurrency: int(clients), Requests: n, Tap: p.Tap, Live: p.Live}.Run(ctx, c)
+		return fleet.Report{Sample: s}, err
+	}
+}
+
+// TestFleetMergesExactly: three workers split a closed loop of 3001
+// requests; the coordinator's sum holds exactly the requests the server
+// served, and its latency distribution is the one histogram of every
+// worker's own record.
+func TestFleetMergesExactly(t *testing.T) {
+	c, hits := target(t)
+	url := embedded(t)
+	body, _ := json.Marshal(spec{Requests: 3001, Clients: 4})
+	co := &fleet.Coordinator{Conn: connect(t, url), Workers: 3, Spec: body, Version: "test", JoinWait: 20 * time.Second}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	werrs := make([]error, 3)
+	for i := range 3 {
+		wg.Go(func() {
+			w := &fleet.Worker{Conn: connect(t, url), ID: fmt.Sprintf("w%d", i), Version: "test", Wait: 20 * time.Second, Job: closedJob(c)}
+			werrs[i] = w.Run(ctx)
+		})
+	}
+	out, err := co.Run(ctx)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range werrs {
+		if e != nil {
+			t.Errorf("worker %d: %v", i, e)
+		}
+	}
+	s := out.Sum.Sample(time.Second, "request")
+	if s.Requests != 3001 || hits.Load() != 3001 || s.OK != 3001 {
+		t.Fatalf("merged %d requests (%d ok), server served %d; want 3001", s.Requests, s.OK, hits.Load())
+	}
+	var own []string
+	var shares int64
+	for _, w := range out.Workers {
+		if w.Report == nil || w.Tallies != w.Report.Snapshots || w.Lost {
+			t.Fatalf("worker %s: report %v, %d tallies", w.ID, w.Report, w.Tallies)
+		}
+		own = append(own, w.Report.Sample.HDR)
+		shares += w.Report.Sample.Requests
+	}
+	whole, err := hdr.Merge(own...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := hdr.Distribution(whole); d != s.LatencyNs || shares != 3001 {
+		t.Errorf("merged latency %+v; the workers' own histograms together %+v (%d requests)", s.LatencyNs, d, shares)
+	}
+	if out.StartSkew < 0 || out.StartSkew > 50*time.Millisecond || out.Agreed.IsZero() {
+		t.Errorf("start skew %v", out.StartSkew)
+	}
+	if len(out.Missing()) != 0 || out.Duplicates != 0 || out.Messages == 0 {
+		t.Errorf("missing %v, duplicates %d, messages %d", out.Missing(), out.Duplicates, out.Messages)
+	}
+}
+
+// TestDuplicateTallyCountedOnce publishes a worker's tally a second time
+// under a new message id (past JetStream's deduplication): the
+// coordinator still adds it once.
+func TestDuplicateTallyCountedOnce(t *testing.T) {
+	c, hits := target(t)
+	url := embedded(t)
+	body, _ := json.Marshal(spec{Clients: 1})
+	spy := connect(t, url)
+	js, err := jetstream.New(spy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// replay every tally but the last of worker w0 once more, with
+	// another message id
+	var replayed atomic.Int64
+	_, err = spy.Subscribe("tandem.dup.*.snap.w0", func(m *nats.Msg) {
+		if m.Header.Get("Replayed") != "" || strings.Contains(string(m.Data), `"final"`) {
+			return
+		}
+		r := nats.NewMsg(m.Subject)
+		r.Data = m.Data
+		r.Header.Set("Replayed", "1")
+		r.Header.Set(jetstream.MsgIDHeader, m.Header.Get(jetstream.MsgIDHeader)+"-again")
+		if _, err := js.PublishMsg(context.Background(), r); err == nil {
+			replayed.Add(1)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	co := &fleet.Coordinator{Conn: connect(t, url), Fleet: "dup", Workers: 1, Spec: body, Version: "test", JoinWait: 20 * time.Second}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		w := &fleet.Worker{Conn: connect(t, url), Fleet: "dup", ID: "w0", Version: "test", Wait: 20 * time.Second,
+			Job: func(ctx context.Context, p *fleet.Part) (fleet.Report, error) { // 1.5 s: a tally at 1 s, then the last
+				s, err := load.Closed{Concurrency: 1, Duration: 1500 * time.Millisecond, Tap: p.Tap, Live: p.Live}.Run(ctx, c)
+				return fleet.Report{Sample: s}, err
+			}}
+		if err := w.Run(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	out, err := co.Run(context.Background())
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the worker's own count is exact; the server may have served one more,
+	// which the run's end cut off (neither a failure nor a latency)
+	own := out.Workers[0].Report.Sample.Requests
+	if s := out.Sum.Sample(time.Second, "request"); s.Requests != own || own > hits.Load() || own < hits.Load()-1 ||
+		replayed.Load() == 0 || out.Duplicates != replayed.Load() {
+		t.Fatalf("merged %d requests, the worker counted %d, the server served %d; %d tallies replayed, %d seen as duplicates",
+			s.Requests, own, hits.Load(), replayed.Load(), out.Duplicates)
+	}
+}
+
+// TestLostWorker: a worker that goes silent mid-run (its connection to
+// NATS closed) is lost within the detector's time; by default the run
+// fails, and the others stop with what they measured; with
+// ContinueOnLoss the run goes on to its end.
+func TestLostWorker(t *testing.T) {
+	for _, cont := range []bool{false, true} {
+		t.Run(fmt.Sprintf("continue=%v", cont), func(t *testing.T) {
+			c, _ := target(t)
+			url := embedded(t)
+			body, _ := json.Marshal(spec{Requests: 1 << 40, Clients: 2})
+			co := &fleet.Coordinator{Conn: connect(t, url), Workers: 2, Spec: body, Version: "test", JoinWait: 20 * time.Second,
+				ContinueOnLoss: cont, Suspect: 300 * time.Millisecond, Lost: 600 * time.Millisecond, Lease: time.Second}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var wg sync.WaitGroup
+			victim := connect(t, url)
+			errs := make([]error, 2)
+			for i, nc := range []*nats.Conn{connect(t, url), victim} {
+				wg.Go(func() {
+					job := closedJob(c)
+					if i == 0 && cont { // the survivor ends by itself when the run continues
+						job = func(ctx context.Context, p *fleet.Part) (fleet.Report, error) {
+							p.Describe("2 s")
+							s, err := load.Closed{Concurrency: 1, Duration: 2 * time.Second, Tap: p.Tap, Live: p.Live}.Run(ctx, c)
+							return fleet.Report{Sample: s}, err
+						}
+					}
+					w := &fleet.Worker{Conn: nc, ID: fmt.Sprintf("w%d", i), Version: "test", Wait: 20 * time.Second, Job: job}
+					errs[i] = w.Run(ctx)
+				})
+			}
+			go func() { // silence w1 once the load runs
+				time.Sleep(1500 * time.Millisecond)
+				victim.Close()
+			}()
+			began := time.Now()
+			out, err := co.Run(ctx)
+			wg.Wait()
+			if cont != (err == nil) || !cont && !errors.Is(err, fleet.ErrWorkerLost) {
+				t.Fatalf("continue=%v: run error %v", cont, err)
+			}
+			lost := out.Workers[1]
+			if !lost.Lost || !lost.Suspected || out.Workers[0].Lost || out.Workers[0].Report == nil {
+				t.Fatalf("w1 lost %v suspected %v; w0 lost %v, report %v", lost.Lost, lost.Suspected, out.Workers[0].Lost, out.Workers[0].Report)
+			}
+			if d := time.Since(began); d > 10*time.Second {
+				t.Errorf("the run took %v to end after a loss", d)
+			}
+			if s := out.Sum.Sample(time.Second, "request"); s.Requests < out.Workers[0].Report.Sample.Requests || s.Requests == 0 {
+				t.Errorf("merged %d requests; the survivor alone sent %d", s.Requests, out.Workers[0].Report.Sample.Requests)
+			}
+			if !cont && !errors.Is(errs[0], fleet.ErrStopped) {
+				t.Errorf("the survivor's end: %v; want stopped by the coordinator", errs[0])
+			}
+			if errs[1] == nil {
+				t.Error("the silenced worker ended without an error")
+			}
+		})
+	}
+}
+
+// TestWorkerStopsWithinLease: a worker whose coordinator vanishes mid-run
+// stops its load within its lease.
+func TestWorkerStopsWithinLease(t *testing.T) {
+	c, hits := target(t)
+	url := embedded(t)
+	body, _ := json.Marshal(spec{Requests: 1 << 40, Clients: 1})
+	coConn := connect(t, url)
+	co := &fleet.Coordinator{Conn: coConn, Workers: 1, Spec: body, Version: "test", JoinWait: 20 * time.Second, Lease: time.Second}
+	coDone := make(chan error, 1)
+	go func() { _, err := co.Run(context.Background()); coDone <- err }()
+	w := &fleet.Worker{Conn: connect(t, url), ID: "w0", Version: "test", Wait: 20 * time.Second, Job: closedJob(c)}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(context.Background()) }()
+	for hits.Load() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	coConn.Close() // the coordinator is gone: no beats, no stop
+	gone := time.Now()
+	select {
+	case err := <-done:
+		if !errors.Is(err, fleet.ErrStopped) {
+			t.Errorf("worker ended with %v; want stopped", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker still runs 10 s after its coordinator vanished")
+	}
+	n := hits.Load()
+	time.Sleep(200 * time.Millisecond)
+	if hits.Load() != n {
+		t.Error("requests still arrive after the worker stopped")
+	}
+	if d := time.Since(gone); d > time.Second+2*time.Second {
+		t.Errorf("stopped %v after the coordinator vanished; lease 1 s (+ the last tally's delivery)", d)
+	}
+	if err := <-coDone; err == nil {
+		t.Error("the coordinator without its connection ended without an error")
+	}
+}
+
+// TestJoinRefusals: a worker of another version, a second worker of one
+// name, and a worker that comes once the run is full are refused.
+func TestJoinRefusals(t *testing.T) {
+	c, _ := target(t)
+	url := embedded(t)
+	body, _ := json.Marshal(spec{Requests: 200, Clients: 1})
+	co := &fleet.Coordinator{Conn: connect(t, url), Workers: 1, Spec: body, Version: "v1", JoinWait: 20 * time.Second}
+	ctx := context.Background()
+	res := make(chan error, 1)
+	go func() { _, err := co.Run(ctx); res <- err }()
+	other := &fleet.Worker{Conn: connect(t, url), ID: "x", Version: "v2", Wait: 5 * time.Second, Job: closedJob(c)}
+	if err := other.Run(ctx); !errors.Is(err, fleet.ErrRefused) {
+		t.Errorf("a worker of another version: %v", err)
+	}
+	block := make(chan struct{})
+	first := &fleet.Worker{Conn: connect(t, url), ID: "a", Version: "v1", Wait: 5 * time.Second,
+		Job: func(ctx context.Context, p *fleet.Part) (fleet.Report, error) {
+			<-block
+			return closedJob(c)(ctx, p)
+		}}
+	fr := make(chan error, 1)
+	go func() { fr <- first.Run(ctx) }()
+	time.Sleep(300 * time.Millisecond)
+	for _, id := range []string{"a", "b"} {
+		late := &fleet.Worker{Conn: connect(t, url), ID: id, Version: "v1", Wait: 5 * time.Second, Job: closedJob(c)}
+		if err := late.Run(ctx); !errors.Is(err, fleet.ErrRefused) {
+			t.Errorf("worker %s joining a full run: %v", id, err)
+		}
+	}
+	close(block)
+	if err := <-fr; err != nil {
+		t.Error(err)
+	}
+	if err := <-res; err != nil {
+		t.Error(err)
+	}
+}

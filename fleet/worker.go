@@ -1,0 +1,356 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/tandem-bench/tandem/load"
+)
+
+// Part is what a Job gets: its assignment, the Tap to set on its
+// executor (the fleet starts the load through it) and the Live counts its
+// heartbeats carry.
+type Part struct {
+	Assignment
+	Tap  *load.Tap
+	Live *load.Live
+
+	mu    sync.Mutex
+	share string
+}
+
+// Describe says, before the load starts, what share of the load this
+// worker runs ("rate 333.3/s: every 3rd arrival from the 1st").
+func (p *Part) Describe(share string) {
+	p.mu.Lock()
+	p.share = share
+	p.mu.Unlock()
+}
+
+func (p *Part) described() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.share
+}
+
+// A Job runs a worker's part of the load: it splits the spec for its
+// index, reaches the target and runs the load with p.Tap set on the
+// executor, and returns its own report. An error before the load starts
+// is returned as an error.
+type Job func(ctx context.Context, p *Part) (Report, error)
+
+// Worker joins a fleet's next run, runs its part and streams what it
+// records. One Worker serves one run.
+type Worker struct {
+	Conn *nats.Conn
+	// Fleet names the fleet: workers join the coordinator of the same
+	// name ("tandem" when empty).
+	Fleet string
+	// ID names the worker within the run; it must be unique.
+	ID string
+	// Host is where it runs, for the results.
+	Host string
+	// Version is tandem's version: a fleet runs one version.
+	Version string
+	// Wait bounds the wait for a coordinator to accept the worker.
+	Wait time.Duration
+	// Job runs the worker's part.
+	Job Job
+	// Log, if set, receives a line for each step.
+	Log func(string)
+}
+
+// ErrRefused is returned when the coordinator refused the worker.
+var ErrRefused = errors.New("fleet: the coordinator refused this worker")
+
+// ErrStopped is returned when the part stopped before its end: the
+// coordinator stopped it, or it lost its coordinator.
+var ErrStopped = errors.New("fleet: the part stopped early")
+
+func (w *Worker) logf(format string, args ...any) {
+	if w.Log != nil {
+		w.Log(fmt.Sprintf(format, args...))
+	}
+}
+
+// Run joins, waits for its assignment, runs it and sends its tallies and
+// report; it returns once the report is delivered (or cannot be within
+// the lease). ctx ends the worker: its load stops and what it measured is
+// still sent.
+func (w *Worker) Run(ctx context.Context) error {
+	if w.Fleet == "" {
+		w.Fleet = "tandem"
+	}
+	if w.Wait <= 0 {
+		w.Wait = 10 * time.Minute
+	}
+	acc, err := w.join(ctx)
+	if err != nil {
+		return err
+	}
+	sub := subjects{fleet: w.Fleet, run: acc.Run}
+	lease := time.Duration(acc.LeaseNs)
+	w.logf("joined run %s as worker %d of %d", acc.Run, acc.Index+1, acc.Count)
+
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		mu       sync.Mutex
+		heard    = time.Now()
+		assigned = make(chan *nats.Msg, 1)
+		starts   = make(chan int64, 1)
+	)
+	hear := func() { mu.Lock(); heard = time.Now(); mu.Unlock() }
+	var subs []*nats.Subscription
+	defer func() {
+		for _, s := range subs {
+			s.Unsubscribe()
+		}
+	}()
+	for subj, handle := range map[string]nats.MsgHandler{
+		sub.worker(w.ID, "clock"): func(m *nats.Msg) {
+			hear()
+			b, _ := json.Marshal(clockReply{UnixNs: time.Now().UnixNano()})
+			m.Respond(b)
+		},
+		sub.worker(w.ID, "assign"): func(m *nats.Msg) {
+			hear()
+			select {
+			case assigned <- m:
+			default: // one assignment per run
+			}
+		},
+		sub.worker(w.ID, "start"): func(m *nats.Msg) {
+			hear()
+			var s startMsg
+			if json.Unmarshal(m.Data, &s) == nil {
+				select {
+				case starts <- s.AtUnixNs:
+				default:
+				}
+			}
+		},
+		sub.beat(): func(*nats.Msg) { hear() },
+		sub.stop(): func(m *nats.Msg) {
+			var s stopMsg
+			json.Unmarshal(m.Data, &s)
+			cancel(fmt.Errorf("%w: the coordinator stopped the run: %s", ErrStopped, s.Reason))
+		},
+	} {
+		s, err := w.Conn.Subscribe(subj, handle)
+		if err != nil {
+			return fmt.Errorf("fleet: subscribe %s: %w", subj, err)
+		}
+		subs = append(subs, s)
+	}
+	if err := w.Conn.Flush(); err != nil {
+		return fmt.Errorf("fleet: %w", err)
+	}
+	// the lease: without a word from the coordinator for lease, stop.
+	watchdogDone := make(chan struct{})
+	defer close(watchdogDone)
+	go func() {
+		tick := time.NewTicker(lease / 20)
+		defer tick.Stop()
+		for {
+			select {
+			case <-watchdogDone:
+				return
+			case <-tick.C:
+				mu.Lock()
+				silent := time.Since(heard)
+				mu.Unlock()
+				if silent > lease {
+					cancel(fmt.Errorf("%w: nothing heard from the coordinator for %v (the lease)", ErrStopped, silent.Round(time.Millisecond)))
+					return
+				}
+			}
+		}
+	}()
+
+	var am *nats.Msg
+	select {
+	case am = <-assigned:
+	case <-runCtx.Done():
+		return context.Cause(runCtx)
+	}
+	var a Assignment
+	if err := json.Unmarshal(am.Data, &a); err != nil {
+		respond(am, readyReply{Err: "malformed assignment: " + err.Error()})
+		return fmt.Errorf("fleet: malformed assignment: %w", err)
+	}
+	part := &Part{Assignment: a, Tap: &load.Tap{}, Live: &load.Live{}}
+	readied := false
+	part.Tap.Ready = func(ctx context.Context) (time.Time, error) {
+		readied = true
+		respond(am, readyReply{Share: part.described()})
+		w.logf("ready: %s", part.described())
+		select {
+		case at := <-starts:
+			return time.Unix(0, at), nil
+		case <-ctx.Done():
+			return time.Time{}, context.Cause(ctx)
+		}
+	}
+	js, err := jetstream.New(w.Conn)
+	if err != nil {
+		return fmt.Errorf("fleet: %w", err)
+	}
+	out := &sender{js: js, sub: sub, id: w.ID}
+	done := make(chan struct{})
+	var rep Report
+	var jobErr error
+	go func() {
+		defer close(done)
+		rep, jobErr = w.Job(runCtx, part)
+	}()
+	snap := time.NewTicker(snapEvery)
+	defer snap.Stop()
+	beats := time.NewTicker(beatEvery)
+	defer beats.Stop()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		case <-beats.C:
+			b, _ := json.Marshal(beat{Sent: part.Live.Sent.Load(), OK: part.Live.OK.Load(), Errors: part.Live.Errors.Load()})
+			w.Conn.Publish(sub.worker(w.ID, "beat"), b)
+		case <-snap.C:
+			if err := out.take(runCtx, part.Tap, nil); err != nil {
+				w.logf("tally: %v", err)
+			}
+		}
+	}
+	if jobErr != nil && !readied {
+		respond(am, readyReply{Err: jobErr.Error()})
+		return jobErr
+	}
+	if jobErr != nil {
+		rep.Err = jobErr.Error()
+	}
+	if runCtx.Err() != nil {
+		rep.Stopped = context.Cause(runCtx).Error()
+	}
+	if t := part.Tap.Started(); !t.IsZero() {
+		rep.StartedUnixNs = t.UnixNano()
+	}
+	// the rest of the tally and the report, delivered within the lease
+	finalCtx, cancelFinal := context.WithTimeout(context.WithoutCancel(ctx), lease)
+	defer cancelFinal()
+	if err := out.take(finalCtx, part.Tap, &rep); err != nil {
+		return fmt.Errorf("fleet: the last tally was not delivered: %w", err)
+	}
+	w.logf("sent %d tallies", out.seq)
+	if jobErr != nil {
+		return jobErr
+	}
+	if runCtx.Err() != nil {
+		return context.Cause(runCtx)
+	}
+	return nil
+}
+
+// join asks the fleet's coordinator to take the worker, until it answers
+// or Wait runs out.
+func (w *Worker) join(ctx context.Context) (joinReply, error) {
+	req, _ := json.Marshal(joinRequest{ID: w.ID, Host: w.Host, Cores: runtime.NumCPU(), Version: w.Version})
+	subj := subjects{fleet: w.Fleet}.join()
+	deadline := time.Now().Add(w.Wait)
+	for {
+		m, err := w.Conn.RequestWithContext(ctxTimeout(ctx, time.Second), subj, req)
+		if err == nil {
+			var r joinReply
+			if err := json.Unmarshal(m.Data, &r); err != nil {
+				return r, fmt.Errorf("fleet: malformed join reply: %w", err)
+			}
+			if r.Refused != "" {
+				return r, fmt.Errorf("%w: %s", ErrRefused, r.Refused)
+			}
+			return r, nil
+		}
+		if ctx.Err() != nil {
+			return joinReply{}, context.Cause(ctx)
+		}
+		if time.Now().After(deadline) {
+			return joinReply{}, fmt.Errorf("fleet: no coordinator of fleet %q answered within %v (%v)", w.Fleet, w.Wait, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// ctxTimeout is ctx bounded by d; its cancel is left to d (a request's
+// context ends when its reply comes or d passes).
+func ctxTimeout(ctx context.Context, d time.Duration) context.Context {
+	c, cancel := context.WithTimeout(ctx, d)
+	time.AfterFunc(d, cancel)
+	return c
+}
+
+func respond(m *nats.Msg, v any) {
+	b, _ := json.Marshal(v)
+	m.Respond(b)
+}
+
+// sender publishes a worker's tallies in order, each once: a tally that
+// could not be published stays queued and is sent again, with the same
+// message id, before the next.
+type sender struct {
+	js      jetstream.JetStream
+	sub     subjects
+	id      string
+	seq     int64
+	pending []snapshot
+}
+
+// take takes the tap's tally (with the final report, if rep is set),
+// queues it and publishes what is queued.
+func (s *sender) take(ctx context.Context, tap *load.Tap, rep *Report) error {
+	tl, err := tap.Take()
+	if err != nil {
+		return err
+	}
+	s.seq++
+	sn := snapshot{Worker: s.id, Seq: s.seq, Tally: tl}
+	if rep != nil {
+		rep.Snapshots = s.seq
+		sn.Final = rep
+	}
+	s.pending = append(s.pending, sn)
+	for {
+		err := s.flush(ctx)
+		if err == nil || rep == nil || ctx.Err() != nil {
+			return err
+		}
+		select { // the last tally: retry until delivered or ctx ends
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (s *sender) flush(ctx context.Context) error {
+	for len(s.pending) > 0 {
+		sn := s.pending[0]
+		b, err := json.Marshal(sn)
+		if err != nil {
+			return err
+		}
+		msgID := fmt.Sprintf("%s.%s.%d", s.sub.run, s.id, sn.Seq)
+		if _, err := s.js.Publish(ctxTimeout(ctx, 2*time.Second), s.sub.snap(s.id), b, jetstream.WithMsgID(msgID)); err != nil {
+			return fmt.Errorf("publish tally %d: %w", sn.Seq, err)
+		}
+		s.pending = s.pending[1:]
+	}
+	return nil
+}
