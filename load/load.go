@@ -403,9 +403,13 @@ func (t timetable) dueNow(taken int64) int64 {
 // achieved rate the sends' over their own span.
 func (t timetable) sample(rec *recorder, elapsed time.Duration, unit string, scheduled, dropped int64) results.Sample {
 	offered := 0.0
+	first := t.start
+	if _, shard := t.Schedule.(Shard); shard { // a shard's first arrival is staggered from the start
+		first, _ = t.due(0)
+	}
 	if scheduled > 1 {
-		if last, ok := t.due(scheduled - 1); ok && last.After(t.start) {
-			offered = float64(scheduled-1) / last.Sub(t.start).Seconds()
+		if last, ok := t.due(scheduled - 1); ok && last.After(first) {
+			offered = float64(scheduled-1) / last.Sub(first).Seconds()
 		}
 	}
 	s := rec.sample(elapsed, 0, unit, dropped, offered)

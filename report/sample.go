@@ -99,6 +99,12 @@ func sampleText(w io.Writer, s results.Sample, warnings []string, stoppedBy stri
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "errors        %s\n", ErrorList(s))
+	if f := s.Fleet; f != nil {
+		fmt.Fprintf(&b, "fleet         %s\n", fleetLine(f))
+		for _, w := range f.Workers {
+			fmt.Fprintf(&b, "  %-11s %s\n", w.ID, fleetWorkerLine(w))
+		}
+	}
 	for _, wn := range warnings {
 		fmt.Fprintf(&b, "warning: %s\n", wn)
 	}
@@ -120,6 +126,12 @@ func sampleMarkdown(w io.Writer, s results.Sample, warnings []string, stoppedBy 
 		fmt.Fprintf(&b, "| %s | %s |\n", r.name, strings.Join(dist(r.d), " | "))
 	}
 	fmt.Fprintf(&b, "\nerrors: %s\n", ErrorList(s))
+	if f := s.Fleet; f != nil {
+		fmt.Fprintf(&b, "\nfleet: %s\n\n| worker | share | |\n|---|---|---|\n", fleetLine(f))
+		for _, w := range f.Workers {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdEscape(w.ID), mdEscape(w.Share), mdEscape(fleetWorkerFigures(w)))
+		}
+	}
 	for _, wn := range warnings {
 		fmt.Fprintf(&b, "\n> warning: %s\n", wn)
 	}
@@ -155,6 +167,9 @@ func sampleJSON(w io.Writer, s results.Sample, warnings []string, stoppedBy stri
 	if s.ThinkTimeNs != nil {
 		out["think_time_ns"] = s.ThinkTimeNs
 	}
+	if s.Fleet != nil {
+		out["fleet"] = s.Fleet
+	}
 	return encodeJSON(w, out)
 }
 
@@ -166,4 +181,43 @@ func encodeJSON(w io.Writer, v any) error {
 		return fmt.Errorf("encode JSON: %w", err)
 	}
 	return nil
+}
+
+// fleetLine sums up how a distributed run went.
+func fleetLine(f *results.Fleet) string {
+	nats := "embedded NATS"
+	if f.NATS != "embedded" {
+		nats = "NATS at " + f.NATS
+	}
+	line := fmt.Sprintf("%d workers over %s, started within %s of each other, coordination %s msg/s and %s B/s",
+		len(f.Workers), nats, human.Duration(float64(f.StartSkewNs)), human.Number(f.MessagesPerS), human.Number(f.BytesPerS))
+	if len(f.Lost) > 0 {
+		line += fmt.Sprintf("; lost %s (on loss: %s)", strings.Join(f.Lost, ", "), f.OnWorkerLoss)
+	}
+	return line
+}
+
+// fleetWorkerLine is one worker's share and what it did.
+func fleetWorkerLine(w results.FleetWorker) string {
+	return w.Share + " → " + fleetWorkerFigures(w)
+}
+
+func fleetWorkerFigures(w results.FleetWorker) string {
+	s := fmt.Sprintf("%d sent, %d ok", w.Requests, w.OK)
+	if w.OfferedRate > 0 {
+		s += fmt.Sprintf(", offered %s/s, achieved %s/s", human.Number(w.OfferedRate), human.Number(w.AchievedRate))
+	} else {
+		s += fmt.Sprintf(", %s/s", human.Number(w.Throughput))
+	}
+	if w.Dropped > 0 {
+		s += fmt.Sprintf(", %d dropped", w.Dropped)
+	}
+	s += fmt.Sprintf(", started %s after the agreed time", human.Duration(float64(w.StartNs)))
+	if w.Lost {
+		s += fmt.Sprintf(", LOST after %s", human.Duration(float64(w.LostAfterNs)))
+	}
+	if w.Error != "" {
+		s += ", failed: " + w.Error
+	}
+	return s
 }

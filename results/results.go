@@ -225,6 +225,67 @@ type Sample struct {
 	// HDR is the latency histogram in HdrHistogram's V2 compressed
 	// encoding, base64.
 	HDR string `json:"hdr"`
+	// Fleet, for a load run by several workers, says how: the figures
+	// above are their tallies added up.
+	Fleet *Fleet `json:"fleet,omitempty"`
+}
+
+// Fleet is how a distributed run was made: its workers, their shares of
+// the load and how their coordination went.
+type Fleet struct {
+	// NATS is the messaging server: "embedded" or the URL's host.
+	NATS    string        `json:"nats"`
+	Workers []FleetWorker `json:"workers"`
+	// StartSkewNs is the spread of the workers' actual starts, read on
+	// the coordinator's clock through each worker's measured offset.
+	StartSkewNs int64 `json:"start_skew_ns"`
+	// OnWorkerLoss is fail or continue.
+	OnWorkerLoss string `json:"on_worker_loss"`
+	// Lost names the workers lost mid-run; Incomplete those whose tallies
+	// did not all arrive (the figures miss part of their load).
+	Lost       []string `json:"lost,omitempty"`
+	Incomplete []string `json:"incomplete,omitempty"`
+	// Duplicates counts tallies received twice (each added once).
+	Duplicates int64 `json:"duplicates"`
+	// Messages and Bytes are what the coordinator received per second of
+	// the run from all workers: the coordination path's cost.
+	MessagesPerS float64 `json:"messages_per_s"`
+	BytesPerS    float64 `json:"bytes_per_s"`
+}
+
+// FleetWorker is one worker of a distributed run: its share as configured
+// and what it achieved.
+type FleetWorker struct {
+	ID    string `json:"id"`
+	Host  string `json:"host,omitempty"`
+	Index int    `json:"index"`
+	// Share is the part of the load it was given, in words.
+	Share string `json:"share"`
+	// ClockOffsetNs is its clock minus the coordinator's; RTTNs the round
+	// trip that measured it; StartNs its start after the agreed one.
+	ClockOffsetNs int64 `json:"clock_offset_ns"`
+	RTTNs         int64 `json:"rtt_ns"`
+	StartNs       int64 `json:"start_ns"`
+	// Its own figures, from its own record.
+	Requests     int64   `json:"requests"`
+	OK           int64   `json:"ok"`
+	OfferedRate  float64 `json:"offered_rate,omitempty"`
+	AchievedRate float64 `json:"achieved_rate"`
+	Throughput   float64 `json:"throughput"`
+	Dropped      int64   `json:"dropped"`
+	// GeneratorCPUNs is the CPU time its process spent on its part.
+	GeneratorCPUNs int64 `json:"generator_cpu_ns"`
+	// Tallies is how many it sent (and the coordinator received).
+	Tallies int64 `json:"tallies"`
+	// HDR is its own latency histogram (V2 compressed, base64), for
+	// diagnosis: the run's is the sum of its tallies.
+	HDR string `json:"hdr,omitempty"`
+	// Lost says it went silent mid-run, LostAfterNs when (from the start).
+	Lost        bool  `json:"lost,omitempty"`
+	LostAfterNs int64 `json:"lost_after_ns,omitempty"`
+	// Warnings are its own diagnoses; Error why its part failed.
+	Warnings []string `json:"warnings,omitempty"`
+	Error    string   `json:"error,omitempty"`
 }
 
 // Second is one second of a run: requests sent in it, answers completed in

@@ -107,7 +107,8 @@ to start or died, 130 interrupted (partial results are kept).`,
 		return badInput(fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
 	})
 	root.AddCommand(demoCmd(stdout, stderr), runCmd(stdout, stderr), validateCmd(stdout), loadCmd(stdout, stderr),
-		reportCmd(stdout), compareCmd(stdout), costCmd(stdout), versionCmd(stdout), sampleCmd(stderr), consumeCmd(), ciCmd(stdout, stderr), historyCmd(stdout, stderr), serveCmd(stdout, stderr))
+		reportCmd(stdout), compareCmd(stdout), costCmd(stdout), versionCmd(stdout), sampleCmd(stderr), consumeCmd(), ciCmd(stdout, stderr), historyCmd(stdout, stderr), serveCmd(stdout, stderr),
+		workerCmd(stderr))
 	argsAreInput(root.Commands())
 	return root
 }

@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/driver/amqpdrv"
+	"github.com/tandem-bench/tandem/fleet"
 	"github.com/tandem-bench/tandem/internal/amqpconf"
 	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/internal/human"
@@ -38,6 +40,8 @@ type loadOptions struct {
 	timeout                      time.Duration
 	headers, protos, importPaths []string
 	data, rpcMethod, params      string
+	// body, if set, is --data as the coordinator of a distributed run read it.
+	body []byte
 	http2, insecure, quickACK    bool
 	// AMQP.
 	queueType, ack string
@@ -45,6 +49,11 @@ type loadOptions struct {
 	confirm        bool
 	// The output.
 	format, cpuprofile string
+	// fleet, when it names workers, spreads the load over them.
+	fleet fleetOptions
+	// part, in a worker, is its share of a distributed load and the Tap
+	// its executor starts through.
+	part *fleet.Part
 }
 
 func loadCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -86,7 +95,14 @@ stop the run and print what it measured so far, marked interrupted.`,
 			return runLoad(cmd, args[0], o, stdout, stderr)
 		},
 	}
-	f := c.Flags()
+	loadFlags(c.Flags(), &o)
+	fleetFlags(c.Flags(), &o.fleet)
+	return c
+}
+
+// loadFlags defines tandem load's flags of the load itself on f: those a
+// distributed run hands on to its workers.
+func loadFlags(f *pflag.FlagSet, o *loadOptions) {
 	f.IntVar(&o.concurrency, "concurrency", 1, "closed loop: clients, each waiting for its answer")
 	f.StringVar(&o.rate, "rate", "", "open loop: arrivals per second in total (R, FROM-TO for a ramp, R1,R2,… for steps)")
 	f.IntVar(&o.connections, "connections", 1, "open and batched loops: connections to spread the load over")
@@ -117,7 +133,6 @@ stop the run and print what it measured so far, marked interrupted.`,
 	f.IntVar(&o.size, "size", amqpconf.DefaultSize, "amqp: message body in bytes (the first 8 carry the send time)")
 	f.BoolVar(&o.confirm, "confirm", false, "amqp: publish with publisher confirms")
 	f.StringVar(&o.ack, "ack", amqpconf.DefaultAck, "amqp: "+amqpconf.AckModes)
-	return c
 }
 
 // runLoad runs tandem load against target: it checks the flags, reaches
@@ -135,6 +150,9 @@ func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io
 		return badInput(err)
 	}
 	if u.Scheme == "amqp" || u.Scheme == "amqps" {
+		if o.fleet.active() {
+			return badInput(errors.New("--workers, --local-workers: an AMQP load runs on one machine"))
+		}
 		return runAMQP(ctx, target, o, stdout)
 	}
 	if err := o.checkShape(); err != nil {
@@ -143,33 +161,12 @@ func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io
 	if o.requests <= 0 && o.duration <= 0 && !strings.Contains(o.rate, ",") {
 		o.duration = 10 * time.Second
 	}
-	body, err := readData(o.data)
+	if o.fleet.active() {
+		return runFleet(cmd, target, o, stdout, stderr)
+	}
+	d, o, err := prepareLoad(ctx, target, o)
 	if err != nil {
-		return badInput(err)
-	}
-	d, err := loadDialer(cmd, target, body, o.rpcMethod, o.params, o.headers, o.protos, o.importPaths, o.timeout, o.http2, o.insecure, o.quickACK)
-	if err != nil {
-		return badInput(err)
-	}
-	if err := o.checkEngine(d); err != nil {
-		return badInput(err)
-	}
-	if (o.rate != "" || o.batch > 0) && runtime.GOMAXPROCS(0) < 2 {
-		runtime.GOMAXPROCS(2) // a P for the open loop's waits beside the rest (see load.Open)
-	}
-	if o.rate != "" {
-		if _, err := load.ParseRate(o.rate, o.duration, o.step); err != nil {
-			return badInput(fmt.Errorf("--rate: %w", err))
-		}
-	}
-	if err := preflight(ctx, u, d, o.timeout); err != nil {
-		return badInput(err)
-	}
-	if o.unit == "" {
-		o.unit = "request"
-		if s, ok := d.(interface{ Streaming() bool }); ok && s.Streaming() {
-			o.unit = "message" // a server stream's work is its messages
-		}
+		return err
 	}
 	var live *load.Live
 	if liveTerminal(stderr) {
@@ -191,6 +188,48 @@ func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io
 		conns = o.concurrency
 	}
 	return finish(ctx, stdout, o.format, s, diagnose(s, cpu, conns))
+}
+
+// prepareLoad builds the driver of o's call to target, checks that the
+// engine and rate suit it, reaches the target and settles the unit of
+// work: what a run does before its load, on one machine or on each worker.
+func prepareLoad(ctx context.Context, target string, o loadOptions) (load.Dialer, loadOptions, error) {
+	u, err := targetURL(target)
+	if err != nil {
+		return nil, o, badInput(err)
+	}
+	body := o.body
+	if body == nil {
+		var err error
+		if body, err = readData(o.data); err != nil {
+			return nil, o, badInput(err)
+		}
+	}
+	d, err := loadDialer(ctx, target, body, o.rpcMethod, o.params, o.headers, o.protos, o.importPaths, o.timeout, o.http2, o.insecure, o.quickACK)
+	if err != nil {
+		return nil, o, badInput(err)
+	}
+	if err := o.checkEngine(d); err != nil {
+		return nil, o, badInput(err)
+	}
+	if (o.rate != "" || o.batch > 0) && runtime.GOMAXPROCS(0) < 2 {
+		runtime.GOMAXPROCS(2) // a P for the open loop's waits beside the rest (see load.Open)
+	}
+	if o.rate != "" {
+		if _, err := load.ParseRate(o.rate, o.duration, o.step); err != nil {
+			return nil, o, badInput(fmt.Errorf("--rate: %w", err))
+		}
+	}
+	if err := preflight(ctx, u, d, o.timeout); err != nil {
+		return nil, o, badInput(err)
+	}
+	if o.unit == "" {
+		o.unit = "request"
+		if s, ok := d.(interface{ Streaming() bool }); ok && s.Streaming() {
+			o.unit = "message" // a server stream's work is its messages
+		}
+	}
+	return d, o, nil
 }
 
 // runAMQP publishes into and consumes from a queue declared for the run
@@ -246,22 +285,29 @@ func (o loadOptions) checkEngine(d load.Dialer) error {
 // batched one with --batch, else a closed loop. live, if not nil, counts
 // as the run goes.
 func (o loadOptions) executor(d load.Dialer, live *load.Live) (func(context.Context) (results.Sample, error), error) {
+	var tap *load.Tap
+	if o.part != nil {
+		tap = o.part.Tap
+	}
 	switch {
 	case o.rate != "":
 		sch, err := load.ParseRate(o.rate, o.duration, o.step)
 		if err != nil {
 			return nil, fmt.Errorf("--rate: %w", err)
 		}
+		if o.part != nil { // a worker's share: every Count-th arrival from its Index
+			sch = load.Shard{Schedule: sch, Index: o.part.Index, Count: o.part.Count}
+		}
 		return bind(load.Open{Schedule: sch, Connections: o.connections, Requests: o.requests, Duration: o.duration,
-			MaxWaiting: o.maxWaiting, Timeout: o.timeout, Live: live, Unit: o.unit, Engine: o.engine, Quantum: o.quantum}.Run, d), nil
+			MaxWaiting: o.maxWaiting, Timeout: o.timeout, Live: live, Tap: tap, Unit: o.unit, Engine: o.engine, Quantum: o.quantum}.Run, d), nil
 	case o.batch > 0:
 		if o.duration <= 0 {
 			return nil, errors.New("--batch needs --duration")
 		}
 		return bind(load.Batched{Connections: o.connections, PerPeriod: o.batch, Period: o.period, Duration: o.duration, Timeout: o.timeout,
-			Live: live, Unit: o.unit}.Run, d), nil
+			Live: live, Tap: tap, Unit: o.unit}.Run, d), nil
 	}
-	return bind(load.Closed{Concurrency: o.concurrency, Requests: o.requests, Duration: o.duration, Timeout: o.timeout, Live: live, Unit: o.unit,
+	return bind(load.Closed{Concurrency: o.concurrency, Requests: o.requests, Duration: o.duration, Timeout: o.timeout, Live: live, Tap: tap, Unit: o.unit,
 		Engine: o.engine, Quantum: o.quantum}.Run, d), nil
 }
 
@@ -383,7 +429,7 @@ func readData(data string) ([]byte, error) {
 
 // loadDialer builds the driver of the call a target URL and the flags
 // describe (see driver.CallFromURL); --header values are Name: value.
-func loadDialer(cmd *cobra.Command, target string, body []byte, rpcMethod, params string, headers, protos, importPaths []string,
+func loadDialer(ctx context.Context, target string, body []byte, rpcMethod, params string, headers, protos, importPaths []string,
 	timeout time.Duration, http2, insecure, quickACK bool) (load.Dialer, error) {
 	hdr := map[string]string{}
 	for _, h := range headers {
@@ -398,7 +444,7 @@ func loadDialer(cmd *cobra.Command, target string, body []byte, rpcMethod, param
 	if err != nil {
 		return nil, err
 	}
-	return driver.New(cmd.Context(), call, endpoint, driver.Options{Timeout: timeout, QuickACK: quickACK})
+	return driver.New(ctx, call, endpoint, driver.Options{Timeout: timeout, QuickACK: quickACK})
 }
 
 // progressLine redraws one status line on a terminal every half second

@@ -1,0 +1,494 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/tandem-bench/tandem/fleet"
+	"github.com/tandem-bench/tandem/internal/host"
+	"github.com/tandem-bench/tandem/internal/human"
+	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/results"
+)
+
+// fleetOptions are the flags that spread tandem load over workers.
+type fleetOptions struct {
+	workers, localWorkers int
+	nats, name, onLoss    string
+	joinWait              time.Duration
+}
+
+// active says the flags ask for a distributed run.
+func (f fleetOptions) active() bool { return f.workers > 0 || f.localWorkers > 0 }
+
+// fleetFlagNames are the flags of the fleet itself, which workers do not get.
+var fleetFlagNames = map[string]bool{"workers": true, "local-workers": true, "nats": true, "fleet": true,
+	"on-worker-loss": true, "join-wait": true, "format": true, "cpuprofile": true}
+
+func fleetFlags(f *pflag.FlagSet, o *fleetOptions) {
+	f.IntVar(&o.workers, "workers", 0, "spread the load over this many workers that join by themselves (tandem worker --nats URL, or a Kubernetes Job: tandem k8s job)")
+	f.IntVar(&o.localWorkers, "local-workers", 0, "spread the load over this many worker processes started on this machine")
+	f.StringVar(&o.nats, "nats", "", "with --workers: the NATS server the fleet meets on (default: one embedded in this process, on loopback)")
+	f.StringVar(&o.name, "fleet", "tandem", "with --workers: the fleet's name; workers of another name are not taken")
+	f.StringVar(&o.onLoss, "on-worker-loss", "fail", "with --workers: fail (stop the run, exit 1) or continue when a worker is lost (silent for 5 s)")
+	f.DurationVar(&o.joinWait, "join-wait", 2*time.Minute, "with --workers: how long to wait for the workers to join")
+}
+
+// loadSpec is the whole load as a coordinator hands it to every worker:
+// the target, the load's flags as given, and --data read here.
+type loadSpec struct {
+	Target string   `json:"target"`
+	Args   []string `json:"args"`
+	Data   *string  `json:"data,omitempty"`
+}
+
+// specOf is the spec of the load cmd's flags describe.
+func specOf(f *pflag.FlagSet, target string, o loadOptions) (loadSpec, error) {
+	sp := loadSpec{Target: target}
+	var err error
+	f.Visit(func(fl *pflag.Flag) {
+		switch {
+		case fleetFlagNames[fl.Name]:
+		case fl.Name == "data":
+			body, e := readData(o.data)
+			if e != nil {
+				err = e
+				return
+			}
+			data := string(body)
+			sp.Data = &data
+		default:
+			if sv, ok := fl.Value.(pflag.SliceValue); ok {
+				for _, v := range sv.GetSlice() {
+					sp.Args = append(sp.Args, "--"+fl.Name+"="+v)
+				}
+				return
+			}
+			sp.Args = append(sp.Args, "--"+fl.Name+"="+fl.Value.String())
+		}
+	})
+	return sp, err
+}
+
+// options are the spec's load options, checked as tandem load checks its
+// flags.
+func (sp loadSpec) options() (loadOptions, error) {
+	var o loadOptions
+	f := pflag.NewFlagSet("load", pflag.ContinueOnError)
+	f.SetOutput(io.Discard)
+	loadFlags(f, &o)
+	if err := f.Parse(sp.Args); err != nil {
+		return o, fmt.Errorf("the load's flags: %w", err)
+	}
+	o.concurrencySet = f.Changed("concurrency")
+	if sp.Data != nil {
+		o.body = []byte(*sp.Data) // read by the coordinator: the workers need not have the file
+	}
+	if err := errors.Join(loadFlagBounds(o), o.checkShape()); err != nil {
+		return o, err
+	}
+	if o.requests <= 0 && o.duration <= 0 && !strings.Contains(o.rate, ",") {
+		o.duration = 10 * time.Second
+	}
+	if o.rate != "" {
+		if _, err := load.ParseRate(o.rate, o.duration, o.step); err != nil {
+			return o, fmt.Errorf("--rate: %w", err)
+		}
+	}
+	return o, nil
+}
+
+// share narrows o to the index-th of count parts of its load, exactly:
+// an open loop takes every count-th arrival of the whole schedule from
+// its index (so constant pacing is staggered by index/(count·rate)) and
+// a share of the connections; a closed loop a share of the clients; a
+// batched loop a share of the connections, each sending the whole batch;
+// --requests is split too. Shares are by largest remainder and sum to the
+// whole; a part left without a connection or client is an error.
+func (o loadOptions) share(index, count int) (loadOptions, string, error) {
+	split := func(n int64) int64 { return fleet.Split(n, count, index) }
+	o.requests = split(o.requests)
+	var desc string
+	switch {
+	case o.rate != "":
+		o.connections = int(split(int64(o.connections)))
+		desc = fmt.Sprintf("open loop: every %s arrival of %s from the %s, over %s", ordinal(count), o.rate+"/s", ordinal(index+1), plural(o.connections, "connection"))
+	case o.batch > 0:
+		o.connections = int(split(int64(o.connections)))
+		desc = fmt.Sprintf("batched: %s × %d every %v", plural(o.connections, "connection"), o.batch, o.period)
+	default:
+		o.concurrency = int(split(int64(o.concurrency)))
+		o.connections = o.concurrency
+		desc = fmt.Sprintf("closed loop: %s", plural(o.concurrency, "client"))
+	}
+	if o.connections < 1 {
+		what := "--connections"
+		if o.rate == "" && o.batch == 0 {
+			what = "--concurrency"
+		}
+		return o, "", fmt.Errorf("%s over %d workers leaves worker %d without one: give at least one per worker", what, count, index+1)
+	}
+	if o.requests > 0 {
+		desc += fmt.Sprintf(", %d requests", o.requests)
+	}
+	return o, desc, nil
+}
+
+// plural is "1 connection", "2 connections".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+func ordinal(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return strconv.Itoa(n) + "th"
+	case n%10 == 1:
+		return strconv.Itoa(n) + "st"
+	case n%10 == 2:
+		return strconv.Itoa(n) + "nd"
+	case n%10 == 3:
+		return strconv.Itoa(n) + "rd"
+	}
+	return strconv.Itoa(n) + "th"
+}
+
+// runFleet coordinates a distributed tandem load: it starts (or joins) a
+// NATS server, starts the local workers, runs the coordinator and prints
+// the tallies added up as tandem load prints one machine's run.
+func runFleet(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io.Writer) error {
+	ctx := cmd.Context()
+	fo := o.fleet
+	if fo.workers > 0 && fo.localWorkers > 0 {
+		return badInput(errors.New("--workers and --local-workers: choose one (--local-workers N starts N workers here)"))
+	}
+	if fo.onLoss != "fail" && fo.onLoss != "continue" {
+		return badInput(fmt.Errorf("--on-worker-loss %q: want fail or continue", fo.onLoss))
+	}
+	if !validFleetName(fo.name) {
+		return badInput(fmt.Errorf("--fleet %q: want letters, digits, - and _", fo.name))
+	}
+	if o.cpuprofile != "" {
+		return badInput(errors.New("--cpuprofile profiles this process: run it on one worker's load instead"))
+	}
+	n := max(fo.workers, fo.localWorkers)
+	sp, err := specOf(cmd.Flags(), target, o)
+	if err != nil {
+		return badInput(err)
+	}
+	whole, err := sp.options()
+	if err != nil {
+		return badInput(err)
+	}
+	for i := range n { // refuse a split that leaves a worker nothing, before anything starts
+		if _, _, err := whole.share(i, n); err != nil {
+			return badInput(err)
+		}
+	}
+	spec, err := json.Marshal(sp)
+	if err != nil {
+		return err
+	}
+	natsURL, where := fo.nats, "embedded"
+	if natsURL == "" {
+		e, err := fleet.Embed("")
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		natsURL = e.URL()
+	} else if u, err := url.Parse(natsURL); err == nil && u.Host != "" {
+		where = u.Host
+	}
+	nc, err := nats.Connect(natsURL, nats.Name("tandem coordinator"))
+	if err != nil {
+		return badInput(fmt.Errorf("--nats %s: %w", natsURL, err))
+	}
+	defer nc.Close()
+	logf := func(s string) { fmt.Fprintf(stderr, "tandem: fleet: %s\n", s) }
+	var locals *localWorkers
+	if fo.localWorkers > 0 {
+		if locals, err = startLocalWorkers(ctx, fo.localWorkers, natsURL, fo.name); err != nil {
+			return err
+		}
+		defer locals.stop()
+	} else {
+		logf(fmt.Sprintf("waiting for %d workers: tandem worker --nats %s --fleet %s", n, natsURL, fo.name))
+	}
+	co := &fleet.Coordinator{Conn: nc, Fleet: fo.name, Workers: n, Spec: spec, Version: version, JoinWait: fo.joinWait,
+		ContinueOnLoss: fo.onLoss == "continue", Log: logf}
+	out, runErr := co.Run(ctx)
+	if out == nil {
+		if locals != nil {
+			if tail := locals.stderr(); tail != "" {
+				runErr = fmt.Errorf("%w\nthe local workers said:\n%s", runErr, tail)
+			}
+		}
+		return badInput(runErr)
+	}
+	s, warnings := fleetSample(out, where, fo.onLoss)
+	if err := finish(ctx, stdout, o.format, s, warnings); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return &exitError{exitCheckFailed, runErr}
+	}
+	return nil
+}
+
+var fleetName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+func validFleetName(s string) bool { return fleetName.MatchString(s) }
+
+// fleetSample adds a fleet's tallies up into the sample one machine would
+// have written, with the fleet's account and the warnings it calls for.
+func fleetSample(out *fleet.Outcome, where, onLoss string) (results.Sample, []string) {
+	var elapsed time.Duration
+	unit := "request"
+	for _, w := range out.Workers {
+		if w.Report != nil {
+			elapsed = max(elapsed, time.Duration(w.Report.Sample.DurationNs))
+			if w.Report.Sample.Unit != "" {
+				unit = w.Report.Sample.Unit
+			}
+		}
+	}
+	s := out.Sum.Sample(elapsed, unit)
+	s.AchievedRate = 0
+	fl := &results.Fleet{NATS: where, StartSkewNs: int64(out.StartSkew), OnWorkerLoss: onLoss, Duplicates: out.Duplicates,
+		Incomplete: out.Missing()}
+	if secs := elapsed.Seconds(); secs > 0 {
+		fl.MessagesPerS, fl.BytesPerS = float64(out.Messages)/secs, float64(out.Bytes)/secs
+	}
+	var warnings []string
+	for _, w := range out.Workers {
+		fw := results.FleetWorker{ID: w.ID, Host: w.Host, Index: w.Index, Share: w.Share, ClockOffsetNs: int64(w.ClockOffset),
+			RTTNs: int64(w.RTT), Tallies: w.Tallies, Lost: w.Lost}
+		if w.Lost {
+			fw.LostAfterNs = int64(w.LostAfter)
+			fl.Lost = append(fl.Lost, w.ID)
+			warnings = append(warnings, fmt.Sprintf("worker %s was lost %v into the run: its load after its last tally is missing",
+				w.ID, w.LostAfter.Round(time.Millisecond)))
+		}
+		if r := w.Report; r != nil {
+			ws := r.Sample
+			fw.Requests, fw.OK, fw.OfferedRate, fw.AchievedRate = ws.Requests, ws.OK, ws.OfferedRate, ws.AchievedRate
+			fw.Throughput, fw.Dropped, fw.GeneratorCPUNs, fw.Warnings, fw.Error = ws.Throughput, ws.Dropped, r.CPUNs, r.Warnings, r.Err
+			fw.HDR = ws.HDR
+			if !w.Started.IsZero() {
+				fw.StartNs = int64(w.Started.Sub(out.Agreed))
+			}
+			s.OfferedRate += ws.OfferedRate
+			s.AchievedRate += ws.AchievedRate
+			s.Dropped += ws.Dropped
+			for _, wn := range r.Warnings {
+				warnings = append(warnings, "worker "+w.ID+": "+wn)
+			}
+			if r.Err != "" {
+				warnings = append(warnings, "worker "+w.ID+" failed: "+r.Err)
+			}
+		}
+		fl.Workers = append(fl.Workers, fw)
+	}
+	if len(fl.Incomplete) > 0 {
+		warnings = append(warnings, "not every tally of "+strings.Join(fl.Incomplete, ", ")+" arrived: the figures miss part of their load")
+	}
+	if out.StartSkew > 5*time.Millisecond {
+		warnings = append(warnings, fmt.Sprintf("the workers started %s apart", human.Duration(float64(out.StartSkew))))
+	}
+	s.Fleet = fl
+	return s, warnings
+}
+
+// localWorkers are worker processes started on this machine.
+type localWorkers struct {
+	cmds []*exec.Cmd
+	errs []*bytes.Buffer
+	done []chan struct{}
+}
+
+// startLocalWorkers starts n tandem worker processes of this binary.
+func startLocalWorkers(ctx context.Context, n int, natsURL, name string) (*localWorkers, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("--local-workers: %w", err)
+	}
+	lw := &localWorkers{}
+	for i := range n {
+		c := exec.Command(self, "worker", "--nats", natsURL, "--fleet", name, "--id", fmt.Sprintf("local-%d", i+1), "--wait", "1m")
+		var buf bytes.Buffer
+		c.Stderr, c.Stdout = &syncWriter{w: &buf}, io.Discard
+		if err := c.Start(); err != nil {
+			lw.stop()
+			return nil, fmt.Errorf("--local-workers: start worker %d: %w", i+1, err)
+		}
+		done := make(chan struct{})
+		go func() { c.Wait(); close(done) }()
+		lw.cmds, lw.errs, lw.done = append(lw.cmds, c), append(lw.errs, &buf), append(lw.done, done)
+	}
+	return lw, nil
+}
+
+// stop waits a little for the workers to end by themselves (they do once
+// their last tally is delivered), then kills the rest.
+func (lw *localWorkers) stop() {
+	deadline := time.After(5 * time.Second)
+	for i, done := range lw.done {
+		select {
+		case <-done:
+		case <-deadline:
+			lw.cmds[i].Process.Kill()
+			<-done
+		}
+	}
+}
+
+// stderr is what the workers wrote to their standard error.
+func (lw *localWorkers) stderr() string {
+	var b strings.Builder
+	for i, buf := range lw.errs {
+		if s := strings.TrimSpace(buf.String()); s != "" {
+			fmt.Fprintf(&b, "local-%d: %s\n", i+1, s)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// syncWriter serialises writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// workerCmd is tandem worker: it joins a fleet and runs its part of the
+// next distributed load.
+func workerCmd(stderr io.Writer) *cobra.Command {
+	var natsURL, name, id string
+	var wait time.Duration
+	c := &cobra.Command{
+		Use:   "worker",
+		Short: "Join a fleet and run a share of a distributed tandem load",
+		Long: `worker connects to NATS, joins the coordinator of its fleet (tandem load
+--workers N, or --local-workers N), runs its share of the load and streams
+what it measures. It serves one run and exits: 0 when its part ran to its
+end, 1 when the coordinator stopped it or it lost the coordinator (it stops
+its load by itself within 5 s of silence), 2 when it could not join.
+
+Its id defaults to worker-$JOB_COMPLETION_INDEX in a Kubernetes Indexed Job
+(tandem k8s job prints one), else HOST-PID.`,
+		Example: "  tandem worker --nats nats://10.0.0.5:4222\n  tandem worker --nats nats://nats.load:4222 --fleet nightly --id gen-3",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if natsURL == "" {
+				return badInput(errors.New("--nats: the URL of the NATS server the fleet meets on"))
+			}
+			if !validFleetName(name) {
+				return badInput(fmt.Errorf("--fleet %q: want letters, digits, - and _", name))
+			}
+			hostname, _ := os.Hostname()
+			if id == "" {
+				id = defaultWorkerID(hostname)
+			}
+			if !validFleetName(id) {
+				return badInput(fmt.Errorf("--id %q: want letters, digits, - and _", id))
+			}
+			nc, err := nats.Connect(natsURL, nats.Name("tandem worker "+id), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
+			if err != nil {
+				return badInput(fmt.Errorf("--nats %s: %w", natsURL, err))
+			}
+			defer nc.Close()
+			w := &fleet.Worker{Conn: nc, Fleet: name, ID: id, Host: hostname, Version: version, Wait: wait, Job: workerJob,
+				Log: func(s string) { fmt.Fprintf(stderr, "tandem: worker %s: %s\n", id, s) }}
+			err = w.Run(cmd.Context())
+			switch {
+			case err == nil:
+				return nil
+			case errors.Is(err, fleet.ErrRefused):
+				return badInput(err)
+			}
+			return &exitError{exitCheckFailed, err}
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&natsURL, "nats", "", "the NATS server the fleet meets on (required)")
+	f.StringVar(&name, "fleet", "tandem", "the fleet to join")
+	f.StringVar(&id, "id", "", "this worker's name, unique in the run (default worker-$JOB_COMPLETION_INDEX, else HOST-PID)")
+	f.DurationVar(&wait, "wait", 10*time.Minute, "how long to wait for a coordinator to take this worker")
+	return c
+}
+
+// defaultWorkerID is worker-INDEX in a Kubernetes Indexed Job, else
+// HOST-PID.
+func defaultWorkerID(hostname string) string {
+	if i := os.Getenv("JOB_COMPLETION_INDEX"); i != "" {
+		return "worker-" + i
+	}
+	h := regexp.MustCompile(`[^A-Za-z0-9_-]`).ReplaceAllString(hostname, "-")
+	if h == "" {
+		h = "worker"
+	}
+	return fmt.Sprintf("%s-%d", h, os.Getpid())
+}
+
+// workerJob runs a worker's share of a tandem load spec: the same checks,
+// driver, warm-up and executor as tandem load on one machine, narrowed to
+// the share, started through the fleet's Tap.
+func workerJob(ctx context.Context, p *fleet.Part) (fleet.Report, error) {
+	var sp loadSpec
+	if err := json.Unmarshal(p.Spec, &sp); err != nil {
+		return fleet.Report{}, fmt.Errorf("malformed spec: %w", err)
+	}
+	whole, err := sp.options()
+	if err != nil {
+		return fleet.Report{}, err
+	}
+	o, desc, err := whole.share(p.Index, p.Count)
+	if err != nil {
+		return fleet.Report{}, err
+	}
+	p.Describe(desc)
+	d, o, err := prepareLoad(ctx, sp.Target, o)
+	if err != nil {
+		return fleet.Report{}, err
+	}
+	o.part = p
+	exec, err := o.executor(d, p.Live)
+	if err != nil {
+		return fleet.Report{}, err
+	}
+	if err := o.warm(ctx, d); err != nil {
+		return fleet.Report{}, err
+	}
+	cpu0, _ := host.CPUTime()
+	s, err := exec(ctx)
+	cpu1, _ := host.CPUTime()
+	if err != nil {
+		return fleet.Report{}, err
+	}
+	cpu := cpu1 - cpu0
+	return fleet.Report{Share: desc, Sample: s, Warnings: diagnose(s, cpu, o.connections), CPUNs: int64(cpu)}, nil
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tandem-bench/tandem/hdr"
+	"github.com/tandem-bench/tandem/results"
+)
+
+// countingServer is a real HTTP target that counts what it serves.
+func countingServer(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte("pong"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/", &hits
+}
+
+// fleetJSON is tandem load --format json with its fleet.
+type fleetJSON struct {
+	Requests    int64                `json:"requests"`
+	OK          int64                `json:"ok"`
+	Dropped     int64                `json:"dropped"`
+	OfferedRate float64              `json:"offered_rate"`
+	LatencyNs   results.Distribution `json:"latency_ns"`
+	HDR         string               `json:"hdr"`
+	Series      []results.Second     `json:"series"`
+	Warnings    []string             `json:"warnings"`
+	Interrupted bool                 `json:"interrupted"`
+	Fleet       *results.Fleet       `json:"fleet"`
+}
+
+func decodeFleet(t *testing.T, stdout string) fleetJSON {
+	t.Helper()
+	var got fleetJSON
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
+	}
+	if got.Fleet == nil {
+		t.Fatalf("no fleet in the output:\n%s", stdout)
+	}
+	return got
+}
+
+// TestLoadOverLocalWorkers: three worker processes split an open loop of
+// 3,000 arrivals exactly; the merged figures are the workers' added up
+// (counts, the latency histogram, the series), the server served exactly
+// that many, and the workers started within 5 ms of each other.
+func TestLoadOverLocalWorkers(t *testing.T) {
+	url, hits := countingServer(t)
+	code, stdout, stderr := tandem(t, "load", url, "--local-workers", "3", "--rate", "3000", "--connections", "6",
+		"--duration", "1s", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	got := decodeFleet(t, stdout)
+	f := got.Fleet
+	// each worker reaches the target with one request before the load
+	if got.Requests != 3000 || got.OK != 3000 || hits.Load() != 3000+3 || got.Dropped != 0 {
+		t.Fatalf("merged %d requests (%d ok, %d dropped), server served %d; want 3000 and a check by each worker",
+			got.Requests, got.OK, got.Dropped, hits.Load())
+	}
+	if got.OfferedRate < 2999 || got.OfferedRate > 3001 {
+		t.Errorf("offered %.2f/s; want the whole schedule's 3000/s", got.OfferedRate)
+	}
+	var sum, issued int64
+	var own []string
+	for _, w := range f.Workers {
+		sum += w.Requests
+		own = append(own, w.HDR)
+		if w.Requests != 1000 || w.Tallies < 1 || !strings.Contains(w.Share, "every 3rd arrival") || w.Lost {
+			t.Errorf("worker %+v; want 1000 requests, its share and tallies", w)
+		}
+	}
+	whole, err := hdr.Merge(own...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := hdr.Distribution(whole); d != got.LatencyNs || whole.TotalCount() != got.OK || sum != 3000 {
+		t.Errorf("merged latency %+v; one histogram of every worker's samples %+v (%d of them)", got.LatencyNs, d, whole.TotalCount())
+	}
+	for _, s := range got.Series {
+		issued += s.Issued
+	}
+	if issued != 3000 {
+		t.Errorf("the merged series issued %d; want 3000", issued)
+	}
+	if len(f.Workers) != 3 || f.StartSkewNs < 0 || f.StartSkewNs >= int64(5*time.Millisecond) || f.NATS != "embedded" ||
+		f.MessagesPerS <= 0 || f.BytesPerS <= 0 || len(f.Lost) != 0 || len(f.Incomplete) != 0 {
+		t.Errorf("fleet %+v; want 3 workers started within 5 ms, the coordination's traffic, nothing lost", f)
+	}
+}
+
+// TestLoadFleetBadInput: flags that cannot make a fleet are refused with
+// exit 2 before any worker starts.
+func TestLoadFleetBadInput(t *testing.T) {
+	url, hits := countingServer(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--local-workers", "3", "--concurrency", "2"}, "--concurrency over 3 workers leaves worker 3 without one"},
+		{[]string{"--local-workers", "2", "--rate", "100", "--connections", "1"}, "--connections over 2 workers"},
+		{[]string{"--local-workers", "2", "--workers", "2"}, "choose one"},
+		{[]string{"--local-workers", "2", "--on-worker-loss", "ignore"}, "want fail or continue"},
+		{[]string{"--local-workers", "2", "--fleet", "a.b"}, "--fleet"},
+		{[]string{"--local-workers", "2", "--rate", "10-x", "--connections", "2"}, "--rate"},
+	} {
+		code, _, stderr := tandem(t, append([]string{"load", url, "--requests", "10"}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	if code, _, stderr := tandem(t, "worker"); code != 2 || !strings.Contains(stderr, "--nats") {
+		t.Errorf("worker without --nats: exit %d, %q", code, stderr)
+	}
+	if hits.Load() != 0 {
+		t.Errorf("%d requests reached the target from refused runs", hits.Load())
+	}
+}
+
+// TestLoadSpecRoundTrip: the flags a coordinator hands on reach the
+// worker as given, repeated ones and --data read from a file included.
+func TestLoadSpecRoundTrip(t *testing.T) {
+	c := loadCmd(nil, nil)
+	dir := t.TempDir()
+	file := dir + "/body.json"
+	if err := os.WriteFile(file, []byte(`@{"x":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flags().Parse([]string{"--header", "A: 1", "--header", "B: 2,3", "--rate", "100,200", "--step", "1s",
+		"--connections", "4", "--data", "@" + file, "--local-workers", "2", "--format", "json"}); err != nil {
+		t.Fatal(err)
+	}
+	var o loadOptions
+	o.data = "@" + file
+	sp, err := specOf(c.Flags(), "http://127.0.0.1:1/", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := sp.options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := back.body
+	if strings.Join(back.headers, "|") != "A: 1|B: 2,3" || back.rate != "100,200" || back.step != time.Second ||
+		back.connections != 4 || string(body) != `@{"x":1}` || back.format != "text" {
+		t.Errorf("round trip: headers %q rate %q step %v connections %d body %q format %q",
+			back.headers, back.rate, back.step, back.connections, body, back.format)
+	}
+	for _, a := range sp.Args {
+		if strings.Contains(a, "local-workers") || strings.Contains(a, "format") {
+			t.Errorf("the fleet's own flag %s reached the workers", a)
+		}
+	}
+}
