@@ -41,8 +41,8 @@ type loadOptions struct {
 	headers, protos, importPaths []string
 	data, rpcMethod, params      string
 	// body, if set, is --data as the coordinator of a distributed run read it.
-	body []byte
-	http2, insecure, quickACK    bool
+	body                      []byte
+	http2, insecure, quickACK bool
 	// AMQP.
 	queueType, ack string
 	prefetch, size int
