@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -226,7 +224,7 @@ func runFleet(cmd *cobra.Command, target string, o loadOptions, stdout, stderr i
 	logf := func(s string) { fmt.Fprintf(stderr, "tandem: fleet: %s\n", s) }
 	var locals *localWorkers
 	if fo.localWorkers > 0 {
-		if locals, err = startLocalWorkers(ctx, fo.localWorkers, natsURL, fo.name); err != nil {
+		if locals, err = startLocalWorkers(fo.localWorkers, natsURL, fo.name); err != nil {
 			return err
 		}
 		defer locals.stop()
@@ -318,37 +316,45 @@ func fleetSample(out *fleet.Outcome, where, onLoss string) (results.Sample, []st
 	return s, warnings
 }
 
-// localWorkers are worker processes started on this machine.
+// localWorkers are worker processes started on this machine. Each
+// writes its standard error to a file of its own, not a pipe: a worker
+// must outlive its coordinator by its lease, and a write to a pipe nobody
+// reads any more would kill it at once.
 type localWorkers struct {
 	cmds []*exec.Cmd
-	errs []*bytes.Buffer
+	logs []*os.File
 	done []chan struct{}
 }
 
 // startLocalWorkers starts n tandem worker processes of this binary.
-func startLocalWorkers(ctx context.Context, n int, natsURL, name string) (*localWorkers, error) {
+func startLocalWorkers(n int, natsURL, name string) (*localWorkers, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("--local-workers: %w", err)
 	}
 	lw := &localWorkers{}
 	for i := range n {
+		log, err := os.CreateTemp("", "tandem-worker-*.log")
+		if err != nil {
+			lw.stop()
+			return nil, fmt.Errorf("--local-workers: %w", err)
+		}
+		lw.logs = append(lw.logs, log)
 		c := exec.Command(self, "worker", "--nats", natsURL, "--fleet", name, "--id", fmt.Sprintf("local-%d", i+1), "--wait", "1m")
-		var buf bytes.Buffer
-		c.Stderr, c.Stdout = &syncWriter{w: &buf}, io.Discard
+		c.Stderr, c.Stdout = log, nil
 		if err := c.Start(); err != nil {
 			lw.stop()
 			return nil, fmt.Errorf("--local-workers: start worker %d: %w", i+1, err)
 		}
 		done := make(chan struct{})
 		go func() { c.Wait(); close(done) }()
-		lw.cmds, lw.errs, lw.done = append(lw.cmds, c), append(lw.errs, &buf), append(lw.done, done)
+		lw.cmds, lw.done = append(lw.cmds, c), append(lw.done, done)
 	}
 	return lw, nil
 }
 
 // stop waits a little for the workers to end by themselves (they do once
-// their last tally is delivered), then kills the rest.
+// their last tally is delivered), kills the rest and removes their logs.
 func (lw *localWorkers) stop() {
 	deadline := time.After(5 * time.Second)
 	for i, done := range lw.done {
@@ -359,29 +365,22 @@ func (lw *localWorkers) stop() {
 			<-done
 		}
 	}
+	for _, f := range lw.logs {
+		f.Close()
+		os.Remove(f.Name())
+	}
 }
 
 // stderr is what the workers wrote to their standard error.
 func (lw *localWorkers) stderr() string {
 	var b strings.Builder
-	for i, buf := range lw.errs {
-		if s := strings.TrimSpace(buf.String()); s != "" {
+	for i, f := range lw.logs {
+		data, _ := os.ReadFile(f.Name())
+		if s := strings.TrimSpace(string(data)); s != "" {
 			fmt.Fprintf(&b, "local-%d: %s\n", i+1, s)
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
-}
-
-// syncWriter serialises writes to w.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // workerCmd is tandem worker: it joins a fleet and runs its part of the

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(t *testing.T, pid int) []int {
+	t.Helper()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var kids []int
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces, so read after ")"
+		rest := string(b[bytes.LastIndexByte(b, ')')+1:])
+		f := strings.Fields(rest)
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			if k, err := strconv.Atoi(filepath.Base(filepath.Dir(st))); err == nil {
+				kids = append(kids, k)
+			}
+		}
+	}
+	return kids
+}
+
+// alive says pid is a process that has not exited (a zombie has).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+// coordinator starts tandem load over local workers as a process of its
+// own and waits until its workers are started.
+func coordinator(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *lockedBuffer, []int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"load"}, args...)...)
+	var out bytes.Buffer
+	errb := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = &out, errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(errb.String(), "start at") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not start within 20 s:\n%s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cmd, &out, errb, childrenOf(t, cmd.Process.Pid)
+}
+
+// lockedBuffer is a buffer a process writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// TestWorkerKilled: a worker SIGKILLed mid-run is lost within 5 s; by
+// default the run stops and exits 1, with continue it runs to its end and
+// exits 0; either way the results are whole JSON that name the loss.
+func TestWorkerKilled(t *testing.T) {
+	for _, onLoss := range []string{"fail", "continue"} {
+		t.Run(onLoss, func(t *testing.T) {
+			url, hits := countingServer(t)
+			duration := "30s"
+			if onLoss == "continue" {
+				duration = "8s"
+			}
+			cmd, out, errb, kids := coordinator(t, url, "--local-workers", "3", "--concurrency", "3", "--duration", duration,
+				"--on-worker-loss", onLoss, "--format", "json")
+			if len(kids) != 3 {
+				t.Fatalf("%d worker processes; want 3", len(kids))
+			}
+			time.Sleep(time.Second)
+			killed := time.Now()
+			syscall.Kill(kids[0], syscall.SIGKILL)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the coordinator still runs 30 s after a worker was killed:\n%s", errb.String())
+			}
+			took := time.Since(killed)
+			want := map[string]int{"fail": 1, "continue": 0}[onLoss]
+			if exitCode(err) != want {
+				t.Fatalf("exit %d; want %d\n%s", exitCode(err), want, errb.String())
+			}
+			got := decodeFleet(t, out.String())
+			if len(got.Fleet.Lost) != 1 || got.Requests == 0 || hits.Load() < got.Requests {
+				t.Fatalf("lost %v, %d requests merged (server served %d)", got.Fleet.Lost, got.Requests, hits.Load())
+			}
+			if !strings.Contains(errb.String(), "is lost") {
+				t.Errorf("stderr does not say a worker was lost:\n%s", errb.String())
+			}
+			if onLoss == "fail" && took > 8*time.Second {
+				t.Errorf("the run ended %v after the kill; a worker is lost after 5 s", took)
+			}
+			for _, w := range got.Fleet.Workers {
+				if w.Lost && (w.LostAfterNs < int64(5*time.Second) || w.LostAfterNs > int64(8*time.Second)) {
+					t.Errorf("worker %s lost %v after the start; it was killed about 1 s in", w.ID, time.Duration(w.LostAfterNs))
+				}
+			}
+		})
+	}
+}
+
+// TestCoordinatorKilled: workers whose coordinator (and the NATS server
+// it embeds) is SIGKILLed stop their load within their lease and exit.
+func TestCoordinatorKilled(t *testing.T) {
+	url, hits := countingServer(t)
+	cmd, _, _, kids := coordinator(t, url, "--local-workers", "2", "--concurrency", "2", "--duration", "60s")
+	if len(kids) != 2 {
+		t.Fatalf("%d worker processes; want 2", len(kids))
+	}
+	for _, k := range kids {
+		t.Cleanup(func() { syscall.Kill(k, syscall.SIGKILL) })
+	}
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Kill()
+	cmd.Wait()
+	killed := time.Now()
+	// the load stops within the lease (5 s) …
+	deadline := killed.Add(15 * time.Second)
+	last, quietSince := hits.Load(), time.Now()
+	for time.Now().Before(deadline) && time.Since(quietSince) < time.Second {
+		time.Sleep(100 * time.Millisecond)
+		if n := hits.Load(); n != last {
+			last, quietSince = n, time.Now()
+		}
+	}
+	if stopped := quietSince.Sub(killed); stopped > 6500*time.Millisecond {
+		t.Errorf("requests kept coming %v after the coordinator died; the lease is 5 s", stopped)
+	}
+	// … and the workers exit once their last tally cannot be delivered
+	for _, k := range kids {
+		for alive(k) && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if alive(k) {
+			t.Errorf("worker %d still runs %v after its coordinator died", k, time.Since(killed))
+		}
+	}
+}
+
+// TestFleetInterrupted: SIGINT at the coordinator stops every worker; the
+// run exits 130 with what every worker measured, marked interrupted.
+func TestFleetInterrupted(t *testing.T) {
+	url, hits := countingServer(t)
+	cmd, out, errb, kids := coordinator(t, url, "--local-workers", "2", "--concurrency", "2", "--duration", "60s", "--format", "json")
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the coordinator still runs 15 s after SIGINT:\n%s", errb.String())
+	}
+	if exitCode(err) != 130 {
+		t.Fatalf("exit %d; want 130\n%s", exitCode(err), errb.String())
+	}
+	got := decodeFleet(t, out.String())
+	if !got.Interrupted || len(got.Fleet.Lost) != 0 || got.Requests == 0 || got.Requests > hits.Load() {
+		t.Fatalf("interrupted %v, lost %v, %d requests (server %d)", got.Interrupted, got.Fleet.Lost, got.Requests, hits.Load())
+	}
+	var sum int64
+	for _, w := range got.Fleet.Workers {
+		sum += w.Requests
+	}
+	if sum != got.Requests {
+		t.Errorf("the workers' own counts sum to %d; merged %d", sum, got.Requests)
+	}
+	for _, k := range kids {
+		deadline := time.Now().Add(5 * time.Second)
+		for alive(k) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if alive(k) {
+			t.Errorf("worker %d still runs after the interrupted run ended", k)
+		}
+	}
+}
