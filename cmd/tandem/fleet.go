@@ -409,6 +409,9 @@ Its id defaults to worker-$JOB_COMPLETION_INDEX in a Kubernetes Indexed Job
 				return badInput(fmt.Errorf("--fleet %q: want letters, digits, - and _", name))
 			}
 			hostname, _ := os.Hostname()
+			if h := os.Getenv("TANDEM_WORKER_HOST"); h != "" { // a Kubernetes pod's node
+				hostname = h
+			}
 			if id == "" {
 				id = defaultWorkerID(hostname)
 			}
