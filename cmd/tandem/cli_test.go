@@ -28,6 +28,9 @@ import (
 // With TANDEM_TEST_AS_CLI=1 the test binary is tandem itself, so the demo's
 // targets (${tandem} sample serve) run as real child processes.
 func TestMain(m *testing.M) {
+	if addr := os.Getenv("TANDEM_TEST_PONG"); addr != "" {
+		os.Exit(servePong(addr))
+	}
 	if os.Getenv("TANDEM_TEST_AS_CLI") == "1" {
 		os.Exit(mainWithSignals(os.Args[1:], os.Stdout, os.Stderr))
 	}
