@@ -31,9 +31,10 @@ fi
 export PATH="$CMT:$TOOLS/actionlint-$ACTIONLINT_VERSION:$PATH" TANDEM_REQUIRE_COMETBFT=1 TANDEM_REQUIRE_ACTIONLINT=1
 # Debian packages: headless Chromium (to check the HTML report as a person
 # sees it), Prometheus (to query a real server for a run's metrics),
-# valgrind (counted costs), RabbitMQ (private nodes for the AMQP driver) and
-# Redis (a line protocol for the TCP driver); the packages start no service
-# without systemd, and the tests start their own.
+# valgrind (counted costs), RabbitMQ (private nodes for the AMQP driver),
+# Redis (a line protocol for the TCP driver), PostgreSQL (run history) and
+# iproute2 (network namespaces for distributed workers); the packages start
+# no service without systemd, and the tests start their own.
 missing=""
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing="$missing chromium"
 command -v prometheus >/dev/null 2>&1 || missing="$missing prometheus"
@@ -41,6 +42,7 @@ command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
 command -v rabbitmq-server >/dev/null 2>&1 || missing="$missing rabbitmq-server"
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$missing postgresql"
+command -v ip >/dev/null 2>&1 || missing="$missing iproute2"
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
     echo "test.sh: missing Debian packages:$missing (apt-get install$missing)" >&2; exit 1
@@ -106,7 +108,8 @@ go test -run '^$' -bench 'BenchmarkDo$' -benchmem -count 3 ./driver/httpdrv |
 step "fuzz smoke (each target briefly)"
 for target in "./study FuzzParse" "./results FuzzParse" "./driver/jsonrpc FuzzCheckReply" "./driver/grpcdrv FuzzDecodeJSON" \
   "./compat FuzzCanonical" "./compat FuzzDiff" "./comet FuzzParseTx" "./hdr FuzzDecodeHDR" \
-  "./cost FuzzFromBench" "./driver/httpdrv FuzzFrame" "./driver/tcpdrv FuzzRead" "./history FuzzSeriesKey"; do
+  "./cost FuzzFromBench" "./driver/httpdrv FuzzFrame" "./driver/tcpdrv FuzzRead" "./history FuzzSeriesKey" \
+  "./load FuzzSumAdd"; do
   set -- $target
   # a count, not a duration: go1.26's fuzz coordinator can fail a
   # duration-bounded run with "context deadline exceeded" at its end under

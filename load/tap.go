@@ -211,6 +211,14 @@ func (s *Sum) Add(t Tally) error {
 	if s.rec != nil && t.Open != (s.rec.lag != nil) {
 		return errors.New("load: the tallies of an open and a closed loop do not add up")
 	}
+	if t.Requests < 0 || t.OK < 0 || t.Units < 0 || t.OK > t.Requests {
+		return fmt.Errorf("load: a tally of %d requests, %d ok, %d units: not counts", t.Requests, t.OK, t.Units)
+	}
+	for status, n := range t.Errors {
+		if n < 0 {
+			return fmt.Errorf("load: %d errors %q: not a count", n, status)
+		}
+	}
 	part := newRecorder(t.Open, nil)
 	for _, f := range []struct {
 		enc string
@@ -229,6 +237,9 @@ func (s *Sum) Add(t Tally) error {
 		part.latency = part.service // a closed loop's latency is its service time
 	}
 	for _, sec := range t.Seconds {
+		if sec.T < 0 || sec.Issued < 0 || sec.OK < 0 || sec.Errors < 0 {
+			return fmt.Errorf("load: second %d: not counts", sec.T)
+		}
 		for _, b := range sec.Buckets {
 			if b[0] < 0 || b[0] >= coarseBuckets || b[1] < 0 {
 				return fmt.Errorf("load: second %d: bucket %d: out of range", sec.T, b[0])

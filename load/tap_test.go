@@ -2,6 +2,7 @@ package load_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"runtime"
@@ -161,4 +162,25 @@ func TestSumRefusesMixedAndMalformed(t *testing.T) {
 	if s.Requests() != 1 {
 		t.Errorf("sum holds %d requests; want the 1 of the only good tally", s.Requests())
 	}
+}
+
+// FuzzSumAdd feeds a coordinator's parser of tallies what a worker (or
+// anyone on the bus) might send: whatever it is, Add either refuses it or
+// adds it, and the sum still makes a sample.
+func FuzzSumAdd(f *testing.F) {
+	f.Add([]byte(`{"requests":3,"ok":2,"errors":{"timeout":1},"seconds":[{"t":0,"issued":3,"ok":2,"buckets":[[5,1],[200,1]]}]}`))
+	f.Add([]byte(`{"open":true,"requests":1,"lag":"HISTFAAAAB54nJNpmSzMwMDAxAABzFCaEUwyXjkGpjYwiyqgBoANOAJh","service":"x"}`))
+	f.Add([]byte(`{"seconds":[{"t":-5,"buckets":[[-1,3]]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var tl load.Tally
+		if json.Unmarshal(data, &tl) != nil {
+			return
+		}
+		var s load.Sum
+		before := s.Requests()
+		if err := s.Add(tl); err != nil && s.Requests() != before {
+			t.Fatalf("a refused tally changed the sum: %v", err)
+		}
+		_ = s.Sample(time.Second, "request")
+	})
 }
