@@ -69,7 +69,9 @@ type Outcome struct {
 // WorkerOutcome is one worker's account.
 type WorkerOutcome struct {
 	ID, Host string
-	Index    int
+	// Cores is how many cores the worker's machine has.
+	Cores int
+	Index int
 	// ClockOffset is the worker's clock minus the coordinator's, from the
 	// round trip of least RTT.
 	ClockOffset, RTT time.Duration
@@ -86,122 +88,222 @@ type WorkerOutcome struct {
 	// Tallies, Messages and Bytes count what it sent.
 	Tallies, Messages, Bytes int64
 	// seqs holds the tallies received, by sequence number.
-	seqs  map[int64]bool
-	heard time.Time
+	seqs map[int64]bool
 }
 
-// Run waits for the workers, measures their clocks, hands out the parts,
-// starts them together and adds up what they send until every worker has
-// reported or is lost. ctx ends the run early: the workers are stopped and
-// what they measured is still collected.
+// Run runs one load over the fleet: Open, one Session.Run of Spec, Close.
 func (c *Coordinator) Run(ctx context.Context) (*Outcome, error) {
+	sess, err := c.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	return sess.Run(ctx, c.Spec)
+}
+
+// Session is a fleet held together for many loads (parts): its workers
+// joined once and keep their clocks; each Run hands out one load.
+type Session struct {
+	c      *Coordinator
+	run    string
+	sub    subjects
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	subs   []*nats.Subscription
+
+	mu      sync.Mutex
+	workers []*member // in join order
+	byID    map[string]*member
+	part    int      // the part under way (0: none)
+	cur     *Outcome // its outcome, while it runs
+	reports chan string
+	addErr  error
+
+	beatsDone chan struct{}
+	beats     sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// member is a worker of the session.
+type member struct {
+	id, host         string
+	cores            int
+	offset, rtt      time.Duration
+	heard            time.Time
+	lost             bool
+	messages, nbytes int64
+}
+
+// Open waits for the workers to join, starts the heartbeats and measures
+// every worker's clock. Close ends the session.
+func (c *Coordinator) Open(ctx context.Context) (*Session, error) {
 	c.defaults()
 	run, err := runID()
 	if err != nil {
 		return nil, err
 	}
-	sub := subjects{fleet: c.Fleet, run: run}
-	js, err := jetstream.New(c.Conn)
-	if err != nil {
+	s := &Session{c: c, run: run, sub: subjects{fleet: c.Fleet, run: run}, byID: map[string]*member{}, beatsDone: make(chan struct{})}
+	if s.js, err = jetstream.New(c.Conn); err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
-	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: sub.stream(), Subjects: []string{sub.snaps()},
+	s.stream, err = s.js.CreateStream(ctx, jetstream.StreamConfig{Name: s.sub.stream(), Subjects: []string{s.sub.snaps()},
 		Storage: jetstream.FileStorage, Duplicates: 10 * time.Minute, MaxAge: 24 * time.Hour})
 	if err != nil {
 		return nil, fmt.Errorf("fleet: JetStream stream for the tallies: %w", err)
 	}
+	ok := false
 	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		js.DeleteStream(dctx, sub.stream())
+		if !ok {
+			s.Close()
+		}
 	}()
-
-	out := &Outcome{}
-	var mu sync.Mutex
-	byID := map[string]*WorkerOutcome{}
 	full := make(chan struct{})
 	joining := true
-	joinSub, err := c.Conn.Subscribe(sub.join(), func(m *nats.Msg) {
+	if err := s.subscribe(s.sub.join(), func(m *nats.Msg) {
 		var req joinRequest
 		if err := json.Unmarshal(m.Data, &req); err != nil || req.ID == "" {
 			respond(m, joinReply{Refused: "malformed join request"})
 			return
 		}
-		mu.Lock()
-		defer mu.Unlock()
+		s.mu.Lock()
+		defer s.mu.Unlock()
 		switch {
-		case byID[req.ID] != nil && !joining:
+		case s.byID[req.ID] != nil && !joining:
 			respond(m, joinReply{Refused: fmt.Sprintf("worker %s is already in run %s, which is under way: no joining mid-run", req.ID, run)})
-		case byID[req.ID] != nil:
+		case s.byID[req.ID] != nil:
 			respond(m, joinReply{Refused: fmt.Sprintf("a worker named %s already joined: give each worker its own --id", req.ID)})
 		case !joining:
 			respond(m, joinReply{Refused: fmt.Sprintf("run %s is under way with its %d workers: no joining mid-run", run, c.Workers)})
 		case req.Version != c.Version:
 			respond(m, joinReply{Refused: fmt.Sprintf("worker %s runs tandem %s, the coordinator %s: run one version", req.ID, req.Version, c.Version)})
 		default:
-			w := &WorkerOutcome{ID: req.ID, Host: req.Host, Index: len(out.Workers), seqs: map[int64]bool{}, heard: time.Now()}
-			out.Workers = append(out.Workers, w)
-			byID[req.ID] = w
-			respond(m, joinReply{Run: run, Index: w.Index, Count: c.Workers, LeaseNs: int64(c.Lease)})
+			w := &member{id: req.ID, host: req.Host, cores: req.Cores, heard: time.Now()}
+			s.workers = append(s.workers, w)
+			s.byID[req.ID] = w
+			respond(m, joinReply{Run: run, Index: len(s.workers) - 1, Count: c.Workers, LeaseNs: int64(c.Lease)})
 			if c.Joined != nil {
-				c.Joined(w.ID, w.Host)
+				c.Joined(w.id, w.host)
 			}
-			if len(out.Workers) == c.Workers {
+			if len(s.workers) == c.Workers {
 				joining = false
 				close(full)
 			}
 		}
-	})
-	if err != nil {
-		return nil, fmt.Errorf("fleet: %w", err)
+	}); err != nil {
+		return nil, err
 	}
-	defer joinSub.Unsubscribe()
 	c.logf("waiting for %d workers (fleet %s, run %s)", c.Workers, c.Fleet, run)
 	select {
 	case <-full:
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	case <-time.After(c.JoinWait):
-		mu.Lock()
-		n := len(out.Workers)
+		s.mu.Lock()
+		n := len(s.workers)
 		joining = false
-		mu.Unlock()
-		c.stop(sub, "not every worker joined")
+		s.mu.Unlock()
 		return nil, fmt.Errorf("fleet: %d of %d workers joined within %v", n, c.Workers, c.JoinWait)
 	}
-
-	// from here on the coordinator beats, and hears the workers
-	beatsDone := make(chan struct{})
-	var beatWG sync.WaitGroup
-	beatWG.Go(func() {
+	s.beats.Go(func() {
 		t := time.NewTicker(beatEvery)
 		defer t.Stop()
 		for {
-			c.Conn.Publish(sub.beat(), nil)
+			c.Conn.Publish(s.sub.beat(), nil)
 			select {
-			case <-beatsDone:
+			case <-s.beatsDone:
 				return
 			case <-t.C:
 			}
 		}
 	})
-	defer func() { close(beatsDone); beatWG.Wait() }()
-	reported := make(chan struct{}, c.Workers)
-	var addErr error
-	beatSub, err := c.Conn.Subscribe(sub.workerBeats(), func(m *nats.Msg) {
-		mu.Lock()
-		defer mu.Unlock()
-		if w := byID[workerOf(m.Subject)]; w != nil {
+	if err := s.subscribe(s.sub.workerBeats(), func(m *nats.Msg) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if w := s.byID[workerOf(m.Subject)]; w != nil {
 			w.heard = time.Now()
-			w.Messages++
-			w.Bytes += int64(len(m.Data))
+			w.messages++
+			w.nbytes += int64(len(m.Data))
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if err := s.measureClocks(ctx); err != nil {
+		return nil, err
+	}
+	ok = true
+	return s, nil
+}
+
+func (s *Session) subscribe(subj string, h nats.MsgHandler) error {
+	sub, err := s.c.Conn.Subscribe(subj, h)
+	if err != nil {
+		return fmt.Errorf("fleet: subscribe %s: %w", subj, err)
+	}
+	s.subs = append(s.subs, sub)
+	return nil
+}
+
+// Workers is how many workers the session has not lost.
+func (s *Session) Workers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, w := range s.workers {
+		if !w.lost {
+			n++
+		}
+	}
+	return n
+}
+
+// Close tells the workers the run is done (they exit), stops the
+// heartbeats and removes the tallies' stream.
+func (s *Session) Close() {
+	s.closeOnce.Do(func() {
+		if !s.c.Conn.IsClosed() {
+			s.c.Conn.Publish(s.sub.done(), nil)
+			s.c.Conn.Flush()
+		}
+		close(s.beatsDone)
+		s.beats.Wait()
+		for _, sub := range s.subs {
+			sub.Unsubscribe()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if !s.c.Conn.IsClosed() {
+			s.js.DeleteStream(ctx, s.sub.stream())
 		}
 	})
-	if err != nil {
-		return nil, fmt.Errorf("fleet: %w", err)
+}
+
+// Run hands spec to every worker not lost, starts them together and adds
+// up what they send until every one has reported or is lost. ctx ends the
+// load early: the workers are stopped and what they measured is still
+// collected (Outcome.Stopped says so).
+func (s *Session) Run(ctx context.Context, spec json.RawMessage) (*Outcome, error) {
+	c := s.c
+	out := &Outcome{}
+	byID := map[string]*WorkerOutcome{}
+	s.mu.Lock()
+	s.part++
+	part := s.part
+	for _, m := range s.workers {
+		if m.lost {
+			continue
+		}
+		w := &WorkerOutcome{ID: m.id, Host: m.host, Cores: m.cores, Index: len(out.Workers), ClockOffset: m.offset, RTT: m.rtt,
+			seqs: map[int64]bool{}}
+		out.Workers = append(out.Workers, w)
+		byID[m.id] = w
 	}
-	defer beatSub.Unsubscribe()
-	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	s.mu.Unlock()
+	if len(out.Workers) == 0 {
+		return nil, errors.New("fleet: every worker is lost")
+	}
+	reported := make(chan struct{}, len(out.Workers))
+	var addErr error
+	cons, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{s.sub.partSnaps(part)}})
 	if err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
@@ -211,13 +313,13 @@ func (c *Coordinator) Run(ctx context.Context) (*Outcome, error) {
 			c.logf("a malformed tally on %s: %v", m.Subject(), err)
 			return
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		w := byID[sn.Worker]
-		if w == nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		w, mem := byID[sn.Worker], s.byID[sn.Worker]
+		if w == nil || sn.Part != part {
 			return
 		}
-		w.heard = time.Now()
+		mem.heard = time.Now()
 		w.Messages++
 		w.Bytes += int64(len(m.Data()))
 		if w.seqs[sn.Seq] {
@@ -240,13 +342,13 @@ func (c *Coordinator) Run(ctx context.Context) (*Outcome, error) {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
 	defer cc.Stop()
-
-	if err := c.measureClocks(ctx, sub, out.Workers); err != nil {
-		c.stop(sub, err.Error())
-		return nil, err
+	stop := func(reason string) {
+		b, _ := json.Marshal(stopMsg{Part: part, Reason: reason})
+		c.Conn.Publish(s.sub.stop(), b)
+		c.Conn.Flush()
 	}
-	if err := c.assign(ctx, sub, run, out.Workers); err != nil {
-		c.stop(sub, err.Error())
+	if err := s.assign(ctx, part, spec, out.Workers); err != nil {
+		stop(err.Error())
 		return nil, err
 	}
 	var maxRTT time.Duration
@@ -255,18 +357,18 @@ func (c *Coordinator) Run(ctx context.Context) (*Outcome, error) {
 	}
 	out.Agreed = time.Now().Add(max(200*time.Millisecond, 20*maxRTT))
 	for _, w := range out.Workers {
-		b, _ := json.Marshal(startMsg{AtUnixNs: out.Agreed.Add(w.ClockOffset).UnixNano()})
-		if err := c.Conn.Publish(sub.worker(w.ID, "start"), b); err != nil {
-			c.stop(sub, "start not sent")
+		b, _ := json.Marshal(startMsg{Part: part, AtUnixNs: out.Agreed.Add(w.ClockOffset).UnixNano()})
+		if err := c.Conn.Publish(s.sub.worker(w.ID, "start"), b); err != nil {
+			stop("start not sent")
 			return nil, fmt.Errorf("fleet: start: %w", err)
 		}
 	}
-	c.logf("start at %s on every worker", out.Agreed.Format("15:04:05.000"))
+	c.logf("part %d: start at %s on every worker", part, out.Agreed.Format("15:04:05.000"))
 	msgs0, bytes0 := c.Conn.Stats().InMsgs, c.Conn.Stats().InBytes
 
 	// wait for every report, watching for silence
 	var lostErr error
-	waiting := c.Workers
+	waiting := len(out.Workers)
 	check := time.NewTicker(100 * time.Millisecond)
 	defer check.Stop()
 	done := ctx.Done()
@@ -278,7 +380,7 @@ func (c *Coordinator) Run(ctx context.Context) (*Outcome, error) {
 			continue
 		case <-done:
 			out.Stopped = "interrupted"
-			c.stop(sub, "interrupted at the coordinator")
+			stop("interrupted at the coordinator")
 			done = nil
 			interrupted = time.After(c.Lease + c.Lost)
 			continue
@@ -290,33 +392,34 @@ func (c *Coordinator) Run(ctx context.Context) (*Outcome, error) {
 		if c.Conn.IsClosed() {
 			return out, errors.New("fleet: the coordinator's NATS connection is closed: the workers stop within their lease")
 		}
-		mu.Lock()
+		s.mu.Lock()
 		for _, w := range out.Workers {
 			if w.Report != nil || w.Lost {
 				continue
 			}
-			silent := time.Since(w.heard)
+			mem := s.byID[w.ID]
+			silent := time.Since(mem.heard)
 			if silent > c.Suspect && !w.Suspected {
 				w.Suspected = true
 				c.logf("worker %s is suspect: silent for %v", w.ID, silent.Round(time.Millisecond))
 			}
 			if silent > c.Lost {
-				w.Lost, w.LostAfter = true, time.Since(out.Agreed)
+				w.Lost, w.LostAfter, mem.lost = true, time.Since(out.Agreed), true
 				waiting--
 				c.logf("worker %s is lost: silent for %v", w.ID, silent.Round(time.Millisecond))
 				if !c.ContinueOnLoss && lostErr == nil {
 					lostErr = fmt.Errorf("%w: %s, silent for %v", ErrWorkerLost, w.ID, silent.Round(time.Millisecond))
 					out.Stopped = "worker " + w.ID + " lost"
-					c.stop(sub, out.Stopped)
+					stop(out.Stopped)
 				}
 			}
 		}
-		mu.Unlock()
+		s.mu.Unlock()
 	}
 	cc.Stop()
 	st := c.Conn.Stats()
-	mu.Lock()
-	defer mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	out.Messages, out.Bytes = int64(st.InMsgs-msgs0), int64(st.InBytes-bytes0)
 	var first, last time.Time
 	for _, w := range out.Workers {
@@ -380,35 +483,28 @@ func (c *Coordinator) logf(format string, args ...any) {
 	}
 }
 
-// stop tells every worker of the run to stop its load.
-func (c *Coordinator) stop(sub subjects, reason string) {
-	b, _ := json.Marshal(stopMsg{Reason: reason})
-	c.Conn.Publish(sub.stop(), b)
-	c.Conn.Flush()
-}
-
 // measureClocks reads each worker's clock over several round trips and
 // keeps the sample of least RTT: offset = worker's reading − the
 // coordinator's clock at the round trip's middle.
-func (c *Coordinator) measureClocks(ctx context.Context, sub subjects, workers []*WorkerOutcome) error {
-	for _, w := range workers {
+func (s *Session) measureClocks(ctx context.Context) error {
+	for _, w := range s.workers {
 		best := time.Duration(-1)
 		for range clockSamples {
 			t0 := time.Now()
-			m, err := c.request(ctx, 2*time.Second, sub.worker(w.ID, "clock"), nil)
+			m, err := s.c.request(ctx, 2*time.Second, s.sub.worker(w.id, "clock"), nil)
 			t1 := time.Now()
 			if err != nil {
-				return fmt.Errorf("fleet: worker %s: clock: %w", w.ID, err)
+				return fmt.Errorf("fleet: worker %s: clock: %w", w.id, err)
 			}
 			var r clockReply
 			if err := json.Unmarshal(m.Data, &r); err != nil {
-				return fmt.Errorf("fleet: worker %s: clock: %w", w.ID, err)
+				return fmt.Errorf("fleet: worker %s: clock: %w", w.id, err)
 			}
 			rtt := t1.Sub(t0)
 			if best < 0 || rtt < best {
 				best = rtt
 				mid := t0.Add(rtt / 2)
-				w.RTT, w.ClockOffset = rtt, time.Duration(r.UnixNs-mid.UnixNano())
+				w.rtt, w.offset = rtt, time.Duration(r.UnixNs-mid.UnixNano())
 			}
 		}
 	}
@@ -417,15 +513,15 @@ func (c *Coordinator) measureClocks(ctx context.Context, sub subjects, workers [
 
 // assign hands every worker its part and waits (the barrier) until each
 // has its connections open, or says why it cannot run.
-func (c *Coordinator) assign(ctx context.Context, sub subjects, run string, workers []*WorkerOutcome) error {
+func (s *Session) assign(ctx context.Context, part int, spec json.RawMessage, workers []*WorkerOutcome) error {
 	errs := make([]error, len(workers))
 	var wg sync.WaitGroup
 	for i, w := range workers {
 		wg.Go(func() {
-			b, _ := json.Marshal(Assignment{Run: run, Index: w.Index, Count: len(workers), Spec: c.Spec})
-			m, err := c.request(ctx, c.Barrier, sub.worker(w.ID, "assign"), b)
+			b, _ := json.Marshal(Assignment{Run: s.run, Part: part, Index: w.Index, Count: len(workers), Spec: spec})
+			m, err := s.c.request(ctx, s.c.Barrier, s.sub.worker(w.ID, "assign"), b)
 			if err != nil {
-				errs[i] = fmt.Errorf("fleet: worker %s was not ready within %v: %w", w.ID, c.Barrier, err)
+				errs[i] = fmt.Errorf("fleet: worker %s was not ready within %v: %w", w.ID, s.c.Barrier, err)
 				return
 			}
 			var r readyReply

@@ -146,7 +146,7 @@ func TestDuplicateTallyCountedOnce(t *testing.T) {
 	// replay every tally but the last of worker w0 once more, with
 	// another message id
 	var replayed atomic.Int64
-	_, err = spy.Subscribe("tandem.dup.*.snap.w0", func(m *nats.Msg) {
+	_, err = spy.Subscribe("tandem.dup.*.snap.*.w0", func(m *nats.Msg) {
 		if m.Header.Get("Replayed") != "" || strings.Contains(string(m.Data), `"final"`) {
 			return
 		}
@@ -229,15 +229,19 @@ func TestLostWorker(t *testing.T) {
 			if cont != (err == nil) || !cont && !errors.Is(err, fleet.ErrWorkerLost) {
 				t.Fatalf("continue=%v: run error %v", cont, err)
 			}
-			lost := out.Workers[1]
-			if !lost.Lost || !lost.Suspected || out.Workers[0].Lost || out.Workers[0].Report == nil {
-				t.Fatalf("w1 lost %v suspected %v; w0 lost %v, report %v", lost.Lost, lost.Suspected, out.Workers[0].Lost, out.Workers[0].Report)
+			byID := map[string]*fleet.WorkerOutcome{}
+			for _, w := range out.Workers {
+				byID[w.ID] = w
+			}
+			lost, survivor := byID["w1"], byID["w0"]
+			if !lost.Lost || !lost.Suspected || survivor.Lost || survivor.Report == nil {
+				t.Fatalf("w1 lost %v suspected %v; w0 lost %v, report %v", lost.Lost, lost.Suspected, survivor.Lost, survivor.Report)
 			}
 			if d := time.Since(began); d > 10*time.Second {
 				t.Errorf("the run took %v to end after a loss", d)
 			}
-			if s := out.Sum.Sample(time.Second, "request"); s.Requests < out.Workers[0].Report.Sample.Requests || s.Requests == 0 {
-				t.Errorf("merged %d requests; the survivor alone sent %d", s.Requests, out.Workers[0].Report.Sample.Requests)
+			if s := out.Sum.Sample(time.Second, "request"); s.Requests < survivor.Report.Sample.Requests || s.Requests == 0 {
+				t.Errorf("merged %d requests; the survivor alone sent %d", s.Requests, survivor.Report.Sample.Requests)
 			}
 			if !cont && !errors.Is(errs[0], fleet.ErrStopped) {
 				t.Errorf("the survivor's end: %v; want stopped by the coordinator", errs[0])
@@ -323,5 +327,48 @@ func TestJoinRefusals(t *testing.T) {
 	}
 	if err := <-res; err != nil {
 		t.Error(err)
+	}
+}
+
+// TestSessionRunsManyParts: workers joined once run three loads in turn,
+// each added up on its own, and exit cleanly when the session closes.
+func TestSessionRunsManyParts(t *testing.T) {
+	c, hits := target(t)
+	url := embedded(t)
+	co := &fleet.Coordinator{Conn: connect(t, url), Workers: 2, Version: "test", JoinWait: 20 * time.Second}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	werrs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() {
+			w := &fleet.Worker{Conn: connect(t, url), ID: fmt.Sprintf("w%d", i), Version: "test", Wait: 20 * time.Second, Job: closedJob(c)}
+			werrs[i] = w.Run(ctx)
+		})
+	}
+	sess, err := co.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for part, n := range []int64{101, 250, 7} {
+		body, _ := json.Marshal(spec{Requests: n, Clients: 2})
+		out, err := sess.Run(ctx, body)
+		if err != nil {
+			t.Fatalf("part %d: %v", part+1, err)
+		}
+		if s := out.Sum.Sample(time.Second, "request"); s.Requests != n || len(out.Workers) != 2 || len(out.Missing()) != 0 {
+			t.Errorf("part %d: merged %d of %d requests, missing %v", part+1, s.Requests, n, out.Missing())
+		}
+		total += n
+	}
+	sess.Close()
+	wg.Wait()
+	for i, e := range werrs {
+		if e != nil {
+			t.Errorf("worker %d ended with %v; want a clean end when the session closes", i, e)
+		}
+	}
+	if hits.Load() != total {
+		t.Errorf("the server served %d; the parts sent %d", hits.Load(), total)
 	}
 }

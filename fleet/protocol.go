@@ -46,12 +46,18 @@ func (s subjects) join() string { return "tandem." + s.fleet + ".join" }
 func (s subjects) worker(id, what string) string {
 	return fmt.Sprintf("tandem.%s.%s.w.%s.%s", s.fleet, s.run, id, what)
 }
-func (s subjects) beat() string          { return "tandem." + s.fleet + "." + s.run + ".beat" }
-func (s subjects) stop() string          { return "tandem." + s.fleet + "." + s.run + ".stop" }
-func (s subjects) workerBeats() string   { return "tandem." + s.fleet + "." + s.run + ".w.*.beat" }
-func (s subjects) snap(id string) string { return "tandem." + s.fleet + "." + s.run + ".snap." + id }
-func (s subjects) snaps() string         { return "tandem." + s.fleet + "." + s.run + ".snap.>" }
-func (s subjects) stream() string        { return "TANDEM_" + s.fleet + "_" + s.run }
+func (s subjects) beat() string        { return "tandem." + s.fleet + "." + s.run + ".beat" }
+func (s subjects) stop() string        { return "tandem." + s.fleet + "." + s.run + ".stop" }
+func (s subjects) workerBeats() string { return "tandem." + s.fleet + "." + s.run + ".w.*.beat" }
+func (s subjects) done() string        { return "tandem." + s.fleet + "." + s.run + ".done" }
+func (s subjects) snaps() string       { return "tandem." + s.fleet + "." + s.run + ".snap.>" }
+func (s subjects) snap(part int, id string) string {
+	return fmt.Sprintf("tandem.%s.%s.snap.%d.%s", s.fleet, s.run, part, id)
+}
+func (s subjects) partSnaps(part int) string {
+	return fmt.Sprintf("tandem.%s.%s.snap.%d.*", s.fleet, s.run, part)
+}
+func (s subjects) stream() string { return "TANDEM_" + s.fleet + "_" + s.run }
 
 // joinRequest is a worker's request to join the next run.
 type joinRequest struct {
@@ -76,10 +82,12 @@ type clockReply struct {
 	UnixNs int64 `json:"unix_ns"`
 }
 
-// Assignment is a worker's part of the run: the Index-th of Count, and
-// the spec of the whole load, which the worker's Job splits.
+// Assignment is a worker's part of one load of the run: the Index-th of
+// Count, and the spec of the whole load, which the worker's Job splits. A
+// run (a session) may hold many loads, numbered by Part from 1.
 type Assignment struct {
 	Run   string          `json:"run"`
+	Part  int             `json:"part"`
 	Index int             `json:"index"`
 	Count int             `json:"count"`
 	Spec  json.RawMessage `json:"spec"`
@@ -92,13 +100,15 @@ type readyReply struct {
 	Share string `json:"share,omitempty"`
 }
 
-// startMsg is the agreed start, on the worker's own clock.
+// startMsg is the agreed start of a part, on the worker's own clock.
 type startMsg struct {
+	Part     int   `json:"part"`
 	AtUnixNs int64 `json:"at_unix_ns"`
 }
 
-// stopMsg stops every worker's load.
+// stopMsg stops every worker's load: of one part, or (Part 0) the run.
 type stopMsg struct {
+	Part   int    `json:"part"`
 	Reason string `json:"reason"`
 }
 
@@ -113,6 +123,7 @@ type beat struct {
 // one carries the worker's own report of its part.
 type snapshot struct {
 	Worker string     `json:"worker"`
+	Part   int        `json:"part"`
 	Seq    int64      `json:"seq"`
 	Tally  load.Tally `json:"tally"`
 	Final  *Report    `json:"final,omitempty"`

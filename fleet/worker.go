@@ -80,10 +80,10 @@ func (w *Worker) logf(format string, args ...any) {
 	}
 }
 
-// Run joins, waits for its assignment, runs it and sends its tallies and
-// report; it returns once the report is delivered (or cannot be within
-// the lease). ctx ends the worker: its load stops and what it measured is
-// still sent.
+// Run joins, then runs each part it is assigned and sends its tallies
+// and report, until the coordinator says the run is done (nil), stops the
+// run, or goes silent for the lease (ErrStopped). ctx ends the worker: its
+// load stops and what it measured is still sent.
 func (w *Worker) Run(ctx context.Context) error {
 	if w.Fleet == "" {
 		w.Fleet = "tandem"
@@ -104,8 +104,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	var (
 		mu       sync.Mutex
 		heard    = time.Now()
+		part     int                     // the part under way, 0 between parts
+		stopPart context.CancelCauseFunc // stops it
 		assigned = make(chan *nats.Msg, 1)
-		starts   = make(chan int64, 1)
+		starts   = make(chan startMsg, 1)
+		finished = make(chan struct{})
 	)
 	hear := func() { mu.Lock(); heard = time.Now(); mu.Unlock() }
 	var subs []*nats.Subscription
@@ -124,7 +127,8 @@ func (w *Worker) Run(ctx context.Context) error {
 			hear()
 			select {
 			case assigned <- m:
-			default: // one assignment per run
+			default: // one part at a time
+				respond(m, readyReply{Err: "a part is already under way"})
 			}
 		},
 		sub.worker(w.ID, "start"): func(m *nats.Msg) {
@@ -132,7 +136,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			var s startMsg
 			if json.Unmarshal(m.Data, &s) == nil {
 				select {
-				case starts <- s.AtUnixNs:
+				case starts <- s:
 				default:
 				}
 			}
@@ -141,7 +145,22 @@ func (w *Worker) Run(ctx context.Context) error {
 		sub.stop(): func(m *nats.Msg) {
 			var s stopMsg
 			json.Unmarshal(m.Data, &s)
-			cancel(fmt.Errorf("%w: the coordinator stopped the run: %s", ErrStopped, s.Reason))
+			err := fmt.Errorf("%w: the coordinator stopped the run: %s", ErrStopped, s.Reason)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case s.Part == 0:
+				cancel(err)
+			case s.Part == part && stopPart != nil:
+				stopPart(err)
+			}
+		},
+		sub.done(): func(*nats.Msg) {
+			select {
+			case <-finished:
+			default:
+				close(finished)
+			}
 		},
 	} {
 		s, err := w.Conn.Subscribe(subj, handle)
@@ -154,14 +173,15 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("fleet: %w", err)
 	}
 	// the lease: without a word from the coordinator for lease, stop.
-	watchdogDone := make(chan struct{})
-	defer close(watchdogDone)
-	go func() {
+	var bg sync.WaitGroup
+	bgDone := make(chan struct{})
+	defer func() { close(bgDone); bg.Wait() }()
+	bg.Go(func() {
 		tick := time.NewTicker(lease / 20)
 		defer tick.Stop()
 		for {
 			select {
-			case <-watchdogDone:
+			case <-bgDone:
 				return
 			case <-tick.C:
 				mu.Lock()
@@ -173,57 +193,99 @@ func (w *Worker) Run(ctx context.Context) error {
 				}
 			}
 		}
-	}()
-
-	var am *nats.Msg
-	select {
-	case am = <-assigned:
-	case <-runCtx.Done():
-		return context.Cause(runCtx)
-	}
-	var a Assignment
-	if err := json.Unmarshal(am.Data, &a); err != nil {
-		respond(am, readyReply{Err: "malformed assignment: " + err.Error()})
-		return fmt.Errorf("fleet: malformed assignment: %w", err)
-	}
-	part := &Part{Assignment: a, Tap: &load.Tap{}, Live: &load.Live{}}
-	readied := false
-	part.Tap.Ready = func(ctx context.Context) (time.Time, error) {
-		readied = true
-		respond(am, readyReply{Share: part.described()})
-		w.logf("ready: %s", part.described())
-		select {
-		case at := <-starts:
-			return time.Unix(0, at), nil
-		case <-ctx.Done():
-			return time.Time{}, context.Cause(ctx)
+	})
+	live := &load.Live{}
+	bg.Go(func() { // heartbeats, for the whole run
+		t := time.NewTicker(beatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-bgDone:
+				return
+			case <-t.C:
+				b, _ := json.Marshal(beat{Sent: live.Sent.Load(), OK: live.OK.Load(), Errors: live.Errors.Load()})
+				w.Conn.Publish(sub.worker(w.ID, "beat"), b)
+			}
 		}
-	}
+	})
 	js, err := jetstream.New(w.Conn)
 	if err != nil {
 		return fmt.Errorf("fleet: %w", err)
 	}
-	out := &sender{js: js, sub: sub, id: w.ID}
+	var stopped error // a part the coordinator stopped: the run did not end well
+	for {
+		var am *nats.Msg
+		select {
+		case am = <-assigned:
+		case <-finished:
+			w.logf("the run is done")
+			return stopped
+		case <-runCtx.Done():
+			return context.Cause(runCtx)
+		}
+		var a Assignment
+		if err := json.Unmarshal(am.Data, &a); err != nil || a.Part < 1 {
+			respond(am, readyReply{Err: fmt.Sprintf("malformed assignment (%v)", err)})
+			continue
+		}
+		partCtx, stop := context.WithCancelCause(runCtx)
+		mu.Lock()
+		part, stopPart = a.Part, stop
+		mu.Unlock()
+		*live = load.Live{}
+		err := w.runPart(ctx, partCtx, js, sub, am, a, starts, live, lease)
+		stop(nil)
+		mu.Lock()
+		part, stopPart = 0, nil
+		mu.Unlock()
+		if runCtx.Err() != nil {
+			return context.Cause(runCtx)
+		}
+		if err != nil {
+			w.logf("part %d: %v", a.Part, err)
+			if errors.Is(err, ErrStopped) {
+				stopped = err
+			}
+		}
+	}
+}
+
+// runPart runs one assigned part: the Job, a tally every second, the last
+// tally with the report (delivered within the lease, even after ctx ends).
+func (w *Worker) runPart(ctx, partCtx context.Context, js jetstream.JetStream, sub subjects, am *nats.Msg, a Assignment,
+	starts chan startMsg, live *load.Live, lease time.Duration) error {
+	p := &Part{Assignment: a, Tap: &load.Tap{}, Live: live}
+	readied := false
+	p.Tap.Ready = func(ctx context.Context) (time.Time, error) {
+		readied = true
+		respond(am, readyReply{Share: p.described()})
+		for {
+			select {
+			case s := <-starts:
+				if s.Part == a.Part {
+					return time.Unix(0, s.AtUnixNs), nil
+				}
+			case <-ctx.Done():
+				return time.Time{}, context.Cause(ctx)
+			}
+		}
+	}
+	out := &sender{js: js, sub: sub, id: w.ID, part: a.Part}
 	done := make(chan struct{})
 	var rep Report
 	var jobErr error
 	go func() {
 		defer close(done)
-		rep, jobErr = w.Job(runCtx, part)
+		rep, jobErr = w.Job(partCtx, p)
 	}()
 	snap := time.NewTicker(snapEvery)
 	defer snap.Stop()
-	beats := time.NewTicker(beatEvery)
-	defer beats.Stop()
 	for running := true; running; {
 		select {
 		case <-done:
 			running = false
-		case <-beats.C:
-			b, _ := json.Marshal(beat{Sent: part.Live.Sent.Load(), OK: part.Live.OK.Load(), Errors: part.Live.Errors.Load()})
-			w.Conn.Publish(sub.worker(w.ID, "beat"), b)
 		case <-snap.C:
-			if err := out.take(runCtx, part.Tap, nil); err != nil {
+			if err := out.take(partCtx, p.Tap, nil); err != nil {
 				w.logf("tally: %v", err)
 			}
 		}
@@ -235,26 +297,22 @@ func (w *Worker) Run(ctx context.Context) error {
 	if jobErr != nil {
 		rep.Err = jobErr.Error()
 	}
-	if runCtx.Err() != nil {
-		rep.Stopped = context.Cause(runCtx).Error()
+	if partCtx.Err() != nil {
+		rep.Stopped = context.Cause(partCtx).Error()
 	}
-	if t := part.Tap.Started(); !t.IsZero() {
+	if t := p.Tap.Started(); !t.IsZero() {
 		rep.StartedUnixNs = t.UnixNano()
 	}
-	// the rest of the tally and the report, delivered within the lease
 	finalCtx, cancelFinal := context.WithTimeout(context.WithoutCancel(ctx), lease)
 	defer cancelFinal()
-	if err := out.take(finalCtx, part.Tap, &rep); err != nil {
+	if err := out.take(finalCtx, p.Tap, &rep); err != nil {
 		return fmt.Errorf("fleet: the last tally was not delivered: %w", err)
 	}
-	w.logf("sent %d tallies", out.seq)
+	w.logf("part %d: sent %d tallies", a.Part, out.seq)
 	if jobErr != nil {
 		return jobErr
 	}
-	if runCtx.Err() != nil {
-		return context.Cause(runCtx)
-	}
-	return nil
+	return context.Cause(partCtx)
 }
 
 // join asks the fleet's coordinator to take the worker, until it answers
@@ -308,6 +366,7 @@ type sender struct {
 	js      jetstream.JetStream
 	sub     subjects
 	id      string
+	part    int
 	seq     int64
 	pending []snapshot
 }
@@ -320,7 +379,7 @@ func (s *sender) take(ctx context.Context, tap *load.Tap, rep *Report) error {
 		return err
 	}
 	s.seq++
-	sn := snapshot{Worker: s.id, Seq: s.seq, Tally: tl}
+	sn := snapshot{Worker: s.id, Part: s.part, Seq: s.seq, Tally: tl}
 	if rep != nil {
 		rep.Snapshots = s.seq
 		sn.Final = rep
@@ -346,8 +405,8 @@ func (s *sender) flush(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		msgID := fmt.Sprintf("%s.%s.%d", s.sub.run, s.id, sn.Seq)
-		if _, err := s.js.Publish(ctxTimeout(ctx, 2*time.Second), s.sub.snap(s.id), b, jetstream.WithMsgID(msgID)); err != nil {
+		msgID := fmt.Sprintf("%s.%d.%s.%d", s.sub.run, s.part, s.id, sn.Seq)
+		if _, err := s.js.Publish(ctxTimeout(ctx, 2*time.Second), s.sub.snap(s.part, s.id), b, jetstream.WithMsgID(msgID)); err != nil {
 			return fmt.Errorf("publish tally %d: %w", sn.Seq, err)
 		}
 		s.pending = s.pending[1:]
