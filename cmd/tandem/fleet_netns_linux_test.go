@@ -5,44 +5,16 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tandem-bench/tandem/fleet"
 )
-
-// servePong is the test binary as a plain HTTP target (TANDEM_TEST_PONG=
-// ADDR): it answers every request, and on SIGTERM prints how many it
-// served and exits.
-func servePong(addr string) int {
-	var hits atomic.Int64
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fmt.Println("listening")
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		w.Write([]byte("pong"))
-	})}
-	go srv.Serve(ln)
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	<-sig
-	srv.Close()
-	fmt.Println(hits.Load())
-	return 0
-}
 
 // netnsLab is a bridge in this namespace and network namespaces on it,
 // each with an address of the test's own in 10.250.N.0/24.

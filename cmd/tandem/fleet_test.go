@@ -2,11 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/signal"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -163,4 +167,28 @@ func TestLoadSpecRoundTrip(t *testing.T) {
 			t.Errorf("the fleet's own flag %s reached the workers", a)
 		}
 	}
+}
+
+// servePong is the test binary as a plain HTTP target (TANDEM_TEST_PONG=
+// ADDR): it answers every request, and on SIGTERM prints how many it
+// served and exits.
+func servePong(addr string) int {
+	var hits atomic.Int64
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("listening")
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte("pong"))
+	})}
+	go srv.Serve(ln)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	srv.Close()
+	fmt.Println(hits.Load())
+	return 0
 }
