@@ -114,10 +114,7 @@ type Session struct {
 	mu      sync.Mutex
 	workers []*member // in join order
 	byID    map[string]*member
-	part    int      // the part under way (0: none)
-	cur     *Outcome // its outcome, while it runs
-	reports chan string
-	addErr  error
+	part    int // the last part handed out
 
 	beatsDone chan struct{}
 	beats     sync.WaitGroup

@@ -259,6 +259,8 @@ type FleetWorker struct {
 	ID    string `json:"id"`
 	Host  string `json:"host,omitempty"`
 	Index int    `json:"index"`
+	// Cores is how many cores its machine has.
+	Cores int `json:"cores,omitempty"`
 	// Share is the part of the load it was given, in words.
 	Share string `json:"share"`
 	// ClockOffsetNs is its clock minus the coordinator's; RTTNs the round

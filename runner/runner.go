@@ -58,6 +58,9 @@ type Options struct {
 	// KeepData keeps the targets' data_dir after the run; by default
 	// tandem removes what it created.
 	KeepData bool
+	// Fleet, if set, runs the scenarios' loops (closed, open, batched) on
+	// its workers; the rest runs here.
+	Fleet Fleet
 }
 
 // TargetError is a target that failed to start or died: exit code 3.

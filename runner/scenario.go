@@ -130,6 +130,9 @@ func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Sce
 		}
 		return m, nil
 	}
+	if r.o.Fleet != nil {
+		return r.fleetMeasurer(kind, sc, ls, unit)
+	}
 	m := loops{callers: map[string]driver.Caller{}}
 	for _, l := range ls {
 		c, err := r.caller(ctx, l, sc.Call)
@@ -332,6 +335,9 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 			cpu := int64(cpu1 - cpu0)
 			rd := results.Round{Round: round, Order: i + 1, Target: l.spec.Name, Concurrency: level, Sample: s, Headline: headline(s, higher),
 				GeneratorCPUNs: cpu, GeneratorCPUUse: float64(cpu) / float64(time.Since(t0)) / r.generatorCapacity(sc.Load)}
+			if s.Fleet != nil { // the generator is the workers: as busy as the busiest
+				rd.GeneratorCPUUse = fleetCPUUse(s.Fleet, time.Duration(s.DurationNs))
+			}
 			if err != nil {
 				rd.Failed, rd.Error, rd.Headline = true, err.Error(), 0
 				var exit *target.ExitError

@@ -157,6 +157,8 @@ type runOptions struct {
 	progress string
 	// plan prints the plan and its estimate instead of running.
 	plan bool
+	// fleet, when it names workers, runs the scenarios' loops on them.
+	fleet fleetOptions
 	// history names the history the run is added to when it ends: a file
 	// or a postgres:// URL, "default" for TANDEM_DB or the default file,
 	// empty for none (unless TANDEM_DB is set).
@@ -198,9 +200,24 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 		o.Events = stepLines(stderr)
 		fmt.Fprintf(stderr, "plan: %d steps, about %s (-v shows every round)\n", len(plan.Steps), plan.Total.Round(time.Second))
 	}
+	var sf *studyFleet
+	if ro.fleet.active() {
+		var stop func()
+		if sf, stop, err = openStudyFleet(ctx, ro.fleet, stderr); err != nil {
+			return err
+		}
+		defer stop()
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		sf.cancel, o.Fleet = cancel, sf
+	}
 	res, runErr := runner.Run(ctx, s, o)
 	if status != nil {
 		status.close()
+	}
+	if sf != nil && sf.lost != nil {
+		runErr = &exitError{exitCheckFailed, fmt.Errorf("the run stopped: %w", sf.lost)}
 	}
 	if res == nil {
 		return runErr
@@ -277,6 +294,7 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 	var rounds int
 	var verbose, strict, quick, keepData, pin, plan bool
 	var progress, keep string
+	var fo fleetOptions
 	c := &cobra.Command{
 		Use:     "run STUDY.yaml",
 		Short:   "Run a study: start the targets, measure them side by side, write results.json",
@@ -296,10 +314,11 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 			if quick {
 				s.Quick()
 			}
-			return studyRun(cmd.Context(), s, runOptions{out: out, only: only, rounds: rounds, verbose: verbose, strict: strict, keepData: keepData, noPin: !pin, plan: plan, progress: progress, history: keep}, stdout, stderr)
+			return studyRun(cmd.Context(), s, runOptions{out: out, only: only, rounds: rounds, verbose: verbose, strict: strict, keepData: keepData, noPin: !pin, plan: plan, progress: progress, history: keep, fleet: fo}, stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&out, "out", "tandem-out", "directory for results.json and the reports")
+	fleetFlags(c.Flags(), &fo)
 	c.Flags().StringSliceVar(&only, "only", nil, "run only these parts: scenario names, compat, startup (comma-separated)")
 	c.Flags().BoolVar(&strict, "strict", false, "exit 1 when a compat case in equal mode disagrees")
 	c.Flags().StringVar(&keep, "history", "", "add the run to the history when it ends: --history alone for $TANDEM_DB or "+history.DefaultPath+", --history=DB for another (a file or a postgres:// URL); with TANDEM_DB set, always (see tandem history)")

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/runner"
 )
 
 // fleetOptions are the flags that spread tandem load over workers.
@@ -53,6 +53,8 @@ type loadSpec struct {
 	Target string   `json:"target"`
 	Args   []string `json:"args"`
 	Data   *string  `json:"data,omitempty"`
+	// Part, in a study run on a fleet, is the scenario's loop instead.
+	Part *runner.FleetPart `json:"part,omitempty"`
 }
 
 // specOf is the spec of the load cmd's flags describe.
@@ -125,14 +127,14 @@ func (o loadOptions) share(index, count int) (loadOptions, string, error) {
 	switch {
 	case o.rate != "":
 		o.connections = int(split(int64(o.connections)))
-		desc = fmt.Sprintf("open loop: every %s arrival of %s from the %s, over %s", ordinal(count), o.rate+"/s", ordinal(index+1), plural(o.connections, "connection"))
+		desc = fmt.Sprintf("open loop: every %s arrival of %s from the %s, over %s", human.Ordinal(count), o.rate+"/s", human.Ordinal(index+1), human.Plural(o.connections, "connection"))
 	case o.batch > 0:
 		o.connections = int(split(int64(o.connections)))
-		desc = fmt.Sprintf("batched: %s × %d every %v", plural(o.connections, "connection"), o.batch, o.period)
+		desc = fmt.Sprintf("batched: %s × %d every %v", human.Plural(o.connections, "connection"), o.batch, o.period)
 	default:
 		o.concurrency = int(split(int64(o.concurrency)))
 		o.connections = o.concurrency
-		desc = fmt.Sprintf("closed loop: %s", plural(o.concurrency, "client"))
+		desc = fmt.Sprintf("closed loop: %s", human.Plural(o.concurrency, "client"))
 	}
 	if o.connections < 1 {
 		what := "--connections"
@@ -147,42 +149,14 @@ func (o loadOptions) share(index, count int) (loadOptions, string, error) {
 	return o, desc, nil
 }
 
-// plural is "1 connection", "2 connections".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
-}
-
-func ordinal(n int) string {
-	switch {
-	case n%100 >= 11 && n%100 <= 13:
-		return strconv.Itoa(n) + "th"
-	case n%10 == 1:
-		return strconv.Itoa(n) + "st"
-	case n%10 == 2:
-		return strconv.Itoa(n) + "nd"
-	case n%10 == 3:
-		return strconv.Itoa(n) + "rd"
-	}
-	return strconv.Itoa(n) + "th"
-}
-
 // runFleet coordinates a distributed tandem load: it starts (or joins) a
 // NATS server, starts the local workers, runs the coordinator and prints
 // the tallies added up as tandem load prints one machine's run.
 func runFleet(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io.Writer) error {
 	ctx := cmd.Context()
 	fo := o.fleet
-	if fo.workers > 0 && fo.localWorkers > 0 {
-		return badInput(errors.New("--workers and --local-workers: choose one (--local-workers N starts N workers here)"))
-	}
-	if fo.onLoss != "fail" && fo.onLoss != "continue" {
-		return badInput(fmt.Errorf("--on-worker-loss %q: want fail or continue", fo.onLoss))
-	}
-	if !validFleetName(fo.name) {
-		return badInput(fmt.Errorf("--fleet %q: want letters, digits, - and _", fo.name))
+	if err := checkFleet(fo); err != nil {
+		return badInput(err)
 	}
 	if o.cpuprofile != "" {
 		return badInput(errors.New("--cpuprofile profiles this process: run it on one worker's load instead"))
@@ -205,44 +179,18 @@ func runFleet(cmd *cobra.Command, target string, o loadOptions, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	natsURL, where := fo.nats, "embedded"
-	if natsURL == "" {
-		e, err := fleet.Embed("")
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		natsURL = e.URL()
-	} else if u, err := url.Parse(natsURL); err == nil && u.Host != "" {
-		where = u.Host
-	}
-	nc, err := nats.Connect(natsURL, nats.Name("tandem coordinator"))
+	fl, err := startFleet(fo, n, stderr)
 	if err != nil {
-		return badInput(fmt.Errorf("--nats %s: %w", natsURL, err))
+		return err
 	}
-	defer nc.Close()
-	logf := func(s string) { fmt.Fprintf(stderr, "tandem: fleet: %s\n", s) }
-	var locals *localWorkers
-	if fo.localWorkers > 0 {
-		if locals, err = startLocalWorkers(fo.localWorkers, natsURL, fo.name); err != nil {
-			return err
-		}
-		defer locals.stop()
-	} else {
-		logf(fmt.Sprintf("waiting for %d workers: tandem worker --nats %s --fleet %s", n, natsURL, fo.name))
-	}
-	co := &fleet.Coordinator{Conn: nc, Fleet: fo.name, Workers: n, Spec: spec, Version: version, JoinWait: fo.joinWait,
-		ContinueOnLoss: fo.onLoss == "continue", Log: logf}
+	defer fl.stop()
+	co := fl.coordinator(fo, n)
+	co.Spec = spec
 	out, runErr := co.Run(ctx)
 	if out == nil {
-		if locals != nil {
-			if tail := locals.stderr(); tail != "" {
-				runErr = fmt.Errorf("%w\nthe local workers said:\n%s", runErr, tail)
-			}
-		}
-		return badInput(runErr)
+		return badInput(fl.explain(runErr))
 	}
-	s, warnings := fleetSample(out, where, fo.onLoss)
+	s, warnings := fleetSample(out, fl.where, fo.onLoss)
 	if err := finish(ctx, stdout, o.format, s, warnings); err != nil {
 		return err
 	}
@@ -250,6 +198,135 @@ func runFleet(cmd *cobra.Command, target string, o loadOptions, stdout, stderr i
 		return &exitError{exitCheckFailed, runErr}
 	}
 	return nil
+}
+
+// fleetConn is a fleet's NATS connection (and the embedded server, if
+// any) and the local workers it started.
+type fleetConn struct {
+	nc     *nats.Conn
+	where  string
+	locals *localWorkers
+	logf   func(string)
+	stop   func()
+}
+
+// startFleet embeds a NATS server (or connects to --nats) and starts the
+// local workers.
+func startFleet(fo fleetOptions, n int, stderr io.Writer) (*fleetConn, error) {
+	f := &fleetConn{logf: func(s string) { fmt.Fprintf(stderr, "tandem: fleet: %s\n", s) }}
+	var stops []func()
+	f.stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	natsURL := fo.nats
+	f.where = "embedded"
+	if natsURL == "" {
+		e, err := fleet.Embed("")
+		if err != nil {
+			return nil, err
+		}
+		stops = append(stops, func() { e.Close() })
+		natsURL = e.URL()
+	} else if u, err := url.Parse(natsURL); err == nil && u.Host != "" {
+		f.where = u.Host
+	}
+	nc, err := nats.Connect(natsURL, nats.Name("tandem coordinator"))
+	if err != nil {
+		f.stop()
+		return nil, badInput(fmt.Errorf("--nats %s: %w", natsURL, err))
+	}
+	f.nc = nc
+	stops = append(stops, nc.Close)
+	if fo.localWorkers > 0 {
+		if f.locals, err = startLocalWorkers(fo.localWorkers, natsURL, fo.name); err != nil {
+			f.stop()
+			return nil, err
+		}
+		stops = append(stops, f.locals.stop)
+	} else {
+		f.logf(fmt.Sprintf("waiting for %d workers: tandem worker --nats %s --fleet %s", n, natsURL, fo.name))
+	}
+	return f, nil
+}
+
+// coordinator is the fleet's coordinator for n workers.
+func (f *fleetConn) coordinator(fo fleetOptions, n int) *fleet.Coordinator {
+	return &fleet.Coordinator{Conn: f.nc, Fleet: fo.name, Workers: n, Version: version, JoinWait: fo.joinWait,
+		ContinueOnLoss: fo.onLoss == "continue", Log: f.logf}
+}
+
+// explain adds what the local workers said to err.
+func (f *fleetConn) explain(err error) error {
+	if f.locals != nil {
+		if tail := f.locals.stderr(); tail != "" {
+			return fmt.Errorf("%w\nthe local workers said:\n%s", err, tail)
+		}
+	}
+	return err
+}
+
+// checkFleet refuses fleet flags that cannot work.
+func checkFleet(fo fleetOptions) error {
+	switch {
+	case fo.workers > 0 && fo.localWorkers > 0:
+		return errors.New("--workers and --local-workers: choose one (--local-workers N starts N workers here)")
+	case fo.onLoss != "fail" && fo.onLoss != "continue":
+		return fmt.Errorf("--on-worker-loss %q: want fail or continue", fo.onLoss)
+	case !validFleetName(fo.name):
+		return fmt.Errorf("--fleet %q: want letters, digits, - and _", fo.name)
+	}
+	return nil
+}
+
+// studyFleet runs a study's loops on a fleet session (runner.Fleet).
+type studyFleet struct {
+	sess   *fleet.Session
+	where  string
+	onLoss string
+	// cancel stops the run when a worker is lost and the run fails;
+	// lost says why.
+	cancel context.CancelCauseFunc
+	lost   error
+}
+
+// openStudyFleet starts the fleet of tandem run --workers and waits for
+// its workers; stop ends it.
+func openStudyFleet(ctx context.Context, fo fleetOptions, stderr io.Writer) (*studyFleet, func(), error) {
+	if err := checkFleet(fo); err != nil {
+		return nil, nil, badInput(err)
+	}
+	n := max(fo.workers, fo.localWorkers)
+	fl, err := startFleet(fo, n, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := fl.coordinator(fo, n).Open(ctx)
+	if err != nil {
+		fl.stop()
+		return nil, nil, badInput(fl.explain(err))
+	}
+	stop := func() { sess.Close(); fl.stop() }
+	return &studyFleet{sess: sess, where: fl.where, onLoss: fo.onLoss}, stop, nil
+}
+
+// Load runs one part of the study on the fleet.
+func (f *studyFleet) Load(ctx context.Context, p runner.FleetPart) (results.Sample, error) {
+	spec, err := json.Marshal(loadSpec{Part: &p})
+	if err != nil {
+		return results.Sample{}, err
+	}
+	out, err := f.sess.Run(ctx, spec)
+	if errors.Is(err, fleet.ErrWorkerLost) && f.lost == nil {
+		f.lost = err
+		f.cancel(err)
+	}
+	if out == nil {
+		return results.Sample{}, err
+	}
+	s, _ := fleetSample(out, f.where, f.onLoss)
+	return s, err
 }
 
 var fleetName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
@@ -278,7 +355,7 @@ func fleetSample(out *fleet.Outcome, where, onLoss string) (results.Sample, []st
 	}
 	var warnings []string
 	for _, w := range out.Workers {
-		fw := results.FleetWorker{ID: w.ID, Host: w.Host, Index: w.Index, Share: w.Share, ClockOffsetNs: int64(w.ClockOffset),
+		fw := results.FleetWorker{ID: w.ID, Host: w.Host, Index: w.Index, Cores: w.Cores, Share: w.Share, ClockOffsetNs: int64(w.ClockOffset),
 			RTTNs: int64(w.RTT), Tallies: w.Tallies, Lost: w.Lost}
 		if w.Lost {
 			fw.LostAfterNs = int64(w.LostAfter)
@@ -464,6 +541,9 @@ func workerJob(ctx context.Context, p *fleet.Part) (fleet.Report, error) {
 	if err := json.Unmarshal(p.Spec, &sp); err != nil {
 		return fleet.Report{}, fmt.Errorf("malformed spec: %w", err)
 	}
+	if sp.Part != nil {
+		return studyPartJob(ctx, p, *sp.Part)
+	}
 	whole, err := sp.options()
 	if err != nil {
 		return fleet.Report{}, err
@@ -493,4 +573,20 @@ func workerJob(ctx context.Context, p *fleet.Part) (fleet.Report, error) {
 	}
 	cpu := cpu1 - cpu0
 	return fleet.Report{Share: desc, Sample: s, Warnings: diagnose(s, cpu, o.connections), CPUNs: int64(cpu)}, nil
+}
+
+// studyPartJob runs a worker's share of a study's loop.
+func studyPartJob(ctx context.Context, p *fleet.Part, whole runner.FleetPart) (fleet.Report, error) {
+	part, desc, err := whole.Split(p.Index, p.Count)
+	if err != nil {
+		return fleet.Report{}, err
+	}
+	p.Describe(desc)
+	cpu0, _ := host.CPUTime()
+	s, err := runner.RunFleetPart(ctx, part, p.Index, p.Count, p.Tap, p.Live)
+	cpu1, _ := host.CPUTime()
+	if err != nil {
+		return fleet.Report{}, err
+	}
+	return fleet.Report{Share: desc, Sample: s, CPUNs: int64(cpu1 - cpu0)}, nil
 }

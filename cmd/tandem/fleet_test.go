@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/hdr"
+	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -191,4 +192,64 @@ func servePong(addr string) int {
 	srv.Close()
 	fmt.Println(hits.Load())
 	return 0
+}
+
+// TestRunOnLocalWorkers: a study's closed and open loops run on two local
+// workers; every round records its fleet, the workers' own counts add up
+// to the round's, the open loop's offered rate is the whole schedule's,
+// and the results are valid.
+func TestRunOnLocalWorkers(t *testing.T) {
+	tooltest.Long(t)
+	small, err := os.ReadFile(smallStudy(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	study := strings.Replace(string(small), "load: {concurrency: 1}}", "load: {concurrency: 2}}\n"+
+		"  - {name: open, call: block, duration: 1s, load: {rate: 300, connections: 2}}", 1)
+	path := t.TempDir() + "/fleet.yaml"
+	if err := os.WriteFile(path, []byte(study), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	code, stdout, stderr := tandem(t, "run", path, "--local-workers", "2", "--pin=false", "--rounds", "1", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	data, err := os.ReadFile(out + "/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := results.Validate(data); err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	var res results.Results
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	rounds := 0
+	for _, sc := range res.Scenarios {
+		for _, rd := range sc.Rounds {
+			rounds++
+			f := rd.Fleet
+			if f == nil || len(f.Workers) != 2 {
+				t.Fatalf("%s round %d on %s: fleet %+v; want 2 workers", sc.Name, rd.Round, rd.Target, f)
+			}
+			var sum int64
+			for _, w := range f.Workers {
+				sum += w.Requests
+				if w.Cores < 1 || w.Share == "" {
+					t.Errorf("%s %s: worker %+v", sc.Name, rd.Target, w)
+				}
+			}
+			if sum != rd.Requests || rd.Requests == 0 {
+				t.Errorf("%s round %d on %s: workers sent %d, the round %d", sc.Name, rd.Round, rd.Target, sum, rd.Requests)
+			}
+			if sc.Name == "open" && (rd.OfferedRate < 299 || rd.OfferedRate > 301 || rd.Requests != 300) {
+				t.Errorf("open on %s: offered %.1f/s, %d requests; want the whole 300/s for 1 s", rd.Target, rd.OfferedRate, rd.Requests)
+			}
+		}
+	}
+	if rounds != 4 {
+		t.Errorf("%d rounds; want 2 scenarios × 2 targets", rounds)
+	}
 }

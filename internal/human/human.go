@@ -135,3 +135,26 @@ func Printable(s string) string {
 func unsafeRune(r rune) bool {
 	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r < 0xa0) || r == '\u2028' || r == '\u2029' || r == utf8.RuneError
 }
+
+// Ordinal is 1st, 2nd, 3rd, 4th, …, 11th, 12th, 13th, 21st, ….
+func Ordinal(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return strconv.Itoa(n) + "th"
+	case n%10 == 1:
+		return strconv.Itoa(n) + "st"
+	case n%10 == 2:
+		return strconv.Itoa(n) + "nd"
+	case n%10 == 3:
+		return strconv.Itoa(n) + "rd"
+	}
+	return strconv.Itoa(n) + "th"
+}
+
+// Plural is "1 connection", "2 connections".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

@@ -1,0 +1,156 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tandem-bench/tandem/driver"
+	"github.com/tandem-bench/tandem/fleet"
+	"github.com/tandem-bench/tandem/internal/human"
+	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/study"
+)
+
+// Fleet runs loads on workers elsewhere (tandem run --workers): each run
+// of a scenario's loop goes to every worker, split, and comes back added
+// up, with its account in the sample's Fleet.
+type Fleet interface {
+	Load(ctx context.Context, p FleetPart) (results.Sample, error)
+}
+
+// FleetPart is one run of a scenario's loop as a fleet's workers get it:
+// the call to one target's endpoint, and the loop.
+type FleetPart struct {
+	Target   string        `json:"target"`
+	Call     *study.Call   `json:"call"`
+	Endpoint string        `json:"endpoint"`
+	Timeout  time.Duration `json:"timeout"`
+	// Kind is closed, open or batched; Clients a closed loop's.
+	Kind    study.Kind `json:"kind"`
+	Clients int        `json:"clients,omitempty"`
+	Load    study.Load `json:"load"`
+	// Requests (0: until Bound) and Bound are the whole run's.
+	Requests int64         `json:"requests,omitempty"`
+	Bound    time.Duration `json:"bound,omitempty"`
+	Unit     string        `json:"unit"`
+}
+
+// fleetLoops measures a scenario's loop on the fleet.
+type fleetLoops struct {
+	r     *runner
+	parts map[string]FleetPart // by target, level and bounds unset
+	warmK study.Kind           // the warm-up's kind (a batched load's is closed)
+	level int
+}
+
+func (m fleetLoops) at(level int) measurer {
+	m.level = level
+	return m
+}
+
+func (m fleetLoops) part(l *live, kind study.Kind, requests int64, bound time.Duration) FleetPart {
+	p := m.parts[l.spec.Name]
+	p.Kind, p.Requests, p.Bound = kind, requests, bound
+	p.Clients = m.level
+	if kind == study.KindClosed && p.Clients == 0 {
+		p.Clients = max(p.Load.Connections, 1) // a batched load's warm-up
+	}
+	return p
+}
+
+func (m fleetLoops) warm(ctx context.Context, l *live, d time.Duration) (results.Sample, error) {
+	return m.r.o.Fleet.Load(ctx, m.part(l, m.warmK, 0, d))
+}
+
+func (m fleetLoops) measure(ctx context.Context, l *live, requests int64, bound time.Duration) (results.Sample, error) {
+	return m.r.o.Fleet.Load(ctx, m.part(l, m.parts[l.spec.Name].Kind, requests, bound))
+}
+
+// fleetCPUUse is the largest share of its cores a worker's process used
+// in a run on the fleet: the generator is as busy as its busiest worker.
+func fleetCPUUse(f *results.Fleet, d time.Duration) float64 {
+	var most float64
+	for _, w := range f.Workers {
+		if d > 0 && w.Cores > 0 {
+			most = max(most, float64(w.GeneratorCPUNs)/float64(d)/float64(w.Cores))
+		}
+	}
+	return most
+}
+
+// fleetMeasurer is the measurer of a loop scenario on the fleet.
+func (r *runner) fleetMeasurer(kind study.Kind, sc *study.Scenario, ls []*live, unit string) (measurer, error) {
+	m := fleetLoops{r: r, parts: map[string]FleetPart{}, warmK: kind}
+	if kind == study.KindBatched {
+		m.warmK = study.KindClosed
+	}
+	for _, l := range ls {
+		call := r.s.Calls[sc.Call]
+		ep, err := call.EndpointName(l.spec)
+		if err != nil {
+			return nil, fmt.Errorf("target %s: call %s: %w", l.spec.Name, sc.Call, err)
+		}
+		m.parts[l.spec.Name] = FleetPart{Target: l.spec.Name, Call: call, Endpoint: l.endpoints[ep], Timeout: r.s.Defaults.Timeout,
+			Kind: kind, Load: sc.Load, Unit: unit}
+	}
+	return m, nil
+}
+
+// Split narrows a part to the index-th of count shares, exactly: an open
+// loop takes every count-th arrival of the whole timetable from index
+// (see load.Shard) and a share of the connections; a closed loop a share
+// of the clients; a batched loop a share of the connections; the request
+// count is split too. Shares are by largest remainder. It returns the
+// share in words; a share without a client or connection is an error.
+func (p FleetPart) Split(index, count int) (FleetPart, string, error) {
+	split := func(n int64) int64 { return fleet.Split(n, count, index) }
+	p.Requests = split(p.Requests)
+	var desc string
+	conns := 0
+	switch p.Kind {
+	case study.KindClosed:
+		p.Clients = int(split(int64(p.Clients)))
+		conns = p.Clients
+		desc = "closed loop: " + human.Plural(p.Clients, "client")
+	default:
+		p.Load.Connections = int(split(int64(max(p.Load.Connections, 1))))
+		conns = p.Load.Connections
+		desc = fmt.Sprintf("%s loop: %s", p.Kind, human.Plural(conns, "connection"))
+		if p.Kind == study.KindOpen {
+			desc = fmt.Sprintf("open loop: every %s arrival from the %s, over %s", human.Ordinal(count), human.Ordinal(index+1), human.Plural(conns, "connection"))
+		}
+	}
+	if conns < 1 {
+		return p, "", fmt.Errorf("%s: %d workers leave worker %d without a client or connection", p.Target, count, index+1)
+	}
+	if p.Requests > 0 {
+		desc += fmt.Sprintf(", %d requests", p.Requests)
+	}
+	return p, desc, nil
+}
+
+// RunFleetPart runs a worker's share of a part (from Split): the driver of
+// the call, the loop narrowed to the share, started through tap, counted
+// in live.
+func RunFleetPart(ctx context.Context, p FleetPart, index, count int, tap *load.Tap, live *load.Live) (results.Sample, error) {
+	c, err := driver.New(ctx, p.Call, p.Endpoint, driver.Options{Timeout: p.Timeout})
+	if err != nil {
+		return results.Sample{}, fmt.Errorf("target %s: %w", p.Target, err)
+	}
+	ld := p.Load
+	switch p.Kind {
+	case study.KindOpen:
+		sch := load.Shard{Schedule: schedule(ld, p.Bound), Index: index, Count: count}
+		return load.Open{Schedule: sch, Connections: ld.Connections, Requests: p.Requests, Duration: p.Bound, MaxWaiting: ld.MaxWaiting,
+			Timeout: p.Timeout, Unit: p.Unit, Engine: ld.Engine, Quantum: ld.Quantum, Tap: tap, Live: live}.Run(ctx, c)
+	case study.KindBatched:
+		return load.Batched{Connections: ld.Connections, PerPeriod: ld.Batch.PerPeriod, Period: ld.Batch.Period, Duration: p.Bound,
+			Timeout: p.Timeout, Unit: p.Unit, Tap: tap, Live: live}.Run(ctx, c)
+	case study.KindClosed:
+		return load.Closed{Concurrency: p.Clients, Requests: p.Requests, Duration: p.Bound, Timeout: p.Timeout, Unit: p.Unit,
+			Engine: ld.Engine, Quantum: ld.Quantum, Tap: tap, Live: live}.Run(ctx, c)
+	}
+	return results.Sample{}, fmt.Errorf("a %s scenario does not run on a fleet", p.Kind)
+}
