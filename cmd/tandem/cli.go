@@ -202,6 +202,9 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 	}
 	var sf *studyFleet
 	if ro.fleet.active() {
+		if err := checkStudyFleet(s, ro.only, max(ro.fleet.workers, ro.fleet.localWorkers)); err != nil {
+			return badInput(err)
+		}
 		var stop func()
 		if sf, stop, err = openStudyFleet(ctx, ro.fleet, stderr); err != nil {
 			return err

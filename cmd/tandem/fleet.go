@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/runner"
+	"github.com/tandem-bench/tandem/study"
 )
 
 // fleetOptions are the flags that spread tandem load over workers.
@@ -278,6 +280,35 @@ func checkFleet(fo fleetOptions) error {
 		return fmt.Errorf("--fleet %q: want letters, digits, - and _", fo.name)
 	}
 	return nil
+}
+
+// checkStudyFleet refuses a study whose loops (those --only leaves) cannot
+// be split over n workers: a closed loop needs a client per worker, an
+// open or batched loop a connection, at every level.
+func checkStudyFleet(s *study.Study, only []string, n int) error {
+	var errs []error
+	for i := range s.Scenarios {
+		sc := &s.Scenarios[i]
+		if sc.Sweep != nil || len(only) > 0 && !slices.Contains(only, sc.Name) {
+			continue
+		}
+		switch s.Kind(sc) {
+		case study.KindClosed:
+			for _, c := range sc.Load.Concurrency {
+				if c < n {
+					errs = append(errs, fmt.Errorf("scenario %s: concurrency %d over %d workers leaves a worker without a client", sc.Name, c, n))
+				}
+			}
+		case study.KindOpen, study.KindBatched:
+			if c := max(sc.Load.Connections, 1); c < n {
+				errs = append(errs, fmt.Errorf("scenario %s: %d connections over %d workers leave a worker without one", sc.Name, c, n))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		errs = append(errs, errors.New("raise them, run fewer workers, or leave those scenarios out with --only"))
+	}
+	return errors.Join(errs...)
 }
 
 // studyFleet runs a study's loops on a fleet session (runner.Fleet).

@@ -126,6 +126,10 @@ func TestLoadFleetBadInput(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, stderr, tc.want)
 		}
 	}
+	if code, _, stderr := tandem(t, "run", smallStudy(t), "--local-workers", "2", "--out", t.TempDir()); code != 2 ||
+		!strings.Contains(stderr, "scenario getblock-latency: concurrency 1 over 2 workers") {
+		t.Errorf("a study of one client over 2 workers: exit %d, %q", code, stderr)
+	}
 	if code, _, stderr := tandem(t, "worker"); code != 2 || !strings.Contains(stderr, "--nats") {
 		t.Errorf("worker without --nats: exit %d, %q", code, stderr)
 	}
