@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -134,10 +135,18 @@ func (w *Worker) Run(ctx context.Context) error {
 		sub.worker(w.ID, "start"): func(m *nats.Msg) {
 			hear()
 			var s startMsg
-			if json.Unmarshal(m.Data, &s) == nil {
+			if json.Unmarshal(m.Data, &s) != nil {
+				return
+			}
+			for { // the newest start replaces one a stopped part never took
 				select {
 				case starts <- s:
+					return
 				default:
+					select {
+					case <-starts:
+					default:
+					}
 				}
 			}
 		},
@@ -194,7 +203,8 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 		}
 	})
-	live := &load.Live{}
+	var live atomic.Pointer[load.Live] // the part under way's counts
+	live.Store(&load.Live{})
 	bg.Go(func() { // heartbeats, for the whole run
 		t := time.NewTicker(beatEvery)
 		defer t.Stop()
@@ -203,7 +213,8 @@ func (w *Worker) Run(ctx context.Context) error {
 			case <-bgDone:
 				return
 			case <-t.C:
-				b, _ := json.Marshal(beat{Sent: live.Sent.Load(), OK: live.OK.Load(), Errors: live.Errors.Load()})
+				l := live.Load()
+				b, _ := json.Marshal(beat{Sent: l.Sent.Load(), OK: l.OK.Load(), Errors: l.Errors.Load()})
 				w.Conn.Publish(sub.worker(w.ID, "beat"), b)
 			}
 		}
@@ -232,8 +243,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		mu.Lock()
 		part, stopPart = a.Part, stop
 		mu.Unlock()
-		*live = load.Live{}
-		err := w.runPart(ctx, partCtx, js, sub, am, a, starts, live, lease)
+		l := &load.Live{}
+		live.Store(l)
+		err := w.runPart(ctx, partCtx, js, sub, am, a, starts, l, lease)
 		stop(nil)
 		mu.Lock()
 		part, stopPart = 0, nil
