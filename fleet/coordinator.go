@@ -57,6 +57,8 @@ type Outcome struct {
 	// reads them.
 	Agreed    time.Time
 	StartSkew time.Duration
+	// Ended is when the last report came or the last worker was lost.
+	Ended time.Time
 	// Duplicates counts tallies received more than once (and added once).
 	Duplicates int64
 	// Messages and Bytes count what the coordinator received from the
@@ -81,10 +83,13 @@ type WorkerOutcome struct {
 	Report *Report
 	// Started is its load's start on the coordinator's clock.
 	Started time.Time
-	// Suspected and LostAfter (0: not lost) say how its heartbeats went.
+	// Suspected, Lost and LostAfter (from the start to the last word
+	// heard) say how its heartbeats went; Late, that a lost worker's
+	// report came after all.
 	Suspected bool
 	Lost      bool
 	LostAfter time.Duration
+	Late      bool
 	// Tallies, Messages and Bytes count what it sent.
 	Tallies, Messages, Bytes int64
 	// seqs holds the tallies received, by sequence number.
@@ -119,12 +124,17 @@ type Session struct {
 	beatsDone chan struct{}
 	beats     sync.WaitGroup
 	closeOnce sync.Once
+	// failed, if set, is why the session ends without its run done: the
+	// workers are stopped, not released.
+	failed string
 }
 
 // member is a worker of the session.
 type member struct {
-	id, host         string
-	cores            int
+	id, host, nonce  string
+	cores, index     int
+	part             int       // the part its heartbeats say it runs
+	idle             time.Time // since when they say it runs none (zero: it runs one)
 	offset, rtt      time.Duration
 	heard            time.Time
 	lost             bool
@@ -151,9 +161,24 @@ func (c *Coordinator) Open(ctx context.Context) (*Session, error) {
 	ok := false
 	defer func() {
 		if !ok {
+			s.failed = "the fleet did not come together"
 			s.Close()
 		}
 	}()
+	// beats from the start: a worker that joins early must not lose its
+	// lease while the others come
+	s.beats.Go(func() {
+		t := time.NewTicker(beatEvery)
+		defer t.Stop()
+		for {
+			c.Conn.Publish(s.sub.beat(), nil)
+			select {
+			case <-s.beatsDone:
+				return
+			case <-t.C:
+			}
+		}
+	})
 	full := make(chan struct{})
 	joining := true
 	if err := s.subscribe(s.sub.join(), func(m *nats.Msg) {
@@ -164,6 +189,10 @@ func (c *Coordinator) Open(ctx context.Context) (*Session, error) {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if w := s.byID[req.ID]; w != nil && w.nonce == req.Nonce && req.Nonce != "" { // asked again: the same answer
+			respond(m, joinReply{Run: run, Index: w.index, Count: c.Workers, LeaseNs: int64(c.Lease)})
+			return
+		}
 		switch {
 		case s.byID[req.ID] != nil && !joining:
 			respond(m, joinReply{Refused: fmt.Sprintf("worker %s is already in run %s, which is under way: no joining mid-run", req.ID, run)})
@@ -174,7 +203,7 @@ func (c *Coordinator) Open(ctx context.Context) (*Session, error) {
 		case req.Version != c.Version:
 			respond(m, joinReply{Refused: fmt.Sprintf("worker %s runs tandem %s, the coordinator %s: run one version", req.ID, req.Version, c.Version)})
 		default:
-			w := &member{id: req.ID, host: req.Host, cores: req.Cores, heard: time.Now()}
+			w := &member{id: req.ID, host: req.Host, cores: req.Cores, heard: time.Now(), nonce: req.Nonce, index: len(s.workers)}
 			s.workers = append(s.workers, w)
 			s.byID[req.ID] = w
 			respond(m, joinReply{Run: run, Index: len(s.workers) - 1, Count: c.Workers, LeaseNs: int64(c.Lease)})
@@ -201,18 +230,6 @@ func (c *Coordinator) Open(ctx context.Context) (*Session, error) {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("fleet: %d of %d workers joined within %v", n, c.Workers, c.JoinWait)
 	}
-	s.beats.Go(func() {
-		t := time.NewTicker(beatEvery)
-		defer t.Stop()
-		for {
-			c.Conn.Publish(s.sub.beat(), nil)
-			select {
-			case <-s.beatsDone:
-				return
-			case <-t.C:
-			}
-		}
-	})
 	if err := s.subscribe(s.sub.workerBeats(), func(m *nats.Msg) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -220,6 +237,15 @@ func (c *Coordinator) Open(ctx context.Context) (*Session, error) {
 			w.heard = time.Now()
 			w.messages++
 			w.nbytes += int64(len(m.Data))
+			var b beat
+			if json.Unmarshal(m.Data, &b) == nil {
+				switch {
+				case b.Part != 0:
+					w.part, w.idle = b.Part, time.Time{}
+				case w.idle.IsZero() || w.part != 0:
+					w.part, w.idle = 0, time.Now()
+				}
+			}
 		}
 	}); err != nil {
 		return nil, err
@@ -258,7 +284,12 @@ func (s *Session) Workers() int {
 func (s *Session) Close() {
 	s.closeOnce.Do(func() {
 		if !s.c.Conn.IsClosed() {
-			s.c.Conn.Publish(s.sub.done(), nil)
+			if s.failed != "" {
+				b, _ := json.Marshal(stopMsg{Reason: s.failed})
+				s.c.Conn.Publish(s.sub.stop(), b)
+			} else {
+				s.c.Conn.Publish(s.sub.done(), nil)
+			}
 			s.c.Conn.Flush()
 		}
 		close(s.beatsDone)
@@ -282,6 +313,10 @@ func (s *Session) Run(ctx context.Context, spec json.RawMessage) (*Outcome, erro
 	c := s.c
 	out := &Outcome{}
 	byID := map[string]*WorkerOutcome{}
+	// clocks drift over a long session: measure them again for each part
+	if err := s.measureClocks(ctx); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	s.part++
 	part := s.part
@@ -323,14 +358,19 @@ func (s *Session) Run(ctx context.Context, spec json.RawMessage) (*Outcome, erro
 			out.Duplicates++
 			return
 		}
-		w.seqs[sn.Seq] = true
-		w.Tallies++
-		if err := out.Sum.Add(sn.Tally); err != nil && addErr == nil {
-			addErr = fmt.Errorf("fleet: worker %s, tally %d: %w", w.ID, sn.Seq, err)
+		if err := out.Sum.Add(sn.Tally); err != nil {
+			if addErr == nil { // not counted as received: the worker's tallies are incomplete
+				addErr = fmt.Errorf("fleet: worker %s, tally %d: %w", w.ID, sn.Seq, err)
+			}
+		} else {
+			w.seqs[sn.Seq] = true
+			w.Tallies++
 		}
 		if sn.Final != nil && w.Report == nil {
 			w.Report = sn.Final
-			if !w.Lost { // a lost worker is no longer waited for
+			if w.Lost {
+				w.Late = true // written off, yet it reported: not waited for any more
+			} else {
 				reported <- struct{}{}
 			}
 		}
@@ -338,14 +378,22 @@ func (s *Session) Run(ctx context.Context, spec json.RawMessage) (*Outcome, erro
 	if err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
-	defer cc.Stop()
-	stop := func(reason string) {
-		b, _ := json.Marshal(stopMsg{Part: part, Reason: reason})
+	consuming := true
+	endConsume := func() { // no handler runs once this returns
+		if consuming {
+			cc.Stop()
+			<-cc.Closed()
+			consuming = false
+		}
+	}
+	defer endConsume()
+	stop := func(worker, reason string) { // not under s.mu: a flush may wait
+		b, _ := json.Marshal(stopMsg{Part: part, Worker: worker, Reason: reason})
 		c.Conn.Publish(s.sub.stop(), b)
 		c.Conn.Flush()
 	}
 	if err := s.assign(ctx, part, spec, out.Workers); err != nil {
-		stop(err.Error())
+		stop("", err.Error())
 		return nil, err
 	}
 	var maxRTT time.Duration
@@ -356,7 +404,7 @@ func (s *Session) Run(ctx context.Context, spec json.RawMessage) (*Outcome, erro
 	for _, w := range out.Workers {
 		b, _ := json.Marshal(startMsg{Part: part, AtUnixNs: out.Agreed.Add(w.ClockOffset).UnixNano()})
 		if err := c.Conn.Publish(s.sub.worker(w.ID, "start"), b); err != nil {
-			stop("start not sent")
+			stop("", "start not sent")
 			return nil, fmt.Errorf("fleet: start: %w", err)
 		}
 	}
@@ -370,6 +418,7 @@ func (s *Session) Run(ctx context.Context, spec json.RawMessage) (*Outcome, erro
 	defer check.Stop()
 	done := ctx.Done()
 	var interrupted <-chan time.Time
+	disconnected := false
 	for waiting > 0 {
 		select {
 		case <-reported:
@@ -377,7 +426,7 @@ func (s *Session) Run(ctx context.Context, spec json.RawMessage) (*Outcome, erro
 			continue
 		case <-done:
 			out.Stopped = "interrupted"
-			stop("interrupted at the coordinator")
+			stop("", "interrupted at the coordinator")
 			done = nil
 			interrupted = time.After(c.Lease + c.Lost)
 			continue
@@ -389,31 +438,55 @@ func (s *Session) Run(ctx context.Context, spec json.RawMessage) (*Outcome, erro
 		if c.Conn.IsClosed() {
 			return out, errors.New("fleet: the coordinator's NATS connection is closed: the workers stop within their lease")
 		}
+		if c.Conn.Status() != nats.CONNECTED { // the coordinator's own outage: no worker is to blame
+			disconnected = true
+			continue
+		}
+		var stops [][2]string
 		s.mu.Lock()
+		if disconnected { // back: every worker gets its time again
+			disconnected = false
+			for _, w := range out.Workers {
+				s.byID[w.ID].heard = time.Now()
+			}
+		}
 		for _, w := range out.Workers {
 			if w.Report != nil || w.Lost {
 				continue
 			}
 			mem := s.byID[w.ID]
 			silent := time.Since(mem.heard)
+			// alive, but done with the part (it said so after the start)
+			// and its report has not come: it will not
+			idle := !mem.idle.IsZero() && mem.idle.After(out.Agreed) && time.Since(mem.idle) > c.Lost
 			if silent > c.Suspect && !w.Suspected {
 				w.Suspected = true
 				c.logf("worker %s is suspect: silent for %v", w.ID, silent.Round(time.Millisecond))
 			}
-			if silent > c.Lost {
-				w.Lost, w.LostAfter, mem.lost = true, time.Since(out.Agreed), true
-				waiting--
-				c.logf("worker %s is lost: silent for %v", w.ID, silent.Round(time.Millisecond))
-				if !c.ContinueOnLoss && lostErr == nil {
-					lostErr = fmt.Errorf("%w: %s, silent for %v", ErrWorkerLost, w.ID, silent.Round(time.Millisecond))
-					out.Stopped = "worker " + w.ID + " lost"
-					stop(out.Stopped)
-				}
+			if silent <= c.Lost && !idle {
+				continue
+			}
+			w.Lost, w.LostAfter, mem.lost = true, max(mem.heard.Sub(out.Agreed), 0), true
+			waiting--
+			why := fmt.Sprintf("silent for %v", silent.Round(time.Millisecond))
+			if idle {
+				why = "idle without its report"
+			}
+			c.logf("worker %s is lost: %s", w.ID, why)
+			stops = append(stops, [2]string{w.ID, "lost: " + why})
+			if !c.ContinueOnLoss && lostErr == nil {
+				lostErr = fmt.Errorf("%w: %s, %s", ErrWorkerLost, w.ID, why)
+				out.Stopped = "worker " + w.ID + " lost"
+				stops = append(stops, [2]string{"", out.Stopped})
 			}
 		}
 		s.mu.Unlock()
+		for _, st := range stops {
+			stop(st[0], st[1])
+		}
 	}
-	cc.Stop()
+	endConsume()
+	out.Ended = time.Now()
 	st := c.Conn.Stats()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -442,6 +515,27 @@ func (s *Session) Run(ctx context.Context, spec json.RawMessage) (*Outcome, erro
 		return out, addErr
 	}
 	return out, lostErr
+}
+
+// Failed says why the outcome is not whole, "" if it is: a worker that
+// failed or was lost, a tally that did not arrive, a run stopped early.
+func (o *Outcome) Failed() string {
+	var why []string
+	for _, w := range o.Workers {
+		switch {
+		case w.Lost && !w.Late:
+			why = append(why, "worker "+w.ID+" was lost")
+		case w.Report != nil && w.Report.Err != "":
+			why = append(why, "worker "+w.ID+" failed: "+w.Report.Err)
+		}
+	}
+	if m := o.Missing(); len(m) > 0 {
+		why = append(why, "tallies of "+strings.Join(m, ", ")+" missing")
+	}
+	if o.Stopped != "" {
+		why = append(why, "stopped: "+o.Stopped)
+	}
+	return strings.Join(why, "; ")
 }
 
 // Missing names the workers whose tallies did not all arrive, for the
@@ -484,7 +578,15 @@ func (c *Coordinator) logf(format string, args ...any) {
 // keeps the sample of least RTT: offset = worker's reading − the
 // coordinator's clock at the round trip's middle.
 func (s *Session) measureClocks(ctx context.Context) error {
+	s.mu.Lock()
+	var live []*member
 	for _, w := range s.workers {
+		if !w.lost {
+			live = append(live, w)
+		}
+	}
+	s.mu.Unlock()
+	for _, w := range live {
 		best := time.Duration(-1)
 		for range clockSamples {
 			t0 := time.Now()
@@ -501,7 +603,9 @@ func (s *Session) measureClocks(ctx context.Context) error {
 			if best < 0 || rtt < best {
 				best = rtt
 				mid := t0.Add(rtt / 2)
+				s.mu.Lock()
 				w.rtt, w.offset = rtt, time.Duration(r.UnixNs-mid.UnixNano())
+				s.mu.Unlock()
 			}
 		}
 	}
@@ -515,7 +619,7 @@ func (s *Session) assign(ctx context.Context, part int, spec json.RawMessage, wo
 	var wg sync.WaitGroup
 	for i, w := range workers {
 		wg.Go(func() {
-			b, _ := json.Marshal(Assignment{Run: s.run, Part: part, Index: w.Index, Count: len(workers), Spec: spec})
+			b, _ := json.Marshal(Assignment{Run: s.run, Part: part, Index: w.Index, Count: len(workers), Spec: spec, BarrierNs: int64(s.c.Barrier)})
 			m, err := s.c.request(ctx, s.c.Barrier, s.sub.worker(w.ID, "assign"), b)
 			if err != nil {
 				errs[i] = fmt.Errorf("fleet: worker %s was not ready within %v: %w", w.ID, s.c.Barrier, err)

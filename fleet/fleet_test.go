@@ -372,3 +372,44 @@ func TestSessionRunsManyParts(t *testing.T) {
 		t.Errorf("the server served %d; the parts sent %d", hits.Load(), total)
 	}
 }
+
+// TestSlowStartsAndLateJoins: a worker that joins long before the last
+// one keeps its lease (the coordinator beats from the first join), and an
+// open loop whose workers take more than a second to get ready adds up
+// exactly (the empty tallies of before the start are no loop's).
+func TestSlowStartsAndLateJoins(t *testing.T) {
+	c, hits := target(t)
+	url := embedded(t)
+	body, _ := json.Marshal(spec{Requests: 600, Clients: 2})
+	co := &fleet.Coordinator{Conn: connect(t, url), Workers: 2, Spec: body, Version: "test", JoinWait: 20 * time.Second, Lease: time.Second}
+	ctx := context.Background()
+	openJob := func(ctx context.Context, p *fleet.Part) (fleet.Report, error) {
+		time.Sleep(1500 * time.Millisecond) // a slow warm-up: tallies are taken before the load starts
+		p.Describe("open")
+		s, err := load.Open{Schedule: load.Shard{Schedule: load.Constant{Rate: 600, Duration: time.Second}, Index: p.Index, Count: p.Count},
+			Connections: 1, Tap: p.Tap, Live: p.Live}.Run(ctx, c)
+		return fleet.Report{Sample: s}, err
+	}
+	var wg sync.WaitGroup
+	werrs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * 2500 * time.Millisecond) // w1 comes 2.5 s after w0: past w0's 1 s lease
+			w := &fleet.Worker{Conn: connect(t, url), ID: fmt.Sprintf("w%d", i), Version: "test", Wait: 20 * time.Second, Job: openJob}
+			werrs[i] = w.Run(ctx)
+		})
+	}
+	out, err := co.Run(ctx)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range werrs {
+		if e != nil {
+			t.Errorf("worker %d: %v", i, e)
+		}
+	}
+	if s := out.Sum.Sample(time.Second, "request"); s.Requests != 600 || hits.Load() != 600 || out.Failed() != "" {
+		t.Fatalf("merged %d of 600 requests (server %d); %s", s.Requests, hits.Load(), out.Failed())
+	}
+}

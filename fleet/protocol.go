@@ -29,8 +29,9 @@ const (
 	// DefaultLost is how long a worker may be silent before it is lost.
 	DefaultLost = 5 * time.Second
 	// DefaultLease is how long a worker keeps its load going without a
-	// word from its coordinator.
-	DefaultLease = 5 * time.Second
+	// word from its coordinator: less than DefaultLost, so that a worker
+	// cut off from its coordinator has stopped before it is written off.
+	DefaultLease = 4 * time.Second
 	// beatEvery is the heartbeat period, both ways.
 	beatEvery = 500 * time.Millisecond
 	// snapEvery is how often a worker takes and sends its tally.
@@ -66,6 +67,9 @@ type joinRequest struct {
 	Cores int    `json:"cores"`
 	// Version is the worker's tandem version: a fleet runs one version.
 	Version string `json:"version"`
+	// Nonce is the worker process's own: a join asked again (its reply
+	// was lost) gets the same answer.
+	Nonce string `json:"nonce"`
 }
 
 // joinReply accepts a worker into a run, or refuses it.
@@ -91,6 +95,8 @@ type Assignment struct {
 	Index int             `json:"index"`
 	Count int             `json:"count"`
 	Spec  json.RawMessage `json:"spec"`
+	// BarrierNs bounds the wait from ready to the start.
+	BarrierNs int64 `json:"barrier_ns"`
 }
 
 // readyReply answers an assignment once the worker's connections are
@@ -106,14 +112,18 @@ type startMsg struct {
 	AtUnixNs int64 `json:"at_unix_ns"`
 }
 
-// stopMsg stops every worker's load: of one part, or (Part 0) the run.
+// stopMsg stops every worker's load (or Worker's only): of one part, or
+// (Part 0) the run.
 type stopMsg struct {
 	Part   int    `json:"part"`
+	Worker string `json:"worker,omitempty"`
 	Reason string `json:"reason"`
 }
 
-// beat is a worker's heartbeat: the requests it has counted so far.
+// beat is a worker's heartbeat: the part it runs (0: none) and the
+// requests it has counted in it so far.
 type beat struct {
+	Part   int   `json:"part"`
 	Sent   int64 `json:"sent"`
 	OK     int64 `json:"ok"`
 	Errors int64 `json:"errors"`

@@ -21,3 +21,27 @@ func TestSplitSumsExactly(t *testing.T) {
 		t.Error("an index outside the count has a share")
 	}
 }
+
+func TestShareOf(t *testing.T) {
+	for _, tc := range []struct {
+		kind         string
+		conns        int
+		requests     int64
+		index, count int
+		want         Share
+		err          bool
+	}{
+		{"closed", 5, 0, 0, 2, Share{3, 0, "closed loop: 3 clients"}, false},
+		{"closed", 5, 0, 1, 2, Share{2, 0, "closed loop: 2 clients"}, false},
+		{"open", 4, 1001, 2, 3, Share{1, 333, "open loop: every 3rd arrival from the 3rd, over 1 connection, 333 requests"}, false},
+		{"batched", 3, 0, 0, 3, Share{1, 0, "batched loop: 1 connection"}, false},
+		{"closed", 2, 0, 2, 3, Share{}, true}, // a worker without a client
+		{"closed", 3, 2, 2, 3, Share{}, true}, // a worker without a request, where the whole has a count
+		{"open", 1, 0, 1, 2, Share{}, true},   // a worker without a connection
+	} {
+		got, err := ShareOf(tc.kind, tc.conns, tc.requests, tc.index, tc.count)
+		if (err != nil) != tc.err || !tc.err && got != tc.want {
+			t.Errorf("%s %d/%d of %d: %+v, %v; want %+v (error %v)", tc.kind, tc.conns, tc.requests, tc.count, got, err, tc.want, tc.err)
+		}
+	}
+}

@@ -103,13 +103,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
-		mu       sync.Mutex
-		heard    = time.Now()
-		part     int                     // the part under way, 0 between parts
-		stopPart context.CancelCauseFunc // stops it
-		assigned = make(chan *nats.Msg, 1)
-		starts   = make(chan startMsg, 1)
-		finished = make(chan struct{})
+		mu          sync.Mutex
+		heard       = time.Now()
+		part        int                     // the part under way, 0 between parts
+		stopPart    context.CancelCauseFunc // stops it
+		stoppedPart int                     // the highest part stopped
+		assigned    = make(chan *nats.Msg, 1)
+		starts      = make(chan startMsg, 1)
+		finished    = make(chan struct{})
 	)
 	hear := func() { mu.Lock(); heard = time.Now(); mu.Unlock() }
 	var subs []*nats.Subscription
@@ -126,11 +127,17 @@ func (w *Worker) Run(ctx context.Context) error {
 		},
 		sub.worker(w.ID, "assign"): func(m *nats.Msg) {
 			hear()
-			select {
-			case assigned <- m:
-			default: // one part at a time
-				respond(m, readyReply{Err: "a part is already under way"})
+			mu.Lock()
+			busy := part != 0
+			mu.Unlock()
+			if !busy {
+				select {
+				case assigned <- m:
+					return
+				default:
+				}
 			}
+			respond(m, readyReply{Err: "a part is already under way"}) // one part at a time
 		},
 		sub.worker(w.ID, "start"): func(m *nats.Msg) {
 			hear()
@@ -153,10 +160,13 @@ func (w *Worker) Run(ctx context.Context) error {
 		sub.beat(): func(*nats.Msg) { hear() },
 		sub.stop(): func(m *nats.Msg) {
 			var s stopMsg
-			json.Unmarshal(m.Data, &s)
+			if json.Unmarshal(m.Data, &s) != nil || s.Worker != "" && s.Worker != w.ID {
+				return // not a stop, or another worker's
+			}
 			err := fmt.Errorf("%w: the coordinator stopped the run: %s", ErrStopped, s.Reason)
 			mu.Lock()
 			defer mu.Unlock()
+			stoppedPart = max(stoppedPart, s.Part)
 			switch {
 			case s.Part == 0:
 				cancel(err)
@@ -182,6 +192,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("fleet: %w", err)
 	}
 	// the lease: without a word from the coordinator for lease, stop.
+	var gone atomic.Bool // the lease ran out
 	var bg sync.WaitGroup
 	bgDone := make(chan struct{})
 	defer func() { close(bgDone); bg.Wait() }()
@@ -197,6 +208,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				silent := time.Since(heard)
 				mu.Unlock()
 				if silent > lease {
+					gone.Store(true)
 					cancel(fmt.Errorf("%w: nothing heard from the coordinator for %v (the lease)", ErrStopped, silent.Round(time.Millisecond)))
 					return
 				}
@@ -214,7 +226,10 @@ func (w *Worker) Run(ctx context.Context) error {
 				return
 			case <-t.C:
 				l := live.Load()
-				b, _ := json.Marshal(beat{Sent: l.Sent.Load(), OK: l.OK.Load(), Errors: l.Errors.Load()})
+				mu.Lock()
+				p := part
+				mu.Unlock()
+				b, _ := json.Marshal(beat{Part: p, Sent: l.Sent.Load(), OK: l.OK.Load(), Errors: l.Errors.Load()})
 				w.Conn.Publish(sub.worker(w.ID, "beat"), b)
 			}
 		}
@@ -241,11 +256,17 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		partCtx, stop := context.WithCancelCause(runCtx)
 		mu.Lock()
+		if a.Part <= stoppedPart { // stopped before it was taken
+			mu.Unlock()
+			stop(nil)
+			respond(am, readyReply{Err: fmt.Sprintf("part %d was stopped", a.Part)})
+			continue
+		}
 		part, stopPart = a.Part, stop
 		mu.Unlock()
 		l := &load.Live{}
 		live.Store(l)
-		err := w.runPart(ctx, partCtx, js, sub, am, a, starts, l, lease)
+		err := w.runPart(ctx, partCtx, js, sub, am, a, starts, finished, l, lease, &gone)
 		stop(nil)
 		mu.Lock()
 		part, stopPart = 0, nil
@@ -265,12 +286,16 @@ func (w *Worker) Run(ctx context.Context) error {
 // runPart runs one assigned part: the Job, a tally every second, the last
 // tally with the report (delivered within the lease, even after ctx ends).
 func (w *Worker) runPart(ctx, partCtx context.Context, js jetstream.JetStream, sub subjects, am *nats.Msg, a Assignment,
-	starts chan startMsg, live *load.Live, lease time.Duration) error {
+	starts chan startMsg, finished chan struct{}, live *load.Live, lease time.Duration, gone *atomic.Bool) error {
 	p := &Part{Assignment: a, Tap: &load.Tap{}, Live: live}
 	readied := false
 	p.Tap.Ready = func(ctx context.Context) (time.Time, error) {
 		readied = true
 		respond(am, readyReply{Share: p.described()})
+		// the start comes once every worker is ready: within the barrier
+		// (and a lease more for the message), or not at all
+		wait := time.NewTimer(time.Duration(a.BarrierNs) + lease)
+		defer wait.Stop()
 		for {
 			select {
 			case s := <-starts:
@@ -279,6 +304,10 @@ func (w *Worker) runPart(ctx, partCtx context.Context, js jetstream.JetStream, s
 				}
 			case <-ctx.Done():
 				return time.Time{}, context.Cause(ctx)
+			case <-finished:
+				return time.Time{}, fmt.Errorf("%w: the run ended before part %d started", ErrStopped, a.Part)
+			case <-wait.C:
+				return time.Time{}, fmt.Errorf("%w: part %d did not start within the barrier", ErrStopped, a.Part)
 			}
 		}
 	}
@@ -315,7 +344,14 @@ func (w *Worker) runPart(ctx, partCtx context.Context, js jetstream.JetStream, s
 	if t := p.Tap.Started(); !t.IsZero() {
 		rep.StartedUnixNs = t.UnixNano()
 	}
-	finalCtx, cancelFinal := context.WithTimeout(context.WithoutCancel(ctx), lease)
+	rep.Sample.Series = nil // the coordinator has it from the tallies: a report stays small
+	// the last tally: while the coordinator is heard (the lease holds),
+	// keep trying for a minute; once it is not, for one lease more
+	within := time.Minute
+	if gone.Load() {
+		within = lease
+	}
+	finalCtx, cancelFinal := context.WithTimeout(context.WithoutCancel(ctx), within)
 	defer cancelFinal()
 	if err := out.take(finalCtx, p.Tap, &rep); err != nil {
 		return fmt.Errorf("fleet: the last tally was not delivered: %w", err)
@@ -330,7 +366,11 @@ func (w *Worker) runPart(ctx, partCtx context.Context, js jetstream.JetStream, s
 // join asks the fleet's coordinator to take the worker, until it answers
 // or Wait runs out.
 func (w *Worker) join(ctx context.Context) (joinReply, error) {
-	req, _ := json.Marshal(joinRequest{ID: w.ID, Host: w.Host, Cores: runtime.NumCPU(), Version: w.Version})
+	nonce, err := runID()
+	if err != nil {
+		return joinReply{}, err
+	}
+	req, _ := json.Marshal(joinRequest{ID: w.ID, Host: w.Host, Cores: runtime.NumCPU(), Version: w.Version, Nonce: nonce})
 	subj := subjects{fleet: w.Fleet}.join()
 	deadline := time.Now().Add(w.Wait)
 	for {
@@ -386,6 +426,9 @@ type sender struct {
 // take takes the tap's tally (with the final report, if rep is set),
 // queues it and publishes what is queued.
 func (s *sender) take(ctx context.Context, tap *load.Tap, rep *Report) error {
+	if rep == nil && tap.Started().IsZero() {
+		return s.flush(ctx) // the load has not started: nothing to take yet
+	}
 	tl, err := tap.Take()
 	if err != nil {
 		return err

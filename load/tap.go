@@ -153,10 +153,10 @@ func (t *Tap) Take() (Tally, error) {
 		r.tap.mu.Unlock()
 	}
 	tl, err := t.acc.tally()
-	t.acc.reset()
 	if err != nil {
-		return Tally{}, err
+		return Tally{}, err // kept: the next Take has it
 	}
+	t.acc.reset()
 	tl.Seconds = t.series.takeTapped()
 	return tl, nil
 }
@@ -208,6 +208,9 @@ type secondSum struct {
 // Add adds a tally; a malformed one, or one of the other kind of loop
 // than the tallies before it, is an error and adds nothing.
 func (s *Sum) Add(t Tally) error {
+	if t.empty() {
+		return nil // nothing recorded (a run that had not started): of no kind
+	}
 	if s.rec != nil && t.Open != (s.rec.lag != nil) {
 		return errors.New("load: the tallies of an open and a closed loop do not add up")
 	}
@@ -267,6 +270,12 @@ func (s *Sum) Add(t Tally) error {
 		}
 	}
 	return nil
+}
+
+// empty says the tally holds nothing.
+func (t Tally) empty() bool {
+	return t.Requests == 0 && t.OK == 0 && t.Units == 0 && len(t.Errors) == 0 && len(t.Seconds) == 0 &&
+		t.Latency == "" && t.Service == "" && t.Lag == "" && t.First == "" && t.Think == ""
 }
 
 // Requests is how many requests the tallies added so far recorded.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/fleet"
-	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
@@ -98,37 +97,24 @@ func (r *runner) fleetMeasurer(kind study.Kind, sc *study.Scenario, ls []*live, 
 	return m, nil
 }
 
-// Split narrows a part to the index-th of count shares, exactly: an open
-// loop takes every count-th arrival of the whole timetable from index
-// (see load.Shard) and a share of the connections; a closed loop a share
-// of the clients; a batched loop a share of the connections; the request
-// count is split too. Shares are by largest remainder. It returns the
-// share in words; a share without a client or connection is an error.
+// Split narrows a part to the index-th of count shares, exactly (see
+// fleet.ShareOf) and returns the share in words.
 func (p FleetPart) Split(index, count int) (FleetPart, string, error) {
-	split := func(n int64) int64 { return fleet.Split(n, count, index) }
-	p.Requests = split(p.Requests)
-	var desc string
-	conns := 0
-	switch p.Kind {
-	case study.KindClosed:
-		p.Clients = int(split(int64(p.Clients)))
+	conns := max(p.Load.Connections, 1)
+	if p.Kind == study.KindClosed {
 		conns = p.Clients
-		desc = "closed loop: " + human.Plural(p.Clients, "client")
-	default:
-		p.Load.Connections = int(split(int64(max(p.Load.Connections, 1))))
-		conns = p.Load.Connections
-		desc = fmt.Sprintf("%s loop: %s", p.Kind, human.Plural(conns, "connection"))
-		if p.Kind == study.KindOpen {
-			desc = fmt.Sprintf("open loop: every %s arrival from the %s, over %s", human.Ordinal(count), human.Ordinal(index+1), human.Plural(conns, "connection"))
-		}
 	}
-	if conns < 1 {
-		return p, "", fmt.Errorf("%s: %d workers leave worker %d without a client or connection", p.Target, count, index+1)
+	sh, err := fleet.ShareOf(string(p.Kind), conns, p.Requests, index, count)
+	if err != nil {
+		return p, "", fmt.Errorf("%s: %w", p.Target, err)
 	}
-	if p.Requests > 0 {
-		desc += fmt.Sprintf(", %d requests", p.Requests)
+	p.Requests = sh.Requests
+	if p.Kind == study.KindClosed {
+		p.Clients = sh.Conns
+	} else {
+		p.Load.Connections = sh.Conns
 	}
-	return p, desc, nil
+	return p, sh.Words, nil
 }
 
 // RunFleetPart runs a worker's share of a part (from Split): the driver of

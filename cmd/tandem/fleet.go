@@ -123,32 +123,30 @@ func (sp loadSpec) options() (loadOptions, error) {
 // --requests is split too. Shares are by largest remainder and sum to the
 // whole; a part left without a connection or client is an error.
 func (o loadOptions) share(index, count int) (loadOptions, string, error) {
-	split := func(n int64) int64 { return fleet.Split(n, count, index) }
-	o.requests = split(o.requests)
-	var desc string
+	kind, conns := "closed", o.concurrency
 	switch {
 	case o.rate != "":
-		o.connections = int(split(int64(o.connections)))
-		desc = fmt.Sprintf("open loop: every %s arrival of %s from the %s, over %s", human.Ordinal(count), o.rate+"/s", human.Ordinal(index+1), human.Plural(o.connections, "connection"))
+		kind, conns = "open", o.connections
 	case o.batch > 0:
-		o.connections = int(split(int64(o.connections)))
-		desc = fmt.Sprintf("batched: %s × %d every %v", human.Plural(o.connections, "connection"), o.batch, o.period)
-	default:
-		o.concurrency = int(split(int64(o.concurrency)))
-		o.connections = o.concurrency
-		desc = fmt.Sprintf("closed loop: %s", human.Plural(o.concurrency, "client"))
+		kind, conns = "batched", o.connections
 	}
-	if o.connections < 1 {
-		what := "--connections"
-		if o.rate == "" && o.batch == 0 {
-			what = "--concurrency"
+	sh, err := fleet.ShareOf(kind, conns, o.requests, index, count)
+	if err != nil {
+		flag := "--connections"
+		if kind == "closed" {
+			flag = "--concurrency"
 		}
-		return o, "", fmt.Errorf("%s over %d workers leaves worker %d without one: give at least one per worker", what, count, index+1)
+		return o, "", fmt.Errorf("%s: %w", flag, err)
 	}
-	if o.requests > 0 {
-		desc += fmt.Sprintf(", %d requests", o.requests)
+	o.requests, o.connections = sh.Requests, sh.Conns
+	if kind == "closed" {
+		o.concurrency = sh.Conns
 	}
-	return o, desc, nil
+	words := sh.Words
+	if kind == "open" {
+		words += " (of " + o.rate + "/s)"
+	}
+	return o, words, nil
 }
 
 // runFleet coordinates a distributed tandem load: it starts (or joins) a
@@ -198,6 +196,9 @@ func runFleet(cmd *cobra.Command, target string, o loadOptions, stdout, stderr i
 	}
 	if runErr != nil {
 		return &exitError{exitCheckFailed, runErr}
+	}
+	if why := out.Failed(); why != "" && ctx.Err() == nil && fo.onLoss == "fail" {
+		return &exitError{exitCheckFailed, fmt.Errorf("the run is not whole: %s", why)}
 	}
 	return nil
 }
@@ -283,25 +284,27 @@ func checkFleet(fo fleetOptions) error {
 }
 
 // checkStudyFleet refuses a study whose loops (those --only leaves) cannot
-// be split over n workers: a closed loop needs a client per worker, an
-// open or batched loop a connection, at every level.
+// be split over n workers: every level, and its warm-up, needs a client or
+// connection per worker, and a request count a request per worker.
 func checkStudyFleet(s *study.Study, only []string, n int) error {
 	var errs []error
 	for i := range s.Scenarios {
 		sc := &s.Scenarios[i]
-		if sc.Sweep != nil || len(only) > 0 && !slices.Contains(only, sc.Name) {
+		kind := s.Kind(sc)
+		if sc.Sweep != nil || len(only) > 0 && !slices.Contains(only, sc.Name) ||
+			kind != study.KindClosed && kind != study.KindOpen && kind != study.KindBatched {
 			continue
 		}
-		switch s.Kind(sc) {
-		case study.KindClosed:
-			for _, c := range sc.Load.Concurrency {
-				if c < n {
-					errs = append(errs, fmt.Errorf("scenario %s: concurrency %d over %d workers leaves a worker without a client", sc.Name, c, n))
+		levels := []int(sc.Load.Concurrency)
+		if kind != study.KindClosed {
+			levels = []int{max(sc.Load.Connections, 1)}
+		}
+		for _, c := range levels {
+			for index := range n {
+				if _, err := fleet.ShareOf(string(kind), c, sc.Requests, index, n); err != nil {
+					errs = append(errs, fmt.Errorf("scenario %s: %w", sc.Name, err))
+					break
 				}
-			}
-		case study.KindOpen, study.KindBatched:
-			if c := max(sc.Load.Connections, 1); c < n {
-				errs = append(errs, fmt.Errorf("scenario %s: %d connections over %d workers leave a worker without one", sc.Name, c, n))
 			}
 		}
 	}
@@ -357,6 +360,9 @@ func (f *studyFleet) Load(ctx context.Context, p runner.FleetPart) (results.Samp
 		return results.Sample{}, err
 	}
 	s, _ := fleetSample(out, f.where, f.onLoss)
+	if why := out.Failed(); err == nil && why != "" && ctx.Err() == nil {
+		err = fmt.Errorf("the fleet's run is not whole: %s", why) // the round fails: its load was not what was asked
+	}
 	return s, err
 }
 
@@ -377,6 +383,9 @@ func fleetSample(out *fleet.Outcome, where, onLoss string) (results.Sample, []st
 			}
 		}
 	}
+	if elapsed == 0 && !out.Agreed.IsZero() && out.Ended.After(out.Agreed) { // no report came: the run's own span
+		elapsed = out.Ended.Sub(out.Agreed)
+	}
 	s := out.Sum.Sample(elapsed, unit)
 	s.AchievedRate = 0
 	fl := &results.Fleet{NATS: where, StartSkewNs: int64(out.StartSkew), OnWorkerLoss: onLoss, Duplicates: out.Duplicates,
@@ -388,7 +397,13 @@ func fleetSample(out *fleet.Outcome, where, onLoss string) (results.Sample, []st
 	for _, w := range out.Workers {
 		fw := results.FleetWorker{ID: w.ID, Host: w.Host, Index: w.Index, Cores: w.Cores, Share: w.Share, ClockOffsetNs: int64(w.ClockOffset),
 			RTTNs: int64(w.RTT), Tallies: w.Tallies, Lost: w.Lost}
-		if w.Lost {
+		switch {
+		case w.Lost && w.Late:
+			fw.LostAfterNs = int64(w.LostAfter)
+			fl.Lost = append(fl.Lost, w.ID)
+			warnings = append(warnings, fmt.Sprintf("worker %s went silent %v into the run and was written off; its report came later, with its tallies",
+				w.ID, w.LostAfter.Round(time.Millisecond)))
+		case w.Lost:
 			fw.LostAfterNs = int64(w.LostAfter)
 			fl.Lost = append(fl.Lost, w.ID)
 			warnings = append(warnings, fmt.Sprintf("worker %s was lost %v into the run: its load after its last tally is missing",
@@ -503,7 +518,7 @@ func workerCmd(stderr io.Writer) *cobra.Command {
 --workers N, or --local-workers N), runs its share of the load and streams
 what it measures. It serves one run and exits: 0 when its part ran to its
 end, 1 when the coordinator stopped it or it lost the coordinator (it stops
-its load by itself within 5 s of silence), 2 when it could not join.
+its load by itself within 4 s of silence), 2 when it could not join.
 
 Its id defaults to worker-$JOB_COMPLETION_INDEX in a Kubernetes Indexed Job
 (tandem k8s job prints one), else HOST-PID.`,
@@ -619,5 +634,9 @@ func studyPartJob(ctx context.Context, p *fleet.Part, whole runner.FleetPart) (f
 	if err != nil {
 		return fleet.Report{}, err
 	}
-	return fleet.Report{Share: desc, Sample: s, CPUNs: int64(cpu1 - cpu0)}, nil
+	conns := part.Clients
+	if part.Kind != study.KindClosed {
+		conns = part.Load.Connections
+	}
+	return fleet.Report{Share: desc, Sample: s, CPUNs: int64(cpu1 - cpu0), Warnings: diagnose(s, cpu1-cpu0, conns)}, nil
 }

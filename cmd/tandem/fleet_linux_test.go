@@ -140,8 +140,9 @@ func TestWorkerKilled(t *testing.T) {
 				t.Errorf("the run ended %v after the kill; a worker is lost after 5 s", took)
 			}
 			for _, w := range got.Fleet.Workers {
-				if w.Lost && (w.LostAfterNs < int64(5*time.Second) || w.LostAfterNs > int64(8*time.Second)) {
-					t.Errorf("worker %s lost %v after the start; it was killed about 1 s in", w.ID, time.Duration(w.LostAfterNs))
+				// lost_after is when it was last heard: it was killed about 1 s in
+				if w.Lost && (w.LostAfterNs < 0 || w.LostAfterNs > int64(2*time.Second)) {
+					t.Errorf("worker %s last heard %v after the start; it was killed about 1 s in", w.ID, time.Duration(w.LostAfterNs))
 				}
 			}
 		})

@@ -114,9 +114,10 @@ func TestLoadFleetBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--local-workers", "3", "--concurrency", "2"}, "--concurrency over 3 workers leaves worker 3 without one"},
-		{[]string{"--local-workers", "2", "--rate", "100", "--connections", "1"}, "--connections over 2 workers"},
+		{[]string{"--local-workers", "3", "--concurrency", "2"}, "--concurrency: 2 clients over 3 workers: worker 3 gets none"},
+		{[]string{"--local-workers", "2", "--rate", "100", "--connections", "1"}, "--connections: 1 connection over 2 workers"},
 		{[]string{"--local-workers", "2", "--workers", "2"}, "choose one"},
+		{[]string{"--local-workers", "3", "--concurrency", "3", "--requests", "2"}, "2 requests over 3 workers: worker 3 gets none"},
 		{[]string{"--local-workers", "2", "--on-worker-loss", "ignore"}, "want fail or continue"},
 		{[]string{"--local-workers", "2", "--fleet", "a.b"}, "--fleet"},
 		{[]string{"--local-workers", "2", "--rate", "10-x", "--connections", "2"}, "--rate"},
@@ -127,7 +128,7 @@ func TestLoadFleetBadInput(t *testing.T) {
 		}
 	}
 	if code, _, stderr := tandem(t, "run", smallStudy(t), "--local-workers", "2", "--out", t.TempDir()); code != 2 ||
-		!strings.Contains(stderr, "scenario getblock-latency: concurrency 1 over 2 workers") {
+		!strings.Contains(stderr, "scenario getblock-latency: 1 client over 2 workers") {
 		t.Errorf("a study of one client over 2 workers: exit %d, %q", code, stderr)
 	}
 	if code, _, stderr := tandem(t, "worker"); code != 2 || !strings.Contains(stderr, "--nats") {

@@ -31,8 +31,9 @@ func k8sCmd(stdout io.Writer) *cobra.Command {
 		Long: `job prints a batch/v1 Job of --workers pods, each running tandem worker
 against --nats. It is an Indexed Job (completionMode: Indexed): Kubernetes
 gives each pod JOB_COMPLETION_INDEX, which names the worker (worker-0, …);
-backoffLimitPerIndex retries a pod that failed before it joined (a worker
-that was lost mid-run is not taken back); activeDeadlineSeconds bounds the
+backoffLimitPerIndex retries a pod that failed before it joined, and a
+podFailurePolicy fails the index of a worker that exited 1 (stopped, or
+lost its coordinator: it is not taken back mid-run); activeDeadlineSeconds bounds the
 whole Job; ttlSecondsAfterFinished removes it after.
 
   tandem k8s job --workers 50 --image registry.example/tandem:v1 --nats nats://nats.load:4222 | kubectl apply -f -
@@ -102,10 +103,16 @@ func (o jobOptions) manifest() (map[string]any, error) {
 		"kind":       "Job",
 		"metadata":   meta,
 		"spec": map[string]any{
-			"completionMode":          "Indexed",
-			"completions":             o.workers,
-			"parallelism":             o.workers,
-			"backoffLimitPerIndex":    o.backoffPerIndex,
+			"completionMode":       "Indexed",
+			"completions":          o.workers,
+			"parallelism":          o.workers,
+			"backoffLimitPerIndex": o.backoffPerIndex,
+			// a worker that ran and was stopped or lost its coordinator
+			// (exit 1) is not retried: the run went on without it
+			"podFailurePolicy": map[string]any{"rules": []any{map[string]any{
+				"action":      "FailIndex",
+				"onExitCodes": map[string]any{"containerName": "worker", "operator": "In", "values": []any{1}},
+			}}},
 			"activeDeadlineSeconds":   int64(o.deadline.Seconds()),
 			"ttlSecondsAfterFinished": int64(o.ttl.Seconds()),
 			"template": map[string]any{

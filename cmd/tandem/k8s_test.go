@@ -34,6 +34,10 @@ func TestK8sJobIsAValidIndexedJob(t *testing.T) {
 		s.TTLSecondsAfterFinished == nil || *s.TTLSecondsAfterFinished != 7200 {
 		t.Errorf("backoff per index, deadline, ttl: %+v", s)
 	}
+	if p := s.PodFailurePolicy; p == nil || len(p.Rules) != 1 || p.Rules[0].Action != batchv1.PodFailurePolicyActionFailIndex ||
+		p.Rules[0].OnExitCodes == nil || len(p.Rules[0].OnExitCodes.Values) != 1 || p.Rules[0].OnExitCodes.Values[0] != 1 {
+		t.Errorf("pod failure policy %+v; want FailIndex on exit 1 (a worker stopped mid-run is not retried)", s.PodFailurePolicy)
+	}
 	pod := s.Template.Spec
 	if pod.RestartPolicy != corev1.RestartPolicyNever || len(pod.Containers) != 1 {
 		t.Fatalf("pod %+v; backoffLimitPerIndex needs restartPolicy Never", pod)
