@@ -54,6 +54,22 @@ func connect(t *testing.T, url string) *nats.Conn {
 	return nc
 }
 
+// startWorkers runs n workers w0… with job, worker i after i×stagger,
+// and returns a wait for their ends.
+func startWorkers(t *testing.T, url string, n int, stagger time.Duration, job fleet.Job) func() []error {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * stagger)
+			w := &fleet.Worker{Conn: connect(t, url), ID: fmt.Sprintf("w%d", i), Version: "test", Wait: 20 * time.Second, Job: job}
+			errs[i] = w.Run(context.Background())
+		})
+	}
+	return func() []error { wg.Wait(); return errs }
+}
+
 // spec is the test's whole load: a closed loop of Requests over Clients.
 type spec struct {
 	Requests int64 `json:"requests"`
@@ -84,17 +100,9 @@ func TestFleetMergesExactly(t *testing.T) {
 	url := embedded(t)
 	body, _ := json.Marshal(spec{Requests: 3001, Clients: 4})
 	co := &fleet.Coordinator{Conn: connect(t, url), Workers: 3, Spec: body, Version: "test", JoinWait: 20 * time.Second}
-	ctx := context.Background()
-	var wg sync.WaitGroup
-	werrs := make([]error, 3)
-	for i := range 3 {
-		wg.Go(func() {
-			w := &fleet.Worker{Conn: connect(t, url), ID: fmt.Sprintf("w%d", i), Version: "test", Wait: 20 * time.Second, Job: closedJob(c)}
-			werrs[i] = w.Run(ctx)
-		})
-	}
-	out, err := co.Run(ctx)
-	wg.Wait()
+	wait := startWorkers(t, url, 3, 0, closedJob(c))
+	out, err := co.Run(context.Background())
+	werrs := wait()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,14 +345,7 @@ func TestSessionRunsManyParts(t *testing.T) {
 	url := embedded(t)
 	co := &fleet.Coordinator{Conn: connect(t, url), Workers: 2, Version: "test", JoinWait: 20 * time.Second}
 	ctx := context.Background()
-	var wg sync.WaitGroup
-	werrs := make([]error, 2)
-	for i := range 2 {
-		wg.Go(func() {
-			w := &fleet.Worker{Conn: connect(t, url), ID: fmt.Sprintf("w%d", i), Version: "test", Wait: 20 * time.Second, Job: closedJob(c)}
-			werrs[i] = w.Run(ctx)
-		})
-	}
+	wait := startWorkers(t, url, 2, 0, closedJob(c))
 	sess, err := co.Open(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -362,8 +363,7 @@ func TestSessionRunsManyParts(t *testing.T) {
 		total += n
 	}
 	sess.Close()
-	wg.Wait()
-	for i, e := range werrs {
+	for i, e := range wait() {
 		if e != nil {
 			t.Errorf("worker %d ended with %v; want a clean end when the session closes", i, e)
 		}
@@ -390,17 +390,9 @@ func TestSlowStartsAndLateJoins(t *testing.T) {
 			Connections: 1, Tap: p.Tap, Live: p.Live}.Run(ctx, c)
 		return fleet.Report{Sample: s}, err
 	}
-	var wg sync.WaitGroup
-	werrs := make([]error, 2)
-	for i := range 2 {
-		wg.Go(func() {
-			time.Sleep(time.Duration(i) * 2500 * time.Millisecond) // w1 comes 2.5 s after w0: past w0's 1 s lease
-			w := &fleet.Worker{Conn: connect(t, url), ID: fmt.Sprintf("w%d", i), Version: "test", Wait: 20 * time.Second, Job: openJob}
-			werrs[i] = w.Run(ctx)
-		})
-	}
+	wait := startWorkers(t, url, 2, 2500*time.Millisecond, openJob) // w1 comes 2.5 s after w0: past w0's 1 s lease
 	out, err := co.Run(ctx)
-	wg.Wait()
+	werrs := wait()
 	if err != nil {
 		t.Fatal(err)
 	}
