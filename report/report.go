@@ -267,12 +267,40 @@ func firstLine(s string) string {
 	return line
 }
 
+// fleetNote says, for a run whose loops ran on workers, how many and where,
+// and the widest start skew of a round; "" for a run on one machine.
+func fleetNote(r *results.Results) string {
+	ids := map[string]bool{}
+	var nats string
+	var skew int64
+	var rounds int
+	for _, sc := range r.Scenarios {
+		for _, rd := range sc.Rounds {
+			if rd.Fleet == nil {
+				continue
+			}
+			rounds++
+			nats = rd.Fleet.NATS
+			skew = max(skew, rd.Fleet.StartSkewNs)
+			for _, w := range rd.Fleet.Workers {
+				ids[w.ID] = true
+			}
+		}
+	}
+	if rounds == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the loops ran on %d workers over %s NATS (%d rounds, started within %s of each other; a round's generator CPU is its busiest worker's)",
+		len(ids), nats, rounds, human.Duration(float64(skew)))
+}
+
 func machineLine(r *results.Results) string {
 	m := r.Machine
 	s := fmt.Sprintf("%s, %d cores, Linux %s, %s, GOMAXPROCS %d", m.CPUModel, m.Cores, m.Kernel, m.GoVersion, m.GOMAXPROCS)
 	if len(m.GeneratorCPUs) > 0 {
 		s += fmt.Sprintf(", generator on CPUs %v", m.GeneratorCPUs)
 	}
+	s += fleetNote(r)
 	var rtts []string
 	for _, t := range r.Targets {
 		if t.RTTNs > 0 {

@@ -156,3 +156,22 @@ func TestLongCellOpens(t *testing.T) {
 		t.Errorf("a long value: %.200q…", got)
 	}
 }
+
+// TestMachineLineNamesTheFleet: a run whose loops ran on workers says so
+// where the machine is named (text, Markdown, the page); one that did not
+// says nothing of it.
+func TestMachineLineNamesTheFleet(t *testing.T) {
+	r := &results.Results{Scenarios: []results.Scenario{{Name: "s", Rounds: []results.Round{
+		{Round: 1, Target: "a", Sample: results.Sample{Fleet: &results.Fleet{NATS: "embedded", StartSkewNs: 700_000,
+			Workers: []results.FleetWorker{{ID: "w1"}, {ID: "w2"}}}}},
+		{Round: 1, Target: "b", Sample: results.Sample{Fleet: &results.Fleet{NATS: "embedded", StartSkewNs: 1_200_000,
+			Workers: []results.FleetWorker{{ID: "w1"}, {ID: "w2"}}}}},
+	}}}}
+	if got := machineLine(r); !strings.Contains(got, "the loops ran on 2 workers over embedded NATS (2 rounds, started within 1.2ms") {
+		t.Errorf("machine line %q", got)
+	}
+	r.Scenarios[0].Rounds[0].Fleet, r.Scenarios[0].Rounds[1].Fleet = nil, nil
+	if got := machineLine(r); strings.Contains(got, "workers") {
+		t.Errorf("a run on one machine: %q", got)
+	}
+}

@@ -220,6 +220,9 @@ func TestRunOnLocalWorkers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	if !strings.Contains(stdout, "the loops ran on 2 workers over embedded NATS") {
+		t.Errorf("the report does not say the loops ran on the fleet:\n%s", stdout)
+	}
 	data, err := os.ReadFile(out + "/results.json")
 	if err != nil {
 		t.Fatal(err)
