@@ -94,6 +94,9 @@ step "go test -race"
 # other core while they run (go test starts packages in the order named)
 go test -race -count=1 -timeout 10m ./runner ./cmd/tandem ./runner/drains ./driver/amqpdrv ./load ./cost ./...
 
+step "Kubernetes Job against k8s.io/api's types (a module of its own: k8s.io/api is large to build)"
+(cd internal/k8sjob/apicheck && go test -count=1 ./...)
+
 step "cost guard: tandem's own instructions and allocations per request"
 # The generator's regression guard (docs/performance.md): instructions per
 # HTTP request may not grow more than 5 % over the committed baseline, and
