@@ -43,9 +43,9 @@ var fleetFlagNames = map[string]bool{"workers": true, "local-workers": true, "na
 func fleetFlags(f *pflag.FlagSet, o *fleetOptions) {
 	f.IntVar(&o.workers, "workers", 0, "spread the load over this many workers that join by themselves (tandem worker --nats URL, or a Kubernetes Job: tandem k8s job)")
 	f.IntVar(&o.localWorkers, "local-workers", 0, "spread the load over this many worker processes started on this machine")
-	f.StringVar(&o.nats, "nats", "", "with --workers: the NATS server the fleet meets on (default: one embedded in this process, on loopback)")
-	f.StringVar(&o.name, "fleet", "tandem", "with --workers: the fleet's name; workers of another name are not taken")
-	f.StringVar(&o.onLoss, "on-worker-loss", "fail", "with --workers: fail (stop the run, exit 1) or continue when a worker is lost (silent for 5 s)")
+	f.StringVar(&o.nats, "nats", "", "with --workers or --local-workers: the NATS server the fleet meets on (default: one embedded in this process, on loopback)")
+	f.StringVar(&o.name, "fleet", "tandem", "with --workers or --local-workers: the fleet's name; workers of another name are not taken")
+	f.StringVar(&o.onLoss, "on-worker-loss", "fail", "with --workers or --local-workers: fail (stop the run, exit 1) or continue when a worker is lost (silent for 5 s)")
 	f.DurationVar(&o.joinWait, "join-wait", 2*time.Minute, "with --workers: how long to wait for the workers to join")
 }
 

@@ -78,6 +78,12 @@ Load shapes:
   --batch R --connections C  batched: R requests at the start of every --period on each
                              connection (CometBFT's load-runner shape)
 
+Beyond one machine: --local-workers N starts N worker processes here, and
+--workers N waits for N workers that join by themselves (tandem worker
+--nats URL on each generator host, or tandem k8s job); the load is split
+exactly between them, started together, and their histograms added up into
+one result with the fleet's account (docs/distributed.md).
+
 Before the run it resolves the target's host and opens one connection to it
 (for up to 2 s), then sends one request. Exit codes: 0 the run completed; 1 no
 request succeeded, whatever the failures were (the results are printed all
