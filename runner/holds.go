@@ -3,9 +3,11 @@ package runner
 import (
 	"encoding/json"
 	"reflect"
+	"regexp"
 	"strconv"
 
 	"github.com/tandem-bench/tandem/compat"
+	"github.com/tandem-bench/tandem/study"
 )
 
 // Holds reports whether the field at a path of a JSON answer equals want,
@@ -35,4 +37,58 @@ func Holds(answer []byte, path string, want any) (bool, string) {
 		}
 	}
 	return reflect.DeepEqual(v, norm), string(got)
+}
+
+// Meets reports whether a JSON answer meets a readiness condition's
+// predicate (equals, a comparison with a number, or a regular expression)
+// and returns the field's value as JSON for error messages. A field that
+// is missing, or not a number where one is compared, does not meet it.
+func Meets(answer []byte, c *study.Condition) (bool, string) {
+	if c.Equals.IsSet() {
+		return Holds(answer, c.Path, c.Equals.V)
+	}
+	var tree any
+	if err := json.Unmarshal(answer, &tree); err != nil {
+		return false, "(not JSON)"
+	}
+	v, ok := compat.Extract(tree, c.Path)
+	if !ok {
+		return false, "(no such field)"
+	}
+	got, _ := json.Marshal(v)
+	if c.Matches != "" {
+		re, err := regexp.Compile(c.Matches)
+		if err != nil {
+			return false, string(got)
+		}
+		text, isString := v.(string)
+		if !isString {
+			text = string(got)
+		}
+		return re.MatchString(text), string(got)
+	}
+	var x float64
+	switch n := v.(type) {
+	case float64:
+		x = n
+	case string: // protojson writes 64-bit integers as strings
+		f, err := strconv.ParseFloat(n, 64)
+		if err != nil {
+			return false, string(got)
+		}
+		x = f
+	default:
+		return false, string(got)
+	}
+	switch {
+	case c.AtLeast != nil:
+		return x >= *c.AtLeast, string(got)
+	case c.Above != nil:
+		return x > *c.Above, string(got)
+	case c.AtMost != nil:
+		return x <= *c.AtMost, string(got)
+	case c.Below != nil:
+		return x < *c.Below, string(got)
+	}
+	return false, string(got)
 }

@@ -419,6 +419,39 @@ func TestHolds(t *testing.T) {
 	}
 }
 
+// TestMeets: each readiness predicate holds and fails where it should,
+// on numbers, numeric strings (protojson's 64-bit integers) and text.
+func TestMeets(t *testing.T) {
+	answer := []byte(`{"result": {"sync_info": {"latest_block_height": "7", "catching_up": false}, "n": 2.5, "v": "v1.0.1", "list": [3]}}`)
+	f := func(x float64) *float64 { return &x }
+	cases := []struct {
+		c  study.Condition
+		ok bool
+	}{
+		{study.Condition{Path: "result.sync_info.latest_block_height", AtLeast: f(1)}, true},
+		{study.Condition{Path: "result.sync_info.latest_block_height", AtLeast: f(8)}, false},
+		{study.Condition{Path: "result.sync_info.latest_block_height", Above: f(7)}, false},
+		{study.Condition{Path: "result.sync_info.latest_block_height", Above: f(6)}, true},
+		{study.Condition{Path: "result.n", AtMost: f(2.5)}, true},
+		{study.Condition{Path: "result.n", Below: f(2.5)}, false},
+		{study.Condition{Path: "result.v", Matches: `^v1\.`}, true},
+		{study.Condition{Path: "result.v", Matches: `^v0\.`}, false},
+		{study.Condition{Path: "result.list", Matches: `^\[3\]$`}, true}, // not a string: its JSON
+		{study.Condition{Path: "result.v", AtLeast: f(1)}, false},        // not a number
+		{study.Condition{Path: "result.sync_info.catching_up", Below: f(1)}, false},
+		{study.Condition{Path: "result.missing", AtLeast: f(0)}, false},
+		{study.Condition{Path: "result.sync_info.catching_up", Equals: study.NewValue(false)}, true},
+	}
+	for _, tc := range cases {
+		if ok, got := Meets(answer, &tc.c); ok != tc.ok {
+			t.Errorf("%s %s: %v (value %s); want %v", tc.c.Path, tc.c.Predicate(), ok, got, tc.ok)
+		}
+	}
+	if ok, _ := Meets([]byte("not json"), &study.Condition{Path: "x", AtLeast: f(0)}); ok {
+		t.Error("an answer that is not JSON met a predicate")
+	}
+}
+
 func TestSplitCPUs(t *testing.T) {
 	cases := []struct {
 		name           string

@@ -235,12 +235,12 @@ func (r *runner) awaitReady(ctx context.Context, l *live) (*results.Startup, err
 			if err != nil || res.Status != "" || len(ans) == 0 {
 				return false
 			}
-			ok, got := Holds(ans[0], c.Path, c.Equals.V)
+			ok, got := Meets(ans[0], c)
 			last = got
 			return ok
 		})
 		if err != nil {
-			return nil, fmt.Errorf("%w (condition %s == %v; last value %s)", err, c.Path, c.Equals.V, last)
+			return nil, fmt.Errorf("%w (condition %s %s; last value %s)", err, c.Path, c.Predicate(), last)
 		}
 	}
 	if t.Ready.Log != "" {

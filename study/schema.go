@@ -1,6 +1,7 @@
 package study
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -13,11 +14,14 @@ func Schema() []byte {
 	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	root["$id"] = "https://github.com/tandem-bench/tandem/docs/study.schema.json"
 	root["title"] = "tandem study"
-	b, err := json.MarshalIndent(root, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // keys such as ">=" and "<" as written
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(root); err != nil {
 		panic(err) // only maps, strings and slices
 	}
-	return append(b, '\n')
+	return b.Bytes()
 }
 
 func schemaOf(t reflect.Type) map[string]any {

@@ -1,6 +1,9 @@
 package study
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Study is a parsed study file. Field tags name the YAML keys; ",required"
 // marks the keys that must be present. The JSON Schema for editors is
@@ -120,11 +123,47 @@ type CallRef struct {
 	Call string `yaml:"call,required" doc:"Name of a call."`
 }
 
-// Condition holds when a field of a call's answer equals a value.
+// Condition holds when a field of a call's answer meets one predicate:
+// equals a value, compares with a number, or matches a regular expression.
 type Condition struct {
 	Call   string `yaml:"call,required" doc:"Name of a call."`
 	Path   string `yaml:"path,required" doc:"Field path in the answer (JSON form), as in compat: keys joined by dots, [N] for a list element, e.g. indexed, result.height or result.txs[0].height (result.txs.0.height also works)."`
-	Equals Value  `yaml:"equals,required" doc:"The value the field must equal."`
+	Equals Value  `yaml:"equals" doc:"The value the field must equal. Give exactly one predicate: equals, >=, >, <=, < or matches."`
+	// AtLeast, Above, AtMost and Below compare the field, read as a
+	// number (a numeric string too: protojson writes 64-bit integers so).
+	AtLeast *float64 `yaml:">=" doc:"The field, as a number, must be at least this, e.g. {path: result.sync_info.latest_block_height, \">=\": 1}."`
+	Above   *float64 `yaml:">" doc:"The field, as a number, must be above this."`
+	AtMost  *float64 `yaml:"<=" doc:"The field, as a number, must be at most this."`
+	Below   *float64 `yaml:"<" doc:"The field, as a number, must be below this."`
+	Matches string   `yaml:"matches" doc:"A regular expression (Go syntax) the field's text must match (a string as is, anything else as JSON)."`
+}
+
+// Predicate is the condition's predicate in words, e.g. ">= 1".
+func (c *Condition) Predicate() string {
+	switch {
+	case c.AtLeast != nil:
+		return fmt.Sprintf(">= %g", *c.AtLeast)
+	case c.Above != nil:
+		return fmt.Sprintf("> %g", *c.Above)
+	case c.AtMost != nil:
+		return fmt.Sprintf("<= %g", *c.AtMost)
+	case c.Below != nil:
+		return fmt.Sprintf("< %g", *c.Below)
+	case c.Matches != "":
+		return fmt.Sprintf("matches %q", c.Matches)
+	}
+	return fmt.Sprintf("== %v", c.Equals.V)
+}
+
+// predicates counts the predicates set.
+func (c *Condition) predicates() int {
+	n := 0
+	for _, set := range []bool{c.Equals.IsSet(), c.AtLeast != nil, c.Above != nil, c.AtMost != nil, c.Below != nil, c.Matches != ""} {
+		if set {
+			n++
+		}
+	}
+	return n
 }
 
 // Call is one request shape. Exactly one protocol key is set.

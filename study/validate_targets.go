@@ -180,6 +180,14 @@ func (v *validator) targetReady(path string, t *Target) {
 		if err := checkFieldPath(r.Path); err != nil {
 			v.errorf(path+".ready.condition.path", "a field path such as result.height or result.txs[0].height", "%v", err)
 		}
+		if n := r.predicates(); n != 1 {
+			v.errorf(path+".ready.condition", "exactly one predicate: equals, >=, >, <=, < or matches", "%d given", n)
+		}
+		if r.Matches != "" {
+			if _, err := regexp.Compile(r.Matches); err != nil {
+				v.errorf(path+".ready.condition.matches", "a regular expression (Go syntax)", "%v", err)
+			}
+		}
 	}
 }
 
