@@ -47,8 +47,13 @@ func TestQuickGridAgainstCometBFT(t *testing.T) {
 	if len(res.Sweeps) != 1 || len(res.Sweeps[0].Cells) != 4 {
 		t.Fatalf("sweeps: %+v", res.Sweeps)
 	}
+	// the results say which database the node kept its blocks in: report reads it with that
+	backend := res.Sweeps[0].DBBackend
+	if backend != "goleveldb" {
+		t.Fatalf("the sweep records the node's database as %q; CometBFT v0.38's default is goleveldb", backend)
+	}
 	csvPath := filepath.Join(t.TempDir(), "latencies.csv")
-	cmd := exec.Command(report, "--database-type", "goleveldb", "--data-dir", filepath.Join(out, "work", "node", "home", "data"), "--csv", csvPath)
+	cmd := exec.Command(report, "--database-type", backend, "--data-dir", filepath.Join(out, "work", "node", "home", "data"), "--csv", csvPath)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("report: %v\n%s", err, b)
 	}
@@ -102,7 +107,7 @@ func TestQuickGridAgainstCometBFT(t *testing.T) {
 		}
 	}
 	// the report's text output counts the invalid transactions: none
-	b, err := exec.Command(report, "--database-type", "goleveldb", "--data-dir", filepath.Join(out, "work", "node", "home", "data")).CombinedOutput()
+	b, err := exec.Command(report, "--database-type", backend, "--data-dir", filepath.Join(out, "work", "node", "home", "data")).CombinedOutput()
 	if err != nil || !strings.Contains(string(b), "Total Invalid Tx: 0\n") {
 		t.Errorf("report: %v\n%s", err, b)
 	}

@@ -525,6 +525,9 @@ type Sweep struct {
 	// second in all); Confirm is answer or cometbft.
 	Load    string `json:"load"`
 	Confirm string `json:"confirm"`
+	// DBBackend, for confirm cometbft, is the database the node stores its
+	// blocks in (goleveldb, pebbledb, …): CometBFT's report tool needs it.
+	DBBackend string `json:"db_backend,omitempty"`
 	// Rule says when a cell is saturated, e.g. "confirmed < 95 % of
 	// expected" (the study's shortfall, 5 % by default).
 	Rule  string `json:"rule"`

@@ -36,7 +36,7 @@ func (r *runner) sweep(ctx context.Context, sc *study.Scenario) error {
 	for _, l := range ls {
 		idx[l.spec.Name] = len(r.res.Sweeps)
 		r.res.Sweeps = append(r.res.Sweeps, results.Sweep{Scenario: sc.Name, Target: l.spec.Name, Call: sc.Call, Load: sw.Load,
-			Confirm: sw.Confirm, Rule: rule, Cells: []results.Cell{}, Saturation: []results.SaturationPoint{}})
+			Confirm: sw.Confirm, Rule: rule, Cells: []results.Cell{}, Saturation: []results.SaturationPoint{}, DBBackend: r.dbBackend(sw, l)})
 	}
 	out := func(l *live) *results.Sweep { return &r.res.Sweeps[idx[l.spec.Name]] }
 	cells := 0 // a grid's: a search does not know its count
@@ -339,4 +339,24 @@ func cellMetrics(c *results.Cell, m results.Metrics) {
 			c.Metrics["processing_"+k] = v
 		}
 	}
+}
+
+// dbBackend is, for a sweep that confirms in CometBFT blocks, the database
+// the node stores them in (its home is the target's data_dir), so that a
+// kept blockstore can be handed to CometBFT's report tool; "" otherwise,
+// or where the node's config cannot be read (said on the progress line).
+func (r *runner) dbBackend(sw *study.Sweep, l *live) string {
+	if sw.Confirm != "cometbft" || l.dataDir == "" {
+		return ""
+	}
+	var env map[string]string
+	if l.spec.Start != nil {
+		env = l.spec.Start.Env
+	}
+	b, err := comet.Backend(l.dataDir, env)
+	if err != nil {
+		r.progress("target %s: %v", l.spec.Name, err)
+		return ""
+	}
+	return b
 }
