@@ -374,7 +374,9 @@ func (w *Worker) join(ctx context.Context) (joinReply, error) {
 	subj := subjects{fleet: w.Fleet}.join()
 	deadline := time.Now().Add(w.Wait)
 	for {
-		m, err := w.Conn.RequestWithContext(ctxTimeout(ctx, time.Second), subj, req)
+		rctx, cancel := context.WithTimeout(ctx, time.Second)
+		m, err := w.Conn.RequestWithContext(rctx, subj, req)
+		cancel()
 		if err == nil {
 			var r joinReply
 			if err := json.Unmarshal(m.Data, &r); err != nil {
@@ -396,14 +398,6 @@ func (w *Worker) join(ctx context.Context) (joinReply, error) {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
-}
-
-// ctxTimeout is ctx bounded by d; its cancel is left to d (a request's
-// context ends when its reply comes or d passes).
-func ctxTimeout(ctx context.Context, d time.Duration) context.Context {
-	c, cancel := context.WithTimeout(ctx, d)
-	time.AfterFunc(d, cancel)
-	return c
 }
 
 func respond(m *nats.Msg, v any) {
@@ -461,7 +455,10 @@ func (s *sender) flush(ctx context.Context) error {
 			return err
 		}
 		msgID := fmt.Sprintf("%s.%d.%s.%d", s.sub.run, s.part, s.id, sn.Seq)
-		if _, err := s.js.Publish(ctxTimeout(ctx, 2*time.Second), s.sub.snap(s.part, s.id), b, jetstream.WithMsgID(msgID)); err != nil {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err = s.js.Publish(pctx, s.sub.snap(s.part, s.id), b, jetstream.WithMsgID(msgID))
+		cancel()
+		if err != nil {
 			return fmt.Errorf("publish tally %d: %w", sn.Seq, err)
 		}
 		s.pending = s.pending[1:]

@@ -20,6 +20,7 @@ import (
 	"github.com/tandem-bench/tandem/fleet"
 	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/internal/human"
+	"github.com/tandem-bench/tandem/internal/k8sjob"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/runner"
@@ -366,9 +367,10 @@ func (f *studyFleet) Load(ctx context.Context, p runner.FleetPart) (results.Samp
 	return s, err
 }
 
-var fleetName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+func validFleetName(s string) bool { return k8sjob.ValidName.MatchString(s) }
 
-func validFleetName(s string) bool { return fleetName.MatchString(s) }
+// notInName is what a hostname has that a worker id may not.
+var notInName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 
 // fleetSample adds a fleet's tallies up into the sample one machine would
 // have written, with the fleet's account and the warnings it calls for.
@@ -572,7 +574,7 @@ func defaultWorkerID(hostname string) string {
 	if i := os.Getenv("JOB_COMPLETION_INDEX"); i != "" {
 		return "worker-" + i
 	}
-	h := regexp.MustCompile(`[^A-Za-z0-9_-]`).ReplaceAllString(hostname, "-")
+	h := notInName.ReplaceAllString(hostname, "-")
 	if h == "" {
 		h = "worker"
 	}

@@ -22,7 +22,9 @@ type Options struct {
 	Deadline, TTL, Wait            time.Duration
 }
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+// ValidName matches a fleet or worker name: letters, digits, - and _ (a
+// NATS subject token and a Kubernetes label value).
+var ValidName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // Write writes the Job's manifest as YAML.
 func Write(w io.Writer, o Options) error {
@@ -51,7 +53,7 @@ func Manifest(o Options) (map[string]any, error) {
 	if o.NATS == "" {
 		errs = append(errs, errors.New("--nats: the NATS server the fleet meets on, as the pods reach it"))
 	}
-	if !validName.MatchString(o.Fleet) {
+	if !ValidName.MatchString(o.Fleet) {
 		errs = append(errs, fmt.Errorf("--fleet %q: want letters, digits, - and _", o.Fleet))
 	}
 	if o.Deadline < time.Second || o.TTL < 0 || o.Wait <= 0 || o.BackoffPerIndex < 0 {
