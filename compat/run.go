@@ -39,8 +39,9 @@ type Options struct {
 	Query Querier
 	// Progress, if set, hears about long runs.
 	Progress func(format string, args ...any)
-	// Parallel is how many cases are in flight at once (each asks its
-	// targets in turn); default DefaultParallel.
+	// Parallel is how many expansions of one listed case are in flight at
+	// once (each asks its targets in turn; listed cases run one after
+	// another); default DefaultParallel.
 	Parallel int
 }
 
@@ -57,59 +58,73 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Compat, error
 	under = append([]string{c.Reference}, slices.DeleteFunc(slices.Clone(under), func(n string) bool { return n == c.Reference })...)
 	r := &runner{s: s, o: o, under: under, out: &results.Compat{Reference: c.Reference, Targets: under,
 		Noise: c.Noise, Seed: s.Seed, Cases: []results.Case{}, Matrix: []results.MatrixRow{}}}
+	// jobs[g] are the expansions of the g-th listed case. Listed cases run
+	// one after another, so a case may read what an earlier one wrote; the
+	// expansions of one case share a fixed pool of workers, each asking
+	// its targets one after another. Answers land by index, so the outcome
+	// does not depend on timing.
 	type job struct {
 		cs   *study.Case
 		vars map[string]any
 	}
-	var jobs []job
+	var groups [][]job
+	total := 0
 	for i := range c.Cases {
 		vars, err := c.Cases[i].Expand(s.Seed, i)
 		if err != nil {
 			return nil, fmt.Errorf("compat.cases[%d]: %w", i, err)
 		}
+		g := make([]job, 0, len(vars))
 		for _, v := range vars {
-			jobs = append(jobs, job{&c.Cases[i], v})
+			g = append(g, job{&c.Cases[i], v})
 		}
+		groups = append(groups, g)
+		total += len(g)
 	}
-	// A fixed pool of workers takes the cases in order; each case asks its
-	// targets one after another. Answers land by case index, so the
-	// outcome does not depend on timing.
 	workers := o.Parallel
 	if workers <= 0 {
 		workers = DefaultParallel
 	}
-	cases := make([]results.Case, len(jobs))
-	var next, done atomic.Int64
+	cases := make([]results.Case, 0, total)
+	var done atomic.Int64
 	var mu sync.Mutex
 	last := time.Now()
-	var wg sync.WaitGroup
-	for range min(workers, len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				i := next.Add(1) - 1
-				if i >= int64(len(jobs)) {
-					return
-				}
-				cs := r.one(ctx, jobs[i].cs, jobs[i].vars)
-				if ctx.Err() != nil {
-					return // answers cut by the cancellation are not answers
-				}
-				cases[i] = cs
-				n := done.Add(1)
-				if o.Progress != nil {
-					mu.Lock()
-					if time.Since(last) > time.Second {
-						o.Progress("compat: %d of %d cases", n, len(jobs))
-						last = time.Now()
+	for _, jobs := range groups {
+		if ctx.Err() != nil {
+			break
+		}
+		out := make([]results.Case, len(jobs))
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(workers, len(jobs)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for ctx.Err() == nil {
+					i := next.Add(1) - 1
+					if i >= int64(len(jobs)) {
+						return
 					}
-					mu.Unlock()
+					cs := r.one(ctx, jobs[i].cs, jobs[i].vars)
+					if ctx.Err() != nil {
+						return // answers cut by the cancellation are not answers
+					}
+					out[i] = cs
+					n := done.Add(1)
+					if o.Progress != nil {
+						mu.Lock()
+						if time.Since(last) > time.Second {
+							o.Progress("compat: %d of %d cases", n, total)
+							last = time.Now()
+						}
+						mu.Unlock()
+					}
 				}
-			}
-		}()
+			}()
+		}
+		wg.Wait()
+		cases = append(cases, out...)
 	}
-	wg.Wait()
 	for _, cs := range cases {
 		if cs.Call != "" { // cut short: keep the cases that finished
 			r.out.Cases = append(r.out.Cases, cs)
@@ -118,7 +133,7 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Compat, error
 	return r.finish(), ctx.Err()
 }
 
-// DefaultParallel is how many cases are in flight at once.
+// DefaultParallel is how many expansions of a case are in flight at once.
 const DefaultParallel = 8
 
 type runner struct {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -395,4 +396,53 @@ func startSample(t testing.TB, b sample.Build, blocks int) string {
 		}
 	}
 	return srv.GRPCAddr()
+}
+
+// TestCasesRunInListedOrder: a case reads what the case before it wrote,
+// though writes are slow and the reads of one case go out in parallel.
+func TestCasesRunInListedOrder(t *testing.T) {
+	var mu sync.Mutex
+	stored := map[int]bool{}
+	url := rpcServer(t, func(method string, n int) (any, int, string) {
+		if method == "put" {
+			time.Sleep(20 * time.Millisecond)
+			mu.Lock()
+			stored[n] = true
+			mu.Unlock()
+			return "OK", 0, ""
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return stored[n], 0, ""
+	})
+	s := parseStudy(t, fmt.Sprintf(`
+version: 1
+name: order
+targets:
+  - {name: a, endpoints: {http: %q}}
+calls:
+  put: {jsonrpc: {method: put, params: ["${n}"]}}
+  has: {jsonrpc: {method: has, params: ["${n}"]}}
+compat:
+  targets: [a]
+  cases:
+    - {call: put, vary: {n: [1, 2, 3, 4]}}
+    - {call: has, vary: {n: [1, 2, 3, 4, 5]}}
+scenarios: []
+`, url))
+	out, err := Run(context.Background(), s, Options{Endpoints: map[string]map[string]string{"a": {"http": url}}, Query: driver.NewQuerier(driver.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Cases) != 9 {
+		t.Fatalf("%d cases, want 9", len(out.Cases))
+	}
+	// has 1…4 answer true and has 5 false: the same digest for the first
+	// four, another for the fifth
+	no := out.Cases[8].Answers[0].Digest
+	for _, c := range out.Cases[4:8] {
+		if d := c.Answers[0].Digest; d == "" || d == no {
+			t.Errorf("has %v answered as has 5 did (%s): a read overtook the write listed before it", c.Vars["n"], c.Answers[0].Status)
+		}
+	}
 }
