@@ -81,6 +81,9 @@ var ErrUnbounded = errors.New("load: a run needs a request count or a duration")
 // reads the latency of its last whole second.
 type Live struct {
 	Sent, OK, Errors atomic.Int64
+	// Timeline, if set before the run, counts its answers by when they
+	// ended, finer than the series.
+	Timeline *Timeline
 	// series is the run's per-second series, once it has started.
 	series atomic.Pointer[series]
 }
@@ -88,6 +91,10 @@ type Live struct {
 // start follows the series of a run that begins (l may be nil).
 func (l *Live) start(s *series) {
 	if l != nil {
+		if l.Timeline != nil {
+			s.fine = l.Timeline
+			l.Timeline.begin(s.start)
+		}
 		l.series.Store(s)
 	}
 }

@@ -58,6 +58,8 @@ type series struct {
 	// since it last took them, with their buckets.
 	tapped []SecondTally
 	tapOn  bool
+	// fine, if set, counts the answers by when they ended, finer.
+	fine *Timeline
 }
 
 // tap makes the series keep each finished second for a Tap.
@@ -111,6 +113,9 @@ func (s *series) issue(t time.Time) { s.at(t).issued.Add(1) }
 // done notes an answer at t; the second's percentiles are of successful
 // answers only.
 func (s *series) done(t time.Time, latency time.Duration, ok bool) {
+	if s.fine != nil {
+		s.fine.done(t, ok)
+	}
 	sl := s.at(t)
 	if !ok {
 		sl.errored.Add(1)

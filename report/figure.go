@@ -37,6 +37,25 @@ type figure struct {
 	// Derived are the figures quoted beside the chart: a metric's mean,
 	// max and slope per target.
 	Derived []string `json:"-"`
+	// Marks are events drawn as vertical lines across a time chart.
+	Marks []figMark `json:"marks,omitempty"`
+}
+
+// figMark is an event on a time chart: a perturbation of a target.
+type figMark struct {
+	X     float64 `json:"x"`
+	Label string  `json:"label"`
+	Color int     `json:"color"`
+}
+
+// perturbationMarks are the marks of a round's perturbations, at their
+// second of the round.
+func perturbationMarks(rd *results.Round, col colours) []figMark {
+	var out []figMark
+	for _, ev := range rd.Perturbations {
+		out = append(out, figMark{X: float64(ev.AtNs) / 1e9, Label: ev.Target + " " + ev.Action, Color: col[ev.Target]})
+	}
+	return out
 }
 
 // figSeries is one line of a figure, in its target's colour.
@@ -187,7 +206,8 @@ func scenarioFigures(id string, sc *results.Scenario, col colours) []figure {
 		if len(levels(sc)) > 1 || sc.Load.Model == "closed" {
 			name = fmt.Sprintf("%s, %s", sc.Name, loadCell(sc.Load, level))
 		}
-		var spec, secs []line
+		var spec, secs, answers []line
+		var marks []figMark
 		longest := 0
 		for _, tgt := range targetsOf(sc) {
 			rd := medianRound(sc, tgt, level)
@@ -206,6 +226,16 @@ func scenarioFigures(id string, sc *results.Scenario, col colours) []figure {
 			secs = append(secs, line{label: tgt + " p50, " + roundOf(sc, rd), color: col[tgt], pts: p50},
 				line{label: tgt + " p99, " + roundOf(sc, rd), color: col[tgt], dash: true, pts: p99})
 			longest = max(longest, len(p50))
+			if len(rd.Perturbations) > 0 { // the load through the faults: answers and failures per second
+				marks = append(marks, perturbationMarks(rd, col)...)
+				var ok, failed [][2]float64
+				for _, s := range rd.Sample.Series {
+					ok = append(ok, [2]float64{float64(s.T), float64(s.OK)})
+					failed = append(failed, [2]float64{float64(s.T), float64(s.Errors)})
+				}
+				answers = append(answers, line{label: tgt + " ok, " + roundOf(sc, rd), color: col[tgt], pts: ok},
+					line{label: tgt + " failed, " + roundOf(sc, rd), color: col[tgt], dash: true, pts: failed})
+			}
 		}
 		if f := roundsFigure(fmt.Sprintf("%s-rounds-%d", id, li), name, sc, level, col); f != nil {
 			out = append(out, *f)
@@ -214,11 +244,15 @@ func scenarioFigures(id string, sc *results.Scenario, col colours) []figure {
 			X: "percentile", Y: "latency", XUnit: "%", YUnit: "ns", LogY: true}, spec); f != nil {
 			out = append(out, *f)
 		}
-		if longest < 3 {
+		if longest < 3 && len(marks) == 0 {
 			continue // a run of a second or two has no time course to show
 		}
 		if f := aligned(figure{ID: fmt.Sprintf("%s-seconds-%d", id, li), Title: "Per second: " + name, Kind: "time",
-			X: "second of the round", Y: "latency (p50 solid, p99 dashed)", XUnit: "s", YUnit: "ns"}, secs); f != nil {
+			X: "second of the round", Y: "latency (p50 solid, p99 dashed)", XUnit: "s", YUnit: "ns", Marks: marks}, secs); f != nil {
+			out = append(out, *f)
+		}
+		if f := aligned(figure{ID: fmt.Sprintf("%s-answers-%d", id, li), Title: "Answers per second through the perturbations: " + name,
+			Kind: "time", X: "second of the round", Y: "answers (ok solid, failed dashed)", XUnit: "s", YUnit: "/s", Marks: marks}, answers); f != nil {
 			out = append(out, *f)
 		}
 	}

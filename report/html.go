@@ -249,6 +249,9 @@ func sections(r *results.Results, col colours) []section {
 		s := section{ID: scenarioAnchor(i), Title: human.Printable(t.Title)}
 		t.Title = ""
 		s.Tables = printable([]table{t})
+		if pt, ok := perturbationTable(sc); ok {
+			s.Tables = append(s.Tables, printable([]table{pt})...)
+		}
 		s.Figures = figs(scenarioFigures(s.ID, sc, col))
 		out = append(out, s)
 	}

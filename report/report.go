@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -79,6 +80,9 @@ func tables(r *results.Results, diffRows int) []table {
 	}
 	for i := range r.Scenarios {
 		ts = append(ts, scenarioTable(&r.Scenarios[i]))
+		if t, ok := perturbationTable(&r.Scenarios[i]); ok {
+			ts = append(ts, t)
+		}
 	}
 	ts = append(ts, sweepTables(r.Sweeps)...)
 	ts = append(ts, metricsTables(r.Targets)...)
@@ -311,4 +315,31 @@ func machineLine(r *results.Results) string {
 		s += "; round trips: " + strings.Join(rtts, ", ")
 	}
 	return s
+}
+
+// perturbationTable lists the faults done in a scenario's rounds and what
+// they did; false when there were none.
+func perturbationTable(sc *results.Scenario) (table, bool) {
+	t := table{Title: "Perturbations: " + sc.Name,
+		Note: "times from the action; recovered: when the load's last failed answer ended (10 ms steps)",
+		Header: []string{"target", "round", "at", "action", "down", "answers after", "load recovered", "errors",
+			"ok/s before → during", "p99 before → during"}}
+	ms := func(ns int64) string {
+		if ns == 0 {
+			return "–"
+		}
+		return human.Duration(float64(ns))
+	}
+	for _, rd := range sc.Rounds {
+		for _, ev := range rd.Perturbations {
+			row := []string{ev.Target, fmt.Sprint(rd.Round), ms(ev.AtNs), ev.Action, ms(ev.DownNs), ms(ev.AnswersAfterNs),
+				ms(ev.RecoveredNs), strconv.FormatInt(ev.Errors, 10),
+				human.Number(ev.OKPerSBefore) + " → " + human.Number(ev.OKPerSDuring), ms(ev.P99BeforeNs) + " → " + ms(ev.P99DuringNs)}
+			if ev.Error != "" {
+				row[len(row)-1] += "; failed: " + ev.Error
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	return t, len(t.Rows) > 0
 }

@@ -189,6 +189,51 @@ type Round struct {
 	// Failed is true when the round did not complete; Error says why.
 	Failed bool   `json:"failed,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Perturbations are the faults done to the target during the round,
+	// with what they did to it and to the load.
+	Perturbations []Perturbation `json:"perturbations,omitempty"`
+}
+
+// Perturbation is one fault done to a target during a round: when, how
+// long the target was down, when it answered again, and what the load saw.
+// Durations after the action count from Time.
+type Perturbation struct {
+	Action string `json:"action"`
+	Target string `json:"target"`
+	// Time is when the action began; AtNs the same from the start of the
+	// round's load.
+	Time time.Time `json:"time"`
+	AtNs int64     `json:"at_ns"`
+	// DownNs is how long the target was out: from the action until it was
+	// started again (kill, stop, restart, wipe-and-restart) or resumed
+	// (pause).
+	DownNs int64 `json:"down_ns"`
+	// AnswersAfterNs is until tandem's probe (the target's ready check)
+	// had a first answer again; ReadyAfterNs until its ready condition
+	// held again. 0 when it never did (see Error).
+	AnswersAfterNs int64 `json:"answers_after_ns"`
+	ReadyAfterNs   int64 `json:"ready_after_ns"`
+	// Errors counts the load's failed answers from the action until the
+	// next perturbation or the round's end; FirstErrorNs and LastErrorNs
+	// bound when they ended, to the timeline's step (10 ms).
+	Errors       int64 `json:"errors"`
+	FirstErrorNs int64 `json:"first_error_ns,omitempty"`
+	LastErrorNs  int64 `json:"last_error_ns,omitempty"`
+	// RecoveredNs is when the load recovered: the end of the last step
+	// with a failed answer (0: the load saw no failure).
+	RecoveredNs int64 `json:"recovered_ns"`
+	// The dip: successful answers per second in the second before the
+	// action and from the action until the load recovered and the target
+	// was ready again; the p99 latency of the successful answers in the
+	// last whole second of the series before the action (0 when there is
+	// none) and the highest of the seconds during.
+	OKPerSBefore float64 `json:"ok_per_s_before"`
+	OKPerSDuring float64 `json:"ok_per_s_during"`
+	P99BeforeNs  int64   `json:"p99_before_ns,omitempty"`
+	P99DuringNs  int64   `json:"p99_during_ns,omitempty"`
+	// Error says what went wrong with the perturbation itself (the
+	// target did not come back); the target is then out of the run.
+	Error string `json:"error,omitempty"`
 }
 
 // Sample is the outcome of one run of a load executor.

@@ -63,7 +63,7 @@ func (m fleetLoops) warm(ctx context.Context, l *live, d time.Duration) (results
 	return m.r.o.Fleet.Load(ctx, m.part(l, m.warmK, 0, d))
 }
 
-func (m fleetLoops) measure(ctx context.Context, l *live, requests int64, bound time.Duration) (results.Sample, error) {
+func (m fleetLoops) measure(ctx context.Context, l *live, requests int64, bound time.Duration, _ *load.Live) (results.Sample, error) {
 	return m.r.o.Fleet.Load(ctx, m.part(l, m.parts[l.spec.Name].Kind, requests, bound))
 }
 

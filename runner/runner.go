@@ -107,6 +107,9 @@ type live struct {
 	proc      *target.Process
 	endpoints map[string]string
 	dataDir   string
+	// started is the spec of the target's latest start, for starting it
+	// again after a perturbation.
+	started   target.Spec
 	metrics   string // the expanded metrics URL
 	collector *metrics.Collector
 	err       error
@@ -127,6 +130,13 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 		}
 		if name != "startup" && name != "compat" && name != "costs" && !slices.ContainsFunc(s.Scenarios, func(sc study.Scenario) bool { return sc.Name == name }) {
 			return nil, fmt.Errorf("--only %s: no such scenario (startup, compat, costs or a scenario name)", name)
+		}
+	}
+	if o.Fleet != nil {
+		for _, sc := range s.Scenarios {
+			if len(sc.Perturbations) > 0 {
+				return nil, fmt.Errorf("scenario %s: perturbations run on one machine only: drop --workers/--local-workers or the perturbations", sc.Name)
+			}
 		}
 	}
 	var allowed, given []int // the CPUs tandem may run on; the study's for the generator

@@ -53,6 +53,7 @@ func serveDelay(args []string) int {
 	failEvery := fs.Int64("fail", 0, "answer an instant 503 to all but every this-many-th request")
 	fs.String("token", "", "a secret, ignored")
 	bindRace := fs.String("lose-bind-race", "", "the first start (this file absent) fails as a lost bind race")
+	listenLog := fs.String("listen-log", "", "append the time (unix ns) the server began to listen to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -69,6 +70,15 @@ func serveDelay(args []string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	if *listenLog != "" {
+		f, err := os.OpenFile(*listenLog, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Fprintln(f, time.Now().UnixNano())
+		f.Close()
 	}
 	fmt.Println("listening on", ln.Addr()) // a log line for readiness
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

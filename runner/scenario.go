@@ -44,12 +44,13 @@ type measurer interface {
 	// warm loads the target for about d (or a fixed count), to be
 	// discarded.
 	warm(ctx context.Context, l *live, d time.Duration) (results.Sample, error)
-	// measure is one measured run: requests (0: until bound) within bound.
-	measure(ctx context.Context, l *live, requests int64, bound time.Duration) (results.Sample, error)
+	// measure is one measured run: requests (0: until bound) within bound;
+	// live, if set, follows it (loops only).
+	measure(ctx context.Context, l *live, requests int64, bound time.Duration, live *load.Live) (results.Sample, error)
 }
 
 // loopRun is one run of a load loop against a target's dialer.
-type loopRun func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration) (results.Sample, error)
+type loopRun func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration, live *load.Live) (results.Sample, error)
 
 // loops measures with one of load's loops (closed, open, batched) over a
 // driver per target, built once per scenario; its warm-up is a loop of its
@@ -67,18 +68,18 @@ func (m loops) at(level int) measurer {
 }
 
 func (m loops) warm(ctx context.Context, l *live, d time.Duration) (results.Sample, error) {
-	return m.warmShape(m.level)(ctx, m.callers[l.spec.Name], 0, d)
+	return m.warmShape(m.level)(ctx, m.callers[l.spec.Name], 0, d, nil)
 }
 
-func (m loops) measure(ctx context.Context, l *live, requests int64, bound time.Duration) (results.Sample, error) {
-	return m.shape(m.level)(ctx, m.callers[l.spec.Name], requests, bound)
+func (m loops) measure(ctx context.Context, l *live, requests int64, bound time.Duration, live *load.Live) (results.Sample, error) {
+	return m.shape(m.level)(ctx, m.callers[l.spec.Name], requests, bound, live)
 }
 
 // closedLoop is a closed loop of clients at the given concurrency.
 func closedLoop(clients int, l study.Load, timeout time.Duration, unit string) loopRun {
-	return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration) (results.Sample, error) {
+	return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration, live *load.Live) (results.Sample, error) {
 		return load.Closed{Concurrency: clients, Requests: requests, Duration: bound, Timeout: timeout, Unit: unit, Engine: l.Engine,
-			Quantum: l.Quantum}.Run(ctx, d)
+			Quantum: l.Quantum, Live: live}.Run(ctx, d)
 	}
 }
 
@@ -95,7 +96,7 @@ func (m drains) warm(ctx context.Context, l *live, _ time.Duration) (results.Sam
 	return m.r.drainRun(ctx, l, m.call, drainWarmup)
 }
 
-func (m drains) measure(ctx context.Context, l *live, requests int64, _ time.Duration) (results.Sample, error) {
+func (m drains) measure(ctx context.Context, l *live, requests int64, _ time.Duration, _ *load.Live) (results.Sample, error) {
 	return m.r.drainRun(ctx, l, m.call, requests)
 }
 
@@ -109,7 +110,7 @@ func (m brokers) warm(ctx context.Context, l *live, d time.Duration) (results.Sa
 	return m[l.spec.Name].Run(ctx, 0, d)
 }
 
-func (m brokers) measure(ctx context.Context, l *live, requests int64, bound time.Duration) (results.Sample, error) {
+func (m brokers) measure(ctx context.Context, l *live, requests int64, bound time.Duration, _ *load.Live) (results.Sample, error) {
 	return m[l.spec.Name].Run(ctx, requests, bound)
 }
 
@@ -146,16 +147,16 @@ func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Sce
 	switch kind {
 	case study.KindOpen:
 		m.shape = func(int) loopRun {
-			return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration) (results.Sample, error) {
+			return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration, live *load.Live) (results.Sample, error) {
 				return load.Open{Schedule: schedule(ld, bound), Connections: ld.Connections, Requests: requests, Duration: bound,
-					MaxWaiting: ld.MaxWaiting, Timeout: timeout, Unit: unit, Engine: ld.Engine, Quantum: ld.Quantum}.Run(ctx, d)
+					MaxWaiting: ld.MaxWaiting, Timeout: timeout, Unit: unit, Engine: ld.Engine, Quantum: ld.Quantum, Live: live}.Run(ctx, d)
 			}
 		}
 	case study.KindBatched:
 		m.shape = func(int) loopRun {
-			return func(ctx context.Context, d load.Dialer, _ int64, bound time.Duration) (results.Sample, error) {
+			return func(ctx context.Context, d load.Dialer, _ int64, bound time.Duration, live *load.Live) (results.Sample, error) {
 				return load.Batched{Connections: ld.Connections, PerPeriod: ld.Batch.PerPeriod, Period: ld.Batch.Period,
-					Duration: bound, Timeout: timeout, Unit: unit}.Run(ctx, d)
+					Duration: bound, Timeout: timeout, Unit: unit, Live: live}.Run(ctx, d)
 			}
 		}
 	}
@@ -243,8 +244,11 @@ func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
 	}
 	rs := results.Scenario{Name: sc.Name, Call: sc.Call, Metric: "latency_p50_ns", Direction: "lower", Unit: unit,
 		Load: resultsLoad(kind, sc.Load, bound), Rounds: []results.Round{}, Summary: []results.Summary{}, Comparisons: []results.Comparison{}}
-	if sc.Metric == "throughput" {
+	switch sc.Metric {
+	case "throughput":
 		rs.Metric, rs.Direction = "units_per_s", "higher"
+	case "recovery":
+		rs.Metric = "recovery_ns"
 	}
 	if a := r.s.Calls[sc.Call].AMQP; a != nil {
 		rs.Load.Prefetch = amqpconf.Prefetch(a.Prefetch)
@@ -285,7 +289,7 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 		return s, err
 	}
 	exec := func(l *live, requests int64, d time.Duration) (results.Sample, error) {
-		s, err := m.measure(ctx, l, requests, d)
+		s, err := m.measure(ctx, l, requests, d, nil)
 		return checked(l, s, err)
 	}
 	name := sc.Name
@@ -327,14 +331,23 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 			r.send(Event{Status: true, Target: l.spec.Name, Round: round, Rounds: rounds})
 			cpu0, _ := host.CPUTime() // 0 where the OS does not say
 			t0 := time.Now()
-			s, err := exec(l, requests, bound)
+			s, events, err := r.perturbed(ctx, sc, m, l, requests, bound)
+			if err == nil && l.proc != nil && len(events) == 0 {
+				err = exitedDuring(l, s)
+			} else if err == nil && l.proc != nil {
+				err = exitedNow(l) // the perturbations' own errors are not an exit
+			}
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			cpu1, _ := host.CPUTime()
 			cpu := int64(cpu1 - cpu0)
 			rd := results.Round{Round: round, Order: i + 1, Target: l.spec.Name, Concurrency: level, Sample: s, Headline: headline(s, higher),
-				GeneratorCPUNs: cpu, GeneratorCPUUse: float64(cpu) / float64(time.Since(t0)) / r.generatorCapacity(sc.Load)}
+				GeneratorCPUNs: cpu, GeneratorCPUUse: float64(cpu) / float64(time.Since(t0)) / r.generatorCapacity(sc.Load),
+				Perturbations: events}
+			if sc.Metric == "recovery" {
+				rd.Headline = recoveryHeadline(events)
+			}
 			if s.Fleet != nil { // the generator is the workers: as busy as the busiest
 				rd.GeneratorCPUUse = fleetCPUUse(s.Fleet, time.Duration(s.DurationNs))
 			}
@@ -386,10 +399,8 @@ func roundOrder(ls []*live, order string, seed uint64, scenario string, level, r
 // reaped, so the round carries the exit status and the last output rather
 // than a list of connection errors.
 func exitedDuring(l *live, s results.Sample) error {
-	select {
-	case <-l.proc.Done():
-		return l.proc.ExitErr()
-	default:
+	if err := exitedNow(l); err != nil {
+		return err
 	}
 	if s.Errors["refused"]+s.Errors["reset"]+s.Errors["eof"]+s.Errors["transport"] == 0 {
 		return nil
@@ -400,6 +411,16 @@ func exitedDuring(l *live, s results.Sample) error {
 	case <-l.proc.Done():
 		return l.proc.ExitErr()
 	case <-t.C:
+		return nil
+	}
+}
+
+// exitedNow reports a target that has exited.
+func exitedNow(l *live) error {
+	select {
+	case <-l.proc.Done():
+		return l.proc.ExitErr()
+	default:
 		return nil
 	}
 }

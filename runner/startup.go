@@ -101,6 +101,7 @@ func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 	}
 	l.res.Command, l.res.CPUs = e.shown(t.Start.Command, spec.Command), spec.CPUs
 	r.progress("target %s: starting %s", t.Name, strings.Join(l.res.Command, " "))
+	l.started = spec
 	proc, err := target.Start(ctx, spec)
 	if err != nil {
 		return err

@@ -238,11 +238,31 @@ type Scenario struct {
 	Call     string        `yaml:"call,required" doc:"The call every request makes."`
 	Load     Load          `yaml:"load" doc:"The load shape: concurrency (closed loop), rate and connections (open loop) or batch (batched loop); required unless sweep is given."`
 	Sweep    *Sweep        `yaml:"sweep" doc:"A saturation sweep: one cell per (connections, rate), or a search for the highest sustainable rate, instead of rounds."`
-	Metric   string        `yaml:"metric" doc:"The headline value: latency (median, lower is better; default) or throughput (units/s, higher is better)."`
+	Metric   string        `yaml:"metric" doc:"The headline value: latency (median, lower is better; default), throughput (units/s, higher is better) or recovery (with perturbations: the longest time until the load recovered and the target answered again, lower is better)."`
 	Duration time.Duration `yaml:"duration" doc:"Length of each measured run; with neither duration nor requests, calibration picks the count."`
 	Requests int64         `yaml:"requests" doc:"Requests in each measured run."`
 	Rounds   int           `yaml:"rounds" doc:"Measured rounds per target; default defaults.rounds."`
 	Targets  []string      `yaml:"targets" doc:"The targets this scenario measures; default all."`
+	// Perturbations are done to the targets during every measured round.
+	Perturbations []Perturbation `yaml:"perturbations" doc:"Faults done to a target while each measured round's load runs (kill, stop, pause, restart, wipe-and-restart), each timed from the round's start; the recovery is measured."`
+}
+
+// Perturbation actions.
+const (
+	ActionKill           = "kill"
+	ActionStop           = "stop"
+	ActionPause          = "pause"
+	ActionRestart        = "restart"
+	ActionWipeAndRestart = "wipe-and-restart"
+)
+
+// Perturbation is a fault done to a target while a round's load runs.
+type Perturbation struct {
+	At     time.Duration `yaml:"at,required" doc:"When, from the start of the round's load."`
+	Action string        `yaml:"action,required" doc:"kill (SIGKILL to its process group, then started again), stop (SIGTERM, then started again after for), pause (SIGSTOP for for, then SIGCONT), restart (SIGTERM, started again at once) or wipe-and-restart (SIGTERM, its start.wipe paths removed and start.init run again, then started)."`
+	For    time.Duration `yaml:"for" doc:"How long the target stays stopped, killed or paused before it is started again or resumed; required for pause, default 0 (at once) for the others."`
+	Every  time.Duration `yaml:"every" doc:"Repeat every so long from at, while the round lasts; default once."`
+	Target string        `yaml:"target" doc:"The target it is done to; default each target of the scenario, in its own rounds."`
 }
 
 // Load is a scenario's load shape.

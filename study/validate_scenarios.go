@@ -3,6 +3,7 @@ package study
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -87,6 +88,10 @@ func (v *validator) scenario(path string, sc *Scenario) {
 			}
 		}
 	}
+	if len(sc.Perturbations) > 0 && (sc.Sweep != nil || c != nil && c.AMQP != nil) {
+		v.errorf(path+".perturbations", "perturbations on a scenario with a closed, open or batched loop of a call that is not amqp",
+			"perturbations on a sweep or an amqp scenario")
+	}
 	if consumers := v.consumers(sc); consumers > 0 {
 		v.drain(path, sc, c, consumers)
 		return
@@ -144,7 +149,88 @@ func (v *validator) scenario(path string, sc *Scenario) {
 			v.errorf(fmt.Sprintf("%s.load.concurrency[%d]", path, i), "a positive integer", "concurrency %d", c)
 		}
 	}
-	if sc.Metric != "" && sc.Metric != "latency" && sc.Metric != "throughput" {
-		v.errorf(path+".metric", "latency or throughput", "unknown metric %q", sc.Metric)
+	if sc.Metric != "" && sc.Metric != "latency" && sc.Metric != "throughput" && sc.Metric != "recovery" {
+		v.errorf(path+".metric", "latency, throughput or recovery", "unknown metric %q", sc.Metric)
+	}
+	v.perturbations(path, sc)
+}
+
+// perturbations checks a scenario's faults: each within a round of a
+// duration, on a target tandem starts.
+func (v *validator) perturbations(path string, sc *Scenario) {
+	targets := sc.Targets
+	if len(targets) == 0 {
+		targets = v.targetNames()
+	}
+	if sc.Metric == "recovery" {
+		covered := map[string]bool{}
+		for _, pt := range sc.Perturbations {
+			if pt.Target == "" {
+				covered = map[string]bool{"": true}
+				break
+			}
+			covered[pt.Target] = true
+		}
+		for _, name := range targets {
+			if !covered[""] && !covered[name] {
+				v.errorf(path+".metric", "perturbations done to each of the scenario's targets for metric recovery",
+					"no perturbation is done to target %s", name)
+				break
+			}
+		}
+	}
+	if len(sc.Perturbations) == 0 {
+		return
+	}
+	length := sc.Duration
+	if len(sc.Load.Steps) > 0 {
+		length = 0
+		for _, st := range sc.Load.Steps {
+			length += st.Duration
+		}
+	}
+	if length == 0 {
+		v.errorf(path+".duration", "a duration for a scenario with perturbations (they are timed from the round's start)", "no duration")
+	}
+	for i, pt := range sc.Perturbations {
+		pp := fmt.Sprintf("%s.perturbations[%d]", path, i)
+		switch pt.Action {
+		case ActionKill, ActionStop, ActionRestart, ActionWipeAndRestart:
+			if pt.Action == ActionRestart && pt.For > 0 {
+				v.errorf(pp+".for", "no for with restart (it starts again at once; stop takes a for)", "for %v", pt.For)
+			}
+		case ActionPause:
+			if pt.For <= 0 {
+				v.errorf(pp+".for", "how long the pause lasts", "no for")
+			}
+		default:
+			v.errorf(pp+".action", "kill, stop, pause, restart or wipe-and-restart", "unknown action %q", pt.Action)
+		}
+		if pt.At < 0 || pt.For < 0 || pt.Every < 0 {
+			v.errorf(pp, "durations of 0 or more", "a negative duration")
+		}
+		if length > 0 && pt.At >= length {
+			v.errorf(pp+".at", fmt.Sprintf("a time within the round (%v)", length), "at %v", pt.At)
+		}
+		if pt.Every > 0 && pt.Every <= pt.For {
+			v.errorf(pp+".every", fmt.Sprintf("longer than for (%v)", pt.For), "every %v", pt.Every)
+		}
+		on := targets
+		if pt.Target != "" {
+			if v.s.Target(pt.Target) == nil {
+				v.targetRef(pp+".target", pt.Target)
+				continue
+			}
+			if !slices.Contains(targets, pt.Target) {
+				v.errorf(pp+".target", "one of the scenario's targets "+strings.Join(targets, ", "), "target %s", pt.Target)
+				continue
+			}
+			on = []string{pt.Target}
+		}
+		for _, name := range on {
+			if t := v.s.Target(name); t != nil && t.Start == nil {
+				v.errorf(pp+".target", "a target tandem starts (it has a start section)", "target %s is not started by tandem", name)
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package target
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -19,4 +20,9 @@ func signalGroup(pid int, _ syscall.Signal) error {
 		return err
 	}
 	return p.Kill()
+}
+
+// pauseGroup cannot pause a process: Windows has no SIGSTOP.
+func pauseGroup(int, bool) error {
+	return errors.New("pausing a target needs SIGSTOP, which Windows does not have")
 }

@@ -295,6 +295,23 @@ func (p *Process) Stop(grace time.Duration) error {
 	}
 }
 
+// Kill sends SIGKILL to the process group and waits until it has exited.
+func (p *Process) Kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	signalGroup(p.Pid(), syscall.SIGKILL)
+	<-p.done
+}
+
+// Pause stops every process of the group (SIGSTOP) until Resume.
+func (p *Process) Pause() error { return pauseGroup(p.Pid(), true) }
+
+// Resume lets a paused group run again (SIGCONT).
+func (p *Process) Resume() error { return pauseGroup(p.Pid(), false) }
+
 // DiskUsage is the total size of the regular files under dir.
 func DiskUsage(dir string) (int64, error) {
 	var total int64

@@ -70,8 +70,32 @@
       label: f.y, stroke: ink, grid: { stroke: rule }, ticks: { stroke: rule }, size: 72,
       values: function (u, vs) { return vs.map(function (v) { return fmt(v, f.yunit, 3); }); }
     };
+    // marks: events (perturbations) as vertical lines, labelled at the top
+    var marks = f.marks || [];
+    var hooks = {};
+    if (marks.length) {
+      host.dataset.marks = String(marks.length);
+      hooks.draw = [function (u) {
+        var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height;
+        ctx.save();
+        ctx.font = Math.round(11 * devicePixelRatio) + 'px sans-serif';
+        marks.forEach(function (m) {
+          var px = Math.round(u.valToPos(m.x, 'x', true)) + 0.5;
+          if (px < u.bbox.left || px > u.bbox.left + u.bbox.width) return;
+          ctx.strokeStyle = ctx.fillStyle = palette[m.color % palette.length];
+          ctx.setLineDash([2 * devicePixelRatio, 3 * devicePixelRatio]);
+          ctx.lineWidth = devicePixelRatio;
+          ctx.beginPath();
+          ctx.moveTo(px, top);
+          ctx.lineTo(px, top + h);
+          ctx.stroke();
+          ctx.fillText(m.label, px + 3 * devicePixelRatio, top + 12 * devicePixelRatio);
+        });
+        ctx.restore();
+      }];
+    }
     var opts = {
-      width: Math.max(host.clientWidth, 240), height: 300, series: series,
+      width: Math.max(host.clientWidth, 240), height: 300, series: series, hooks: hooks,
       scales: { x: { time: false }, y: f.logy ? { distr: 3 } : {} },
       axes: [x, y],
       cursor: { drag: { x: true, y: false } }, // drag to zoom, double-click to reset

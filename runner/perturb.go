@@ -1,0 +1,246 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/study"
+	"github.com/tandem-bench/tandem/target"
+)
+
+// timelineStep is the resolution at which a perturbed round's answers are
+// counted, to tell when the load saw a fault and when it recovered.
+const timelineStep = 10 * time.Millisecond
+
+// planned is one perturbation of a round, at its time from the round's
+// start.
+type planned struct {
+	at time.Duration
+	p  *study.Perturbation
+}
+
+// perturbPlan is what the scenario's perturbations do to the named target
+// in a round of length d, in time order.
+func perturbPlan(ps []study.Perturbation, name string, d time.Duration) []planned {
+	var out []planned
+	for i := range ps {
+		p := &ps[i]
+		if p.Target != "" && p.Target != name {
+			continue
+		}
+		for at := p.At; at < d; at += p.Every {
+			out = append(out, planned{at, p})
+			if p.Every <= 0 {
+				break
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b planned) int { return int(a.at - b.at) })
+	return out
+}
+
+// perturbed is one measured run on l with the scenario's perturbations of
+// l done while it goes, and what each did. A target that did not come
+// back from one is out of the run (its error is returned).
+func (r *runner) perturbed(ctx context.Context, sc *study.Scenario, m measurer, l *live, requests int64, bound time.Duration) (
+	results.Sample, []results.Perturbation, error) {
+	plan := perturbPlan(sc.Perturbations, l.spec.Name, bound)
+	if len(plan) == 0 || l.proc == nil {
+		s, err := m.measure(ctx, l, requests, bound, nil)
+		return s, nil, err
+	}
+	tl := load.NewTimeline(timelineStep, bound+r.s.Defaults.Timeout+time.Second)
+	during, stop := context.WithCancel(ctx)
+	done := make(chan []results.Perturbation, 1)
+	go func() { done <- r.perturb(ctx, during, l, plan, tl) }()
+	s, err := m.measure(ctx, l, requests, bound, &load.Live{Timeline: tl})
+	stop() // what is not yet begun is not done; what is, finishes
+	events := <-done
+	measureRecovery(events, tl, s)
+	for _, ev := range events {
+		if ev.Error != "" && err == nil {
+			err = fmt.Errorf("%s at %v: %s", ev.Action, time.Duration(ev.AtNs).Round(time.Millisecond), ev.Error)
+			r.fail(l, err)
+		}
+	}
+	return s, events, err
+}
+
+// perturb does plan to l once the round's load has started, until during
+// ends; ctx is the run's, for finishing what was begun.
+func (r *runner) perturb(ctx, during context.Context, l *live, plan []planned, tl *load.Timeline) []results.Perturbation {
+	select {
+	case <-tl.Started():
+	case <-during.Done():
+		return nil
+	}
+	start := tl.Start()
+	var out []results.Perturbation
+	for _, p := range plan {
+		t := time.NewTimer(time.Until(start.Add(p.at)))
+		select {
+		case <-during.Done():
+			t.Stop()
+			return out
+		case <-t.C:
+		}
+		ev := r.perturbOnce(ctx, l, p.p, start)
+		out = append(out, ev)
+		if ev.Error != "" {
+			break // the target is not back: nothing more to do to it
+		}
+	}
+	return out
+}
+
+// perturbOnce does one perturbation to l and waits until the target is
+// ready again.
+func (r *runner) perturbOnce(ctx context.Context, l *live, p *study.Perturbation, start time.Time) results.Perturbation {
+	t0 := time.Now()
+	ev := results.Perturbation{Action: p.Action, Target: l.spec.Name, Time: t0.UTC(), AtNs: int64(t0.Sub(start))}
+	what := p.Action
+	if p.For > 0 {
+		what += " for " + p.For.String()
+	}
+	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on %s at %v: %s", l.spec.Name, time.Duration(ev.AtNs).Round(time.Millisecond), what)
+	fail := func(err error) results.Perturbation {
+		ev.Error = err.Error()
+		return ev
+	}
+	old := l.proc
+	if p.Action == study.ActionPause {
+		if err := old.Pause(); err != nil {
+			return fail(err)
+		}
+		sleep(ctx, p.For)
+		if err := old.Resume(); err != nil { // resumed even when the run is cancelled
+			return fail(err)
+		}
+		ev.DownNs = int64(time.Since(t0))
+	} else {
+		if p.Action == study.ActionKill {
+			old.Kill()
+		} else if err := old.Stop(r.o.StopGrace); err != nil {
+			r.warn(fmt.Sprintf("perturbation %s: %v", p.Action, err))
+		}
+		sleep(ctx, p.For)
+		spec := l.started
+		if p.Action != study.ActionWipeAndRestart {
+			spec.Wipe, spec.Init = nil, nil
+		}
+		proc, err := target.Start(ctx, spec)
+		if err != nil {
+			return fail(err)
+		}
+		l.proc = proc
+		ev.DownNs = int64(proc.Started.Sub(t0))
+	}
+	st, err := r.awaitReady(ctx, l)
+	if err != nil {
+		var exit *target.ExitError
+		if errors.As(err, &exit) {
+			return fail(fmt.Errorf("did not come back: %w", err))
+		}
+		return fail(err)
+	}
+	ev.AnswersAfterNs = int64(l.proc.Started.Add(time.Duration(st.FirstAnswerNs)).Sub(t0))
+	ev.ReadyAfterNs = int64(l.proc.Started.Add(time.Duration(st.ReadyNs)).Sub(t0))
+	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on %s: down %v, answering after %v, ready after %v", l.spec.Name,
+		time.Duration(ev.DownNs).Round(time.Millisecond), time.Duration(ev.AnswersAfterNs).Round(time.Millisecond),
+		time.Duration(ev.ReadyAfterNs).Round(time.Millisecond))
+	return ev
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// measureRecovery fills in what the load saw of each perturbation: the
+// failed answers from its action until the next one's (or the round's
+// end), when the last of them ended, and the dip in successful answers
+// and p99 latency.
+func measureRecovery(events []results.Perturbation, tl *load.Timeline, s results.Sample) {
+	step := int64(tl.Step())
+	steps := int64(tl.Len())
+	okRate := func(from, to int64) float64 { // successful answers per second in [from, to) ns
+		i0, i1 := max(from/step, 0), min((to+step-1)/step, steps)
+		var n int64
+		for i := i0; i < i1; i++ {
+			ok, _ := tl.At(int(i))
+			n += ok
+		}
+		if i1 <= i0 {
+			return 0
+		}
+		return float64(n) / time.Duration((i1-i0)*step).Seconds()
+	}
+	p99 := func(from, to int64) int64 { // the highest p99 of the seconds overlapping [from, to) ns
+		var out int64
+		for _, sec := range s.Series {
+			if t := sec.T * int64(time.Second); t < to && t+int64(time.Second) > from {
+				out = max(out, sec.P99Ns)
+			}
+		}
+		return out
+	}
+	for k := range events {
+		ev := &events[k]
+		end := steps * step
+		if k+1 < len(events) {
+			end = events[k+1].AtNs
+		}
+		first, last := int64(-1), int64(-1)
+		for i := ev.AtNs / step; i < min((end+step-1)/step, steps); i++ {
+			_, failed := tl.At(int(i))
+			if failed == 0 {
+				continue
+			}
+			ev.Errors += failed
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+		if first >= 0 {
+			ev.FirstErrorNs = max(first*step-ev.AtNs, 0)
+			ev.LastErrorNs = (last+1)*step - ev.AtNs
+			ev.RecoveredNs = ev.LastErrorNs
+		}
+		during := ev.AtNs + max(ev.RecoveredNs, ev.ReadyAfterNs, step)
+		ev.OKPerSBefore = okRate(ev.AtNs-int64(time.Second), ev.AtNs)
+		ev.OKPerSDuring = okRate(ev.AtNs, during)
+		if whole := ev.AtNs / int64(time.Second) * int64(time.Second); whole > 0 { // the last second wholly before
+			ev.P99BeforeNs = p99(whole-int64(time.Second), whole)
+		}
+		ev.P99DuringNs = p99(ev.AtNs, during)
+	}
+}
+
+// recoveryHeadline is a perturbed round's recovery: the longest, over its
+// perturbations, of the time until the load recovered and until the target
+// answered again; NaN without perturbations.
+func recoveryHeadline(events []results.Perturbation) float64 {
+	if len(events) == 0 {
+		return math.NaN()
+	}
+	var worst int64
+	for _, ev := range events {
+		worst = max(worst, ev.RecoveredNs, ev.AnswersAfterNs)
+	}
+	return float64(worst)
+}

@@ -1,0 +1,168 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tandem-bench/tandem/internal/tooltest"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/runner/internal/runtest"
+)
+
+// listens reads the times a fixture began to listen (its --listen-log).
+func listens(t *testing.T, file string) []time.Time {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []time.Time
+	for _, line := range strings.Fields(string(b)) {
+		ns, err := strconv.ParseInt(line, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, time.Unix(0, ns))
+	}
+	return out
+}
+
+// TestPerturbationsUnderOpenLoop kills a plain HTTP target under an open
+// loop and starts it again (it listens 300 ms after its start): the
+// results say when it answered again and when the load recovered, both
+// within 100 ms of when the fixture really listened again, and count the
+// error burst. A pause stalls the load without errors; a wipe-and-restart
+// removes the target's files and runs its init again.
+func TestPerturbationsUnderOpenLoop(t *testing.T) {
+	tooltest.Long(t)
+	if runtime.GOOS == "windows" {
+		t.Skip("perturbations signal process groups")
+	}
+	t.Parallel() // asserts against what the fixture recorded, not against a speed
+	out := t.TempDir()
+	o := options(t, nil)
+	o.Out = out
+	src := `
+version: 1
+name: perturbations
+defaults: {rounds: 1, warmup: 50ms}
+targets:
+  - name: a
+    start:
+      command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --start-delay, 300ms, --listen-log, "${workdir}/listens"]
+      env: {TANDEM_TEST_DELAY: "1"}
+    endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
+    ready: {first_answer: {call: ping}, timeout: 20s}
+  - name: w
+    start:
+      command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --listen-log, "${workdir}/listens"]
+      env: {TANDEM_TEST_DELAY: "1"}
+      wipe: ["${workdir}/listens"]
+    endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
+    ready: {first_answer: {call: ping}, timeout: 20s}
+calls:
+  ping: {http: {path: ""}}
+scenarios:
+  - name: outage
+    call: ping
+    load: {rate: 200, connections: 2}
+    duration: 3s
+    targets: [a]
+    perturbations: [{at: 1s, action: kill, for: 200ms}]
+  - name: stall
+    call: ping
+    load: {rate: 200, connections: 2}
+    duration: 2500ms
+    targets: [a]
+    perturbations: [{at: 1200ms, action: pause, for: 400ms}]
+  - name: wipe
+    call: ping
+    load: {rate: 100, connections: 1}
+    duration: 2s
+    targets: [w]
+    perturbations: [{at: 500ms, action: wipe-and-restart}]
+`
+	res, err := Run(context.Background(), runtest.Parse(t, src), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Read(filepath.Join(out, ResultsFile)); err != nil {
+		t.Fatalf("the results do not validate: %v", err)
+	}
+	within := func(what string, got, want time.Duration) {
+		t.Helper()
+		if d := got - want; d < -100*time.Millisecond || d > 100*time.Millisecond {
+			t.Errorf("%s: %v; the fixture says %v (want within 100 ms)", what, got, want)
+		}
+	}
+	one := func(sc int) (results.Round, results.Perturbation) {
+		t.Helper()
+		rds := res.Scenarios[sc].Rounds
+		if len(rds) != 1 || rds[0].Failed || len(rds[0].Perturbations) != 1 {
+			t.Fatalf("scenario %s: rounds %+v; want one, not failed, with one perturbation", res.Scenarios[sc].Name, rds)
+		}
+		ev := rds[0].Perturbations[0]
+		if ev.Error != "" {
+			t.Fatalf("%s: %s", ev.Action, ev.Error)
+		}
+		return rds[0], ev
+	}
+
+	// kill: the fixture listened again at its third start (warm-up and
+	// rounds share the first; the startup is its own)
+	rd, ev := one(0)
+	ls := listens(t, filepath.Join(out, "work", "a", "listens"))
+	if len(ls) < 2 {
+		t.Fatalf("the fixture listened %d times; want a start and a restart", len(ls))
+	}
+	down := ls[1].Sub(ev.Time)
+	if down < 450*time.Millisecond {
+		t.Fatalf("the fixture was down %v: less than the kill's 200 ms and its 300 ms start", down)
+	}
+	within("answers again after", time.Duration(ev.AnswersAfterNs), down)
+	within("the load recovered after", time.Duration(ev.RecoveredNs), down)
+	within("at", time.Duration(ev.AtNs), time.Second)
+	if want := 200 * down.Seconds(); float64(ev.Errors) < 0.5*want || float64(ev.Errors) > 1.5*want+5 {
+		t.Errorf("error burst of %d; at 200/s for %v want about %.0f", ev.Errors, down, want)
+	}
+	var failed int64
+	for _, n := range rd.Errors {
+		failed += n
+	}
+	if failed != ev.Errors || rd.OK == 0 {
+		t.Errorf("the round has %d failed (%v) and %d ok; the perturbation counted %d", failed, rd.Errors, rd.OK, ev.Errors)
+	}
+	if ev.OKPerSBefore < 150 || ev.OKPerSDuring > ev.OKPerSBefore/2 {
+		t.Errorf("dip: %.0f ok/s before, %.0f during; want about 200 before, under half that during", ev.OKPerSBefore, ev.OKPerSDuring)
+	}
+	if last := rd.Series[len(rd.Series)-1]; last.OK == 0 {
+		t.Errorf("the load did not recover: last second %+v", last)
+	}
+
+	// pause: no errors, the answers wait
+	_, ev = one(1)
+	within("paused for", time.Duration(ev.DownNs), 400*time.Millisecond)
+	if ev.Errors != 0 || ev.RecoveredNs != 0 || time.Duration(ev.P99DuringNs) < 250*time.Millisecond || ev.P99BeforeNs == 0 ||
+		ev.P99BeforeNs > ev.P99DuringNs/2 {
+		t.Errorf("pause: %d errors, recovered %v, p99 %v before and %v during; want none, 0 and a p99 of the pause",
+			ev.Errors, time.Duration(ev.RecoveredNs), time.Duration(ev.P99BeforeNs), time.Duration(ev.P99DuringNs))
+	}
+
+	// wipe-and-restart: the listen log was wiped, so it holds the restart only
+	_, ev = one(2)
+	ls = listens(t, filepath.Join(out, "work", "w", "listens"))
+	if len(ls) != 1 || ls[0].Before(ev.Time) {
+		t.Errorf("after the wipe the log has %d starts (%v); want the restart's only, after %v", len(ls), ls, ev.Time)
+	}
+	for _, tg := range res.Targets {
+		if tg.Error != "" {
+			t.Errorf("target %s failed: %s", tg.Name, tg.Error)
+		}
+	}
+}
