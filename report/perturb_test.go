@@ -61,8 +61,8 @@ func TestPerturbationsInReports(t *testing.T) {
 	b := browsertest.Open(t, 1280, 800)
 	b.Go(t, "file://"+file)
 	marked := browsertest.Eval[[]string](t, b, `[...document.querySelectorAll('figure .plot')].filter(p => p.dataset.marks && p.querySelector('canvas')).map(p => p.closest('figure').id)`)
-	if len(marked) != 6 { // three scenarios, two time charts each
-		t.Errorf("figures drawn with marks: %v; want 6", marked)
+	if len(marked) != 8 { // four scenarios, two time charts each
+		t.Errorf("figures drawn with marks: %v; want 8", marked)
 	}
 	if c := b.Console(); len(c) > 0 {
 		t.Errorf("console output:\n%s", strings.Join(c, "\n"))

@@ -160,8 +160,11 @@ func setupTables(r *results.Results) []table {
 // headline, rounds, errors, load and verdict.
 func scenarioTable(sc *results.Scenario) table {
 	metric := "p50 latency"
-	if sc.Direction == "higher" {
+	switch {
+	case sc.Direction == "higher":
 		metric = "throughput (" + sc.Unit + "s/s)"
+	case sc.Metric == "recovery_ns":
+		metric = "recovery"
 	}
 	open := sc.Load.Model == "open" || sc.Load.Model == "batched"
 	header := []string{"target", "load", metric + ": best [median … worst]", "rounds", "errors"}
@@ -192,7 +195,11 @@ func scenarioTable(sc *results.Scenario) table {
 		if side.Failed > 0 {
 			rounds = fmt.Sprintf("%d (%d failed)", s.N, side.Failed)
 		}
-		row := []string{s.Target, loadCell(sc.Load, s.Concurrency), cell, rounds, errorCell(side)}
+		errs := errorCell(side)
+		if down := errorsWhileDown(sc, s.Target, s.Concurrency); down > 0 {
+			errs += fmt.Sprintf(" + %d while down", down)
+		}
+		row := []string{s.Target, loadCell(sc.Load, s.Concurrency), cell, rounds, errs}
 		if open {
 			row = append(row, rateCell(sc, s.Target, s.Concurrency, func(rd results.Round) float64 { return rd.OfferedRate }),
 				rateCell(sc, s.Target, s.Concurrency, func(rd results.Round) float64 { return rd.AchievedRate }),
@@ -240,6 +247,20 @@ func loadCell(l results.Load, level int) string {
 		return "1 client"
 	}
 	return fmt.Sprintf("%d clients", level)
+}
+
+// errorsWhileDown counts a row's failures that perturbations caused while
+// the target was down, which its error share leaves out.
+func errorsWhileDown(sc *results.Scenario, target string, level int) int64 {
+	var n int64
+	for _, rd := range sc.Rounds {
+		if rd.Target == target && rd.Concurrency == level {
+			for _, ev := range rd.Perturbations {
+				n += ev.ErrorsWhileDown
+			}
+		}
+	}
+	return n
 }
 
 // errorCell is a row's share of failed requests and their kinds:

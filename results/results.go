@@ -216,8 +216,12 @@ type Perturbation struct {
 	// Errors counts the load's failed answers from the action until the
 	// next perturbation or the round's end; FirstErrorNs and LastErrorNs
 	// bound when they ended, to the timeline's step (10 ms).
-	Errors       int64 `json:"errors"`
-	FirstErrorNs int64 `json:"first_error_ns,omitempty"`
+	Errors int64 `json:"errors"`
+	// ErrorsWhileDown are those of Errors that ended before the target
+	// had been ready again for a second: what the fault itself cost. The
+	// verdicts' health rule leaves them out; later failures count.
+	ErrorsWhileDown int64 `json:"errors_while_down"`
+	FirstErrorNs    int64 `json:"first_error_ns,omitempty"`
 	LastErrorNs  int64 `json:"last_error_ns,omitempty"`
 	// RecoveredNs is when the load recovered: the end of the last step
 	// with a failed answer (0: the load saw no failure).
@@ -689,8 +693,14 @@ var ErrVersion = errors.New("unsupported results schema version")
 var jsonSchema []byte
 
 // Outcome is what the verdict policy needs to know of the round.
+// The failures a perturbation caused while the target was down are its
+// measure, not the target's fault: they are left out of the requests.
 func (r Round) Outcome() stats.Round {
-	return stats.Round{Headline: r.Headline, Failed: r.Failed, Error: r.Error, Requests: r.Requests, OK: r.OK, Errors: r.Errors,
+	requests := r.Requests
+	for _, ev := range r.Perturbations {
+		requests -= ev.ErrorsWhileDown
+	}
+	return stats.Round{Headline: r.Headline, Failed: r.Failed, Error: r.Error, Requests: requests, OK: r.OK, Errors: r.Errors,
 		Dropped: r.Dropped, Offered: r.OfferedRate, Achieved: r.AchievedRate, GeneratorUse: r.GeneratorCPUUse}
 }
 

@@ -205,12 +205,19 @@ func measureRecovery(events []results.Perturbation, tl *load.Timeline, s results
 			end = events[k+1].AtNs
 		}
 		first, last := int64(-1), int64(-1)
+		down := ev.AtNs + ev.ReadyAfterNs + int64(time.Second) // a target never ready again: down to the end
+		if ev.ReadyAfterNs == 0 {
+			down = end
+		}
 		for i := ev.AtNs / step; i < min((end+step-1)/step, steps); i++ {
 			_, failed := tl.At(int(i))
 			if failed == 0 {
 				continue
 			}
 			ev.Errors += failed
+			if i*step < down {
+				ev.ErrorsWhileDown += failed
+			}
 			if first < 0 {
 				first = i
 			}

@@ -87,6 +87,13 @@ scenarios:
     duration: 2s
     targets: [w]
     perturbations: [{at: 500ms, action: wipe-and-restart}]
+  - name: recovery
+    call: ping
+    load: {rate: 100, connections: 1}
+    duration: 1500ms
+    rounds: 3
+    metric: recovery
+    perturbations: [{at: 500ms, action: kill}]
 `
 	res, err := Run(context.Background(), runtest.Parse(t, src), o)
 	if err != nil {
@@ -154,11 +161,24 @@ scenarios:
 			ev.Errors, time.Duration(ev.RecoveredNs), time.Duration(ev.P99BeforeNs), time.Duration(ev.P99DuringNs))
 	}
 
-	// wipe-and-restart: the listen log was wiped, so it holds the restart only
+	// wipe-and-restart: the listen log was wiped, so it begins with the
+	// restart (the recovery scenario's kills add to it later)
 	_, ev = one(2)
 	ls = listens(t, filepath.Join(out, "work", "w", "listens"))
-	if len(ls) != 1 || ls[0].Before(ev.Time) {
-		t.Errorf("after the wipe the log has %d starts (%v); want the restart's only, after %v", len(ls), ls, ev.Time)
+	if len(ls) == 0 || ls[0].Before(ev.Time) {
+		t.Errorf("after the wipe the log has starts %v; want the first after the wipe at %v", ls, ev.Time)
+	}
+	// recovery: w starts at once, a listens 300 ms after its start; the
+	// fault's errors do not make either failing
+	sc := res.Scenarios[3]
+	if len(sc.Comparisons) != 1 || sc.Comparisons[0].Candidate != "w" || sc.Comparisons[0].Verdict != "faster" {
+		t.Errorf("recovery: %+v; want w faster than a", sc.Comparisons)
+	}
+	for _, rd := range sc.Rounds {
+		if len(rd.Perturbations) != 1 || rd.Perturbations[0].ErrorsWhileDown == 0 ||
+			rd.Perturbations[0].ErrorsWhileDown != rd.Perturbations[0].Errors || rd.Outcome().Requests != rd.OK {
+			t.Errorf("recovery round %d on %s: %d requests, %d ok, %+v; want every failure while down", rd.Round, rd.Target, rd.Requests, rd.OK, rd.Perturbations)
+		}
 	}
 	for _, tg := range res.Targets {
 		if tg.Error != "" {
