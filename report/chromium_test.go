@@ -440,8 +440,8 @@ func TestComparisonPageInChromium(t *testing.T) {
 		t.Errorf("glance lacks the tally (%q):\n%s", want, l.Glance)
 	}
 	for _, ch := range cmp.Changes {
-		if !strings.Contains(l.Glance, fmt.Sprintf("%s, %s, c=%d", ch.Scenario, ch.Target, ch.Concurrency)) {
-			t.Errorf("glance lacks %s %s c=%d", ch.Scenario, ch.Target, ch.Concurrency)
+		if !strings.Contains(l.Glance, fmt.Sprintf("%s, %s, %s", ch.Scenario, ch.Target, ch.Where())) {
+			t.Errorf("glance lacks %s %s %s", ch.Scenario, ch.Target, ch.Where())
 		}
 	}
 	if len(l.Figures) < len(base.Scenarios) {

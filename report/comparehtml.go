@@ -43,7 +43,7 @@ func comparisonHTML(w io.Writer, c verdict.Comparison) error {
 	for _, ch := range c.Changes {
 		class := changeClass(ch)
 		tally[class]++
-		head := fmt.Sprintf("%s, %s, c=%d", ch.Scenario, ch.Target, ch.Concurrency)
+		head := fmt.Sprintf("%s, %s, %s", ch.Scenario, ch.Target, ch.Where())
 		g.Verdicts = append(g.Verdicts, mark{Anchor: compareAnchor(ch.Scenario, c), Head: human.Printable(head),
 			Text: human.Printable(class + ": " + changeText(ch)), Class: changeColour[class]})
 	}
@@ -92,12 +92,18 @@ func comparisonHTML(w io.Writer, c verdict.Comparison) error {
 				text += " (regression)"
 			}
 			p, baseRange, headRange := "–", "–", "–"
-			if ch.Verdict != verdict.New && ch.Verdict != verdict.Missing && sc != nil {
+			switch {
+			case ch.Verdict == verdict.New || ch.Verdict == verdict.Missing:
+			case ch.Rate > 0: // a sweep's cell: mean latencies
+				p = fmt.Sprintf("%.2g", ch.P)
+				baseRange = fmt.Sprintf("%s … %s", human.Duration(ch.BaseRange[0]), human.Duration(ch.BaseRange[1]))
+				headRange = fmt.Sprintf("%s … %s", human.Duration(ch.HeadRange[0]), human.Duration(ch.HeadRange[1]))
+			case sc != nil:
 				p = fmt.Sprintf("%.2g", ch.P)
 				baseRange = fmt.Sprintf("%s … %s", value(sc, ch.BaseRange[0]), value(sc, ch.BaseRange[1]))
 				headRange = fmt.Sprintf("%s … %s", value(sc, ch.HeadRange[0]), value(sc, ch.HeadRange[1]))
 			}
-			t.Rows = append(t.Rows, []string{ch.Target, fmt.Sprintf("c=%d", ch.Concurrency), text, ratio, baseRange, headRange, p, errorShares(ch)})
+			t.Rows = append(t.Rows, []string{ch.Target, ch.Where(), text, ratio, baseRange, headRange, p, errorShares(ch)})
 		}
 		s := section{ID: fmt.Sprintf("scenario-%d", i+1), Title: "Scenario " + human.Printable(name), Tables: printable([]table{t})}
 		if c.Base != nil && c.Head != nil {

@@ -56,7 +56,7 @@ func comparisonText(w io.Writer, c verdict.Comparison) error {
 		fmt.Fprintf(&b, "warning: %s\n", human.Printable(wn))
 	}
 	for _, ch := range c.Changes {
-		line := fmt.Sprintf("%s %s c=%d (errors %s): %s", ch.Scenario, ch.Target, ch.Concurrency, errorShares(ch), changeText(ch))
+		line := fmt.Sprintf("%s %s %s (errors %s): %s", ch.Scenario, ch.Target, ch.Where(), errorShares(ch), changeText(ch))
 		if ch.Regression {
 			line += "  REGRESSION"
 		}
@@ -92,8 +92,8 @@ func comparisonMarkdown(w io.Writer, c verdict.Comparison) error {
 		if ch.Regression {
 			text = "**" + text + ", regression**"
 		}
-		fmt.Fprintf(&b, "| %s | %s | c=%d | %s | %s | %s |\n", mdEscape(ch.Scenario), mdEscape(ch.Target),
-			ch.Concurrency, text, ratio, errorShares(ch))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(ch.Scenario), mdEscape(ch.Target),
+			ch.Where(), text, ratio, errorShares(ch))
 	}
 	_, err := io.WriteString(w, human.Printable(b.String()))
 	return err

@@ -15,27 +15,50 @@ import (
 	"github.com/tandem-bench/tandem/results"
 )
 
-// CSV writes one row per measured round of every scenario, for
-// spreadsheets and scripts.
+// CSV writes one row per measured round of every scenario and one per run
+// of every sweep cell, for spreadsheets and scripts. A cell's row (kind
+// cell) has its connections as concurrency, its mean latency as headline
+// (metric latency_mean_ns), its confirmed per second as throughput, and
+// its rate per connection, expected, confirmed and saturation state in
+// the last columns.
 func CSV(w io.Writer, r *results.Results) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"scenario", "call", "metric", "direction", "concurrency", "round", "order", "target", "failed",
 		"headline", "requests", "ok", "errors", "duration_ns", "throughput", "units_per_s", "unit",
 		"latency_min_ns", "latency_mean_ns", "latency_p50_ns", "latency_p90_ns", "latency_p99_ns", "latency_p999_ns", "latency_max_ns",
-		"offered_rate", "achieved_rate", "dropped", "generator_cpu_use"})
+		"offered_rate", "achieved_rate", "dropped", "generator_cpu_use", "kind", "rate", "expected", "confirmed", "saturated"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	total := func(m map[string]int64) int64 {
+		var n int64
+		for _, v := range m {
+			n += v
+		}
+		return n
+	}
+	for _, sw := range r.Sweeps {
+		for _, c := range sw.Cells {
+			l := c.LatencyNs
+			round := c.Round
+			if c.Search {
+				round = c.Repeat
+			}
+			sending := max(float64(c.DurationNs)/1e9-1, 1e-9)
+			perS := c.ConfirmedPerSecond()
+			cw.Write([]string{sw.Scenario, sw.Call, "latency_mean_ns", "lower", strconv.Itoa(c.Connections), strconv.Itoa(round), "",
+				sw.Target, strconv.FormatBool(c.Error != ""), f(l.Mean), i(c.Sent), i(c.OK), i(total(c.Errors)), i(c.DurationNs),
+				f(perS), f(perS), "request", i(l.Min), f(l.Mean), i(l.P50), i(l.P90), i(l.P99), i(l.P999), i(l.Max),
+				f(float64(c.Connections) * c.Rate), f(float64(c.Sent) / sending), "0", "", "cell", f(c.Rate), i(c.Expected), i(c.Confirmed),
+				strconv.FormatBool(c.Saturated)})
+		}
+	}
 	for _, sc := range r.Scenarios {
 		for _, rd := range sc.Rounds {
-			var errs int64
-			for _, n := range rd.Errors {
-				errs += n
-			}
 			l := rd.LatencyNs
-			f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-			i := func(v int64) string { return strconv.FormatInt(v, 10) }
 			cw.Write([]string{sc.Name, sc.Call, sc.Metric, sc.Direction, strconv.Itoa(rd.Concurrency), strconv.Itoa(rd.Round), strconv.Itoa(rd.Order),
-				rd.Target, strconv.FormatBool(rd.Failed), f(rd.Headline), i(rd.Requests), i(rd.OK), i(errs), i(rd.DurationNs),
+				rd.Target, strconv.FormatBool(rd.Failed), f(rd.Headline), i(rd.Requests), i(rd.OK), i(total(rd.Errors)), i(rd.DurationNs),
 				f(rd.Throughput), f(rd.UnitsPerS), rd.Unit, i(l.Min), f(l.Mean), i(l.P50), i(l.P90), i(l.P99), i(l.P999), i(l.Max),
-				f(rd.OfferedRate), f(rd.AchievedRate), i(rd.Dropped), f(rd.GeneratorCPUUse)})
+				f(rd.OfferedRate), f(rd.AchievedRate), i(rd.Dropped), f(rd.GeneratorCPUUse), "round", "", "", "", ""})
 		}
 	}
 	cw.Flush()
@@ -63,7 +86,8 @@ func benchName(s string) string {
 	return b.String()
 }
 
-// Bench writes the rounds in the Go benchmark format, one line per round,
+// Bench writes the rounds in the Go benchmark format, one line per round
+// (and one per run of a sweep cell, its mean latency as ns/op),
 // so that benchstat compares two results files (benchstat base.txt
 // head.txt) with its own statistics. Names carry the target and level as
 // sub-benchmark keys (BenchmarkGetblockLatency/target=a/c=1); each line's
@@ -89,6 +113,23 @@ func Bench(w io.Writer, r *results.Results) error {
 			}
 			fmt.Fprintf(w, "%s\t%d\t%d ns/op\t%d p90-ns\t%d p99-ns\t%.6g %ss/s\n", name, rd.OK, rd.LatencyNs.P50,
 				rd.LatencyNs.P90, rd.LatencyNs.P99, rd.UnitsPerS, rd.Unit)
+		}
+	}
+	// every run of a sweep cell that confirmed something: its mean latency
+	// as ns/op, its p99, its confirmed rate and whether it saturated
+	for _, sw := range r.Sweeps {
+		for _, c := range sw.Cells {
+			if c.Confirmed == 0 || c.Error != "" {
+				continue
+			}
+			name := fmt.Sprintf("%s/target=%s/c=%d/r=%s", benchName(sw.Scenario), notName.ReplaceAllString(sw.Target, "_"), c.Connections,
+				strconv.FormatFloat(c.Rate, 'g', -1, 64))
+			sat := 0
+			if c.Saturated {
+				sat = 1
+			}
+			fmt.Fprintf(w, "%s\t%d\t%.0f ns/op\t%d p99-ns\t%.6g confirmed/s\t%d saturated\n", name, c.Confirmed, c.LatencyNs.Mean,
+				c.LatencyNs.P99, c.ConfirmedPerSecond(), sat)
 		}
 	}
 	return nil

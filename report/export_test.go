@@ -16,17 +16,27 @@ func TestExports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rounds := 0
+	rounds, cells := 0, 0
 	for _, sc := range res.Scenarios {
 		rounds += len(sc.Rounds)
+	}
+	for _, sw := range res.Sweeps {
+		cells += len(sw.Cells)
 	}
 	var b bytes.Buffer
 	if err := CSV(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&b).ReadAll()
-	if err != nil || len(rows) != rounds+1 || rows[0][0] != "scenario" {
-		t.Errorf("CSV: %v, %d rows for %d rounds", err, len(rows), rounds)
+	if err != nil || len(rows) != rounds+cells+1 || rows[0][0] != "scenario" || cells == 0 {
+		t.Errorf("CSV: %v, %d rows for %d rounds and %d sweep cells", err, len(rows), rounds, cells)
+	}
+	kinds := map[string]int{}
+	for _, row := range rows[1:] {
+		kinds[row[len(row)-5]]++
+	}
+	if kinds["round"] != rounds || kinds["cell"] != cells {
+		t.Errorf("CSV kinds %v; want %d rounds and %d cells", kinds, rounds, cells)
 	}
 	b.Reset()
 	if err := Bench(&b, res); err != nil {

@@ -10,6 +10,8 @@ import (
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/metrics"
 	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/stats"
+	"github.com/tandem-bench/tandem/verdict"
 )
 
 // sweepTables shows each sweep: one row per cell, saturated cells marked,
@@ -20,6 +22,9 @@ func sweepTables(sweeps []results.Sweep) []table {
 	for _, sw := range sweeps {
 		t := table{Title: fmt.Sprintf("Sweep %s on %s", sw.Scenario, sw.Target),
 			Header: []string{"connections", "rate/conn", "expected", "sent", "confirmed", "latency mean", "p50", "p99", "dup", "neg", "state"}}
+		if sw.Rounds > 1 {
+			t.Header = append([]string{"round"}, t.Header...)
+		}
 		// the chain's figures, when the target exposes them (CometBFT's)
 		withMetrics := slices.ContainsFunc(sw.Cells, func(c results.Cell) bool {
 			_, ok := c.Metrics["blocks_per_min"]
@@ -54,6 +59,9 @@ func sweepTables(sweeps []results.Sweep) []table {
 			}
 			row := []string{fmt.Sprint(c.Connections), rateText(c.Rate), count64(c.Expected), count64(c.Sent),
 				count64(c.Confirmed), lat[0], lat[1], lat[2], fmt.Sprint(c.Duplicates), fmt.Sprint(c.NegativeLatencies)}
+			if sw.Rounds > 1 {
+				row = append([]string{fmt.Sprint(c.Round)}, row...)
+			}
 			if withMetrics {
 				row = append(row, metricCell(c.Metrics, "blocks_per_min"), metricCell(c.Metrics, "processing_txs_per_min"),
 					metricCell(c.Metrics, "mempool_size_max"))
@@ -72,7 +80,68 @@ func sweepTables(sweeps []results.Sweep) []table {
 		t.Note = strings.Join(notes, "; ")
 		ts = append(ts, t)
 	}
+	return append(ts, cellSummaryTables(sweeps)...)
+}
+
+// cellSummaryTables show, per sweep scenario whose grid ran in rounds, each
+// cell per target over its runs, with its verdict against the baseline
+// (a grid run once has no spread to judge by: its cell table says it all).
+func cellSummaryTables(sweeps []results.Sweep) []table {
+	var ts []table
+	var order []string
+	for _, sw := range sweeps {
+		if sw.Rounds > 1 && !slices.Contains(order, sw.Scenario) {
+			order = append(order, sw.Scenario)
+		}
+	}
+	for _, name := range order {
+		t := table{Title: "Sweep " + name + ": cells over their rounds",
+			Note:   "best [median … worst] of each cell's runs; the verdict is on the mean latency, by the study's policy, against the baseline's same cell",
+			Header: []string{"cell", "target", "runs", "saturated", "confirmed/s", "latency mean", "p99", "verdict"}}
+		spread := func(s results.Spread, f func(float64) string) string {
+			return fmt.Sprintf("%s [%s … %s]", f(s.Best), f(s.Median), f(s.Worst))
+		}
+		perS := func(v float64) string { return human.Number(v) + "/s" }
+		for _, sw := range sweeps {
+			if sw.Scenario != name {
+				continue
+			}
+			for _, cs := range sw.Summary {
+				v := "baseline"
+				if len(sw.Verdicts) > 0 {
+					v = "–"
+				}
+				for _, cv := range sw.Verdicts {
+					if cv.Connections == cs.Connections && cv.Rate == cs.Rate {
+						v = cellVerdictText(sw.Target, cv)
+					}
+				}
+				lat, p99 := "–", "–"
+				if cs.MeanLatencyNs.Best > 0 {
+					lat, p99 = spread(cs.MeanLatencyNs, human.Duration), spread(cs.P99LatencyNs, human.Duration)
+				}
+				t.Rows = append(t.Rows, []string{verdict.CellKey{Connections: cs.Connections, Rate: cs.Rate}.String(), sw.Target,
+					fmt.Sprint(cs.Runs), fmt.Sprint(cs.Saturated), spread(cs.ConfirmedPerS, perS), lat, p99, v})
+			}
+		}
+		ts = append(ts, t)
+	}
 	return ts
+}
+
+// cellVerdictText says a cell's verdict in words, as a scenario's.
+func cellVerdictText(target string, cv results.CellVerdict) string {
+	switch cv.Verdict {
+	case stats.Faster, stats.Slower:
+		f := cv.Ratio
+		if cv.Verdict == stats.Faster {
+			f = 1 / f
+		}
+		return fmt.Sprintf("%s is %.3g× %s than %s", target, f, cv.Verdict, cv.Base)
+	case stats.Indistinguishable:
+		return fmt.Sprintf("%s and %s are indistinguishable", target, cv.Base)
+	}
+	return fmt.Sprintf("%s vs %s: %s (%s)", target, cv.Base, cv.Verdict, cv.Reason)
 }
 
 // saturationText says where one connection count saturates. "keeps up to

@@ -222,7 +222,7 @@ type Perturbation struct {
 	// verdicts' health rule leaves them out; later failures count.
 	ErrorsWhileDown int64 `json:"errors_while_down"`
 	FirstErrorNs    int64 `json:"first_error_ns,omitempty"`
-	LastErrorNs  int64 `json:"last_error_ns,omitempty"`
+	LastErrorNs     int64 `json:"last_error_ns,omitempty"`
 	// RecoveredNs is when the load recovered: the end of the last step
 	// with a failed answer (0: the load saw no failure).
 	RecoveredNs int64 `json:"recovered_ns"`
@@ -586,6 +586,48 @@ type Sweep struct {
 	// Search has the bisection's outcome per connection count, when the
 	// sweep searched.
 	Search []SearchResult `json:"search,omitempty"`
+	// Rounds is how many times the grid ran (each cell's runs carry their
+	// round); Summary has one entry per cell over its rounds, and
+	// Verdicts, on a target other than the baseline, each cell's verdict
+	// against the baseline's same cell.
+	Rounds   int           `json:"rounds,omitempty"`
+	Summary  []CellSummary `json:"summary,omitempty"`
+	Verdicts []CellVerdict `json:"verdicts,omitempty"`
+}
+
+// Spread is a figure over rounds: best, median and worst.
+type Spread struct {
+	Best   float64 `json:"best"`
+	Median float64 `json:"median"`
+	Worst  float64 `json:"worst"`
+}
+
+// CellSummary is one cell of a grid over its rounds: how many ran and
+// saturated, and the spread of the confirmed rate and of the mean and p99
+// latency over the runs that confirmed something.
+type CellSummary struct {
+	Connections int     `json:"connections"`
+	Rate        float64 `json:"rate"`
+	Runs        int     `json:"runs"`
+	Saturated   int     `json:"saturated"`
+	// ConfirmedPerS is higher-better; the latencies lower-better.
+	ConfirmedPerS Spread `json:"confirmed_per_s"`
+	MeanLatencyNs Spread `json:"mean_latency_ns"`
+	P99LatencyNs  Spread `json:"p99_latency_ns"`
+}
+
+// CellVerdict is a cell's verdict between a target and the baseline, by
+// the study's policy on the cells' mean latencies (a cell that saturated
+// on either side withholds it).
+type CellVerdict struct {
+	Connections int     `json:"connections"`
+	Rate        float64 `json:"rate"`
+	Base        string  `json:"base"`
+	Verdict     string  `json:"verdict"`
+	// Ratio is the target's best mean latency over the baseline's; 0
+	// without a speed verdict.
+	Ratio  float64 `json:"ratio,omitempty"`
+	Reason string  `json:"reason"`
 }
 
 // Cell is one (connections, rate) run of a sweep.
@@ -627,8 +669,10 @@ type Cell struct {
 	// (processing_txs_per_min, …).
 	Metrics map[string]float64 `json:"metrics,omitempty"`
 	// Search marks a cell run by the search; Repeat numbers its runs.
+	// Round is the grid's round the cell ran in (a sweep with rounds).
 	Search bool   `json:"search,omitempty"`
 	Repeat int    `json:"repeat,omitempty"`
+	Round  int    `json:"round,omitempty"`
 	Error  string `json:"error,omitempty"`
 }
 

@@ -51,7 +51,9 @@ func TestPerturbationsUnderOpenLoop(t *testing.T) {
 	src := `
 version: 1
 name: perturbations
-defaults: {rounds: 1, warmup: 50ms}
+# the recovery verdict is on the kills, not on pacing: a restart under -race on a busy machine may hold
+# the generator back a request or two of a 150-request round
+defaults: {rounds: 1, warmup: 50ms, max_rate_shortfall: 10}
 targets:
   - name: a
     start:

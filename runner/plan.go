@@ -166,6 +166,10 @@ func sweepStep(s *study.Study, sc *study.Scenario) PlanStep {
 	sw := sc.Sweep
 	cells := len(sw.Connections) * len(sw.Rate)
 	what := fmt.Sprintf("%d cells", cells)
+	if sc.Rounds > 1 {
+		what += fmt.Sprintf(" × %d rounds", sc.Rounds)
+		cells *= sc.Rounds
+	}
 	if q := sw.Search; q != nil && q.To > q.From && q.From > 0 {
 		precision := q.Precision
 		if precision <= 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
 	"github.com/tandem-bench/tandem/target"
+	"github.com/tandem-bench/tandem/verdict"
 )
 
 // maxProbes bounds a saturation search.
@@ -39,16 +40,28 @@ func (r *runner) sweep(ctx context.Context, sc *study.Scenario) error {
 			Confirm: sw.Confirm, Rule: rule, Cells: []results.Cell{}, Saturation: []results.SaturationPoint{}, DBBackend: r.dbBackend(sw, l)})
 	}
 	out := func(l *live) *results.Sweep { return &r.res.Sweeps[idx[l.spec.Name]] }
+	rounds := 1
 	cells := 0 // a grid's: a search does not know its count
 	if sw.Search == nil {
-		cells = len(sw.Connections) * len(sw.Rate)
+		rounds = sc.Rounds
+		if r.o.Rounds > 0 {
+			rounds = r.o.Rounds
+		}
+		cells = len(sw.Connections) * len(sw.Rate) * rounds
 	}
-	run := func(l *live, conns int, rate float64, search bool, repeat int) (results.Cell, error) {
+	run := func(l *live, conns int, rate float64, search bool, repeat, round int) (results.Cell, error) {
 		cell := len(out(l).Cells) + 1
 		r.send(Event{Status: true, Target: l.spec.Name, Round: cell, Rounds: cells})
-		r.progress("sweep %s: %s, %d connections at %s/s each", sc.Name, l.spec.Name, conns, fmtRate(rate))
+		what := ""
+		if rounds > 1 {
+			what = fmt.Sprintf(" (round %d of %d)", round, rounds)
+		}
+		r.progress("sweep %s: %s, %d connections at %s/s each%s", sc.Name, l.spec.Name, conns, fmtRate(rate), what)
 		c := r.cell(ctx, sc, l, conns, rate)
 		c.Search, c.Repeat = search, repeat
+		if rounds > 1 {
+			c.Round = round
+		}
 		s := out(l)
 		s.Cells = append(s.Cells, c)
 		s.Saturation = saturation(s.Cells)
@@ -60,19 +73,24 @@ func (r *runner) sweep(ctx context.Context, sc *study.Scenario) error {
 		return c, ctx.Err()
 	}
 	if sw.Search == nil {
-		for _, conns := range sw.Connections {
-			for _, rate := range sw.Rate {
-				for _, l := range ls {
-					if l.err != nil {
-						continue
-					}
-					if _, err := run(l, conns, rate, false, 0); err != nil {
-						return err
+		// the whole grid once per round, the targets' order in each cell
+		// alternating (or shuffled) from round to round as in scenarios
+		for round := 1; round <= rounds; round++ {
+			for _, conns := range sw.Connections {
+				for _, rate := range sw.Rate {
+					for _, l := range roundOrder(ls, r.s.Defaults.Order, r.s.Seed, sc.Name, conns, round) {
+						if l.err != nil {
+							continue
+						}
+						if _, err := run(l, conns, rate, false, 0, round); err != nil {
+							return err
+						}
 					}
 				}
 			}
 		}
-		return nil
+		r.judgeSweep(sc, ls, idx, rounds)
+		return r.save()
 	}
 	for _, l := range ls {
 		for _, conns := range sw.Connections {
@@ -80,7 +98,7 @@ func (r *runner) sweep(ctx context.Context, sc *study.Scenario) error {
 				if l.err != nil {
 					return true, l.err
 				}
-				c, err := run(l, conns, rate, true, repeat)
+				c, err := run(l, conns, rate, true, repeat, 0)
 				return c.Saturated, err
 			})
 			res.Connections = conns
@@ -97,6 +115,56 @@ func (r *runner) sweep(ctx context.Context, sc *study.Scenario) error {
 }
 
 func fmtRate(r float64) string { return fmt.Sprintf("%.4g", r) }
+
+// judgeSweep summarises a grid's cells over its rounds and judges each
+// target's cells against the baseline's; it warns when the cells were too
+// short for the target's blocks to average out.
+func (r *runner) judgeSweep(sc *study.Scenario, ls []*live, idx map[string]int, rounds int) {
+	var sweeps []*results.Sweep
+	for _, l := range ls {
+		sw := &r.res.Sweeps[idx[l.spec.Name]]
+		sw.Rounds = rounds
+		sweeps = append(sweeps, sw)
+		if w := shortCells(sc.Sweep, sw); w != "" {
+			r.warn(fmt.Sprintf("sweep %s on %s: %s", sc.Name, l.spec.Name, w))
+		}
+	}
+	verdict.Sweep(r.policy, sweeps, r.s.Baseline)
+}
+
+// minBlocksPerCell is how many blocks a cell confirmed in blocks should
+// span for the phase of its batches against the blocks to average out.
+const minBlocksPerCell = 10
+
+// shortCells says, for a sweep confirmed in blocks, when its cells spanned
+// fewer than minBlocksPerCell blocks of the target's (measured) interval:
+// each cell's latency then swings by up to a block with the phase of its
+// batches against the blocks, which one run per cell cannot tell from a
+// difference between targets. "" when the cells were long enough.
+func shortCells(sw *study.Sweep, res *results.Sweep) string {
+	var span time.Duration
+	var blocks int
+	for _, c := range res.Cells {
+		if len(c.Blocks) >= 2 {
+			span += time.Duration(c.Blocks[len(c.Blocks)-1].TimeUnixNs - c.Blocks[0].TimeUnixNs)
+			blocks += len(c.Blocks) - 1
+		}
+	}
+	if blocks == 0 || span <= 0 {
+		return ""
+	}
+	interval := span / time.Duration(blocks)
+	sending := sw.Duration - time.Second
+	if n := float64(sending) / float64(interval); n < minBlocksPerCell {
+		advice := "run each cell several times (rounds: 3 or more)"
+		if res.Rounds > 1 {
+			advice = "lengthen the cells"
+		}
+		return fmt.Sprintf("cells send for %v, about %.0f blocks of %v: the phase of the batches against the blocks moves each cell's latency by up to a block; %s, or cells of at least %v",
+			sending, n, interval.Round(time.Millisecond), advice, (minBlocksPerCell*interval + time.Second).Round(time.Second))
+	}
+	return ""
+}
 
 // search brackets the highest sustainable rate by bisection on a log
 // scale: from must keep up and to must not; each probe runs repeats times

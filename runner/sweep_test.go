@@ -20,6 +20,8 @@ import (
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/runner/internal/runtest"
+	"github.com/tandem-bench/tandem/study"
+	"github.com/tandem-bench/tandem/verdict"
 )
 
 // capacityServer answers at most perBurst requests of a burst (requests
@@ -316,5 +318,119 @@ func TestSweepSaturationPoints(t *testing.T) {
 		if got, want := c.ConfirmedPerSecond(), float64(c.Connections)*c.Rate; got != want {
 			t.Errorf("c=%d r=%v kept up: %v confirmed/s; want c·r = %v", c.Connections, c.Rate, got, want)
 		}
+	}
+}
+
+// delayServer answers every request after delay.
+func delayServer(t *testing.T, delay time.Duration) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(delay)
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/"
+}
+
+// A grid with rounds runs each cell that many times, the targets'
+// order alternating; each cell is summarised over its runs and judged
+// against the baseline's, and tandem compare holds the cells of two runs:
+// a target slowed down between them is a regression, one sped up is not.
+func TestSweepRoundsJudgedAndCompared(t *testing.T) {
+	tooltest.Long(t)
+	t.Parallel() // its verdicts are on 30 ms against < 1 ms
+	fast, slow := delayServer(t, 0), delayServer(t, 30*time.Millisecond)
+	grid := func(a, b string) *results.Results {
+		s := runtest.Parse(t, fmt.Sprintf(`
+version: 1
+name: rounds
+defaults: {timeout: 2s}
+targets:
+  - {name: a, endpoints: {http: %q}}
+  - {name: b, endpoints: {http: %q}}
+calls: {get: {http: {path: /}}}
+scenarios:
+  - {name: grid, call: get, rounds: 3, sweep: {connections: [1], rate: [10], duration: 2s, load: open}}
+`, a, b))
+		o := options(t, nil)
+		if _, err := Run(context.Background(), s, o); err != nil {
+			t.Fatal(err)
+		}
+		return readResults(t, o.Out)
+	}
+	before := grid(fast, slow)
+	if len(before.Sweeps) != 2 {
+		t.Fatalf("sweeps: %+v", before.Sweeps)
+	}
+	a, b := before.Sweeps[0], before.Sweeps[1]
+	for _, sw := range before.Sweeps {
+		if sw.Rounds != 3 || len(sw.Cells) != 3 || len(sw.Summary) != 1 || sw.Summary[0].Runs != 3 || sw.Summary[0].Saturated != 0 {
+			t.Fatalf("%s: rounds %d, %d cells, summary %+v; want 3 runs of one cell", sw.Target, sw.Rounds, len(sw.Cells), sw.Summary)
+		}
+		for i, c := range sw.Cells {
+			if c.Round != i+1 || c.Confirmed != c.Expected {
+				t.Errorf("%s cell %d: round %d, %d of %d confirmed", sw.Target, i, c.Round, c.Confirmed, c.Expected)
+			}
+		}
+	}
+	for i := range 3 { // round 1: a then b; round 2: b then a; round 3: a then b
+		if aFirst := a.Cells[i].StartUnixNs < b.Cells[i].StartUnixNs; aFirst != (i%2 == 0) {
+			t.Errorf("round %d: a first %v; want the order to alternate", i+1, aFirst)
+		}
+	}
+	if len(a.Verdicts) != 0 || len(b.Verdicts) != 1 || b.Verdicts[0].Verdict != "slower" || b.Verdicts[0].Base != "a" || b.Verdicts[0].Ratio < 5 {
+		t.Errorf("verdicts: a %+v, b %+v; want b slower than a", a.Verdicts, b.Verdicts)
+	}
+	// a slowed down, b sped up: a regression on a, an improvement on b
+	after := grid(slow, fast)
+	cmp, err := verdict.CompareRuns(before, after, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]verdict.Change{}
+	for _, ch := range cmp.Changes {
+		got[ch.Target] = ch
+	}
+	if ch := got["a"]; ch.Verdict != "slower" || !ch.Regression || ch.Rate != 10 || ch.Connections != 1 {
+		t.Errorf("a slowed down: %+v; want slower, a regression", ch)
+	}
+	if ch := got["b"]; ch.Verdict != "faster" || ch.Regression {
+		t.Errorf("b sped up: %+v; want faster, no regression", ch)
+	}
+	if !cmp.Regressed() {
+		t.Error("the comparison passes with a regression")
+	}
+}
+
+// A grid confirmed in blocks warns when its cells span fewer than ten of
+// the target's blocks, and not when they span more.
+func TestShortCellsWarn(t *testing.T) {
+	blocks := func(n int, every time.Duration) []results.BlockPoint {
+		var out []results.BlockPoint
+		for i := range n {
+			out = append(out, results.BlockPoint{Height: int64(i + 1), TimeUnixNs: int64(i) * int64(every)})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name     string
+		duration time.Duration
+		every    time.Duration
+		rounds   int
+		want     string
+	}{
+		{"6 s cells of 1 s blocks", 6 * time.Second, time.Second, 1, "about 5 blocks of 1s"},
+		{"the advice with rounds", 6 * time.Second, time.Second, 3, "lengthen the cells, or cells of at least 11s"},
+		{"31 s cells", 31 * time.Second, time.Second, 1, ""},
+		{"fast blocks", 6 * time.Second, 200 * time.Millisecond, 1, ""},
+	} {
+		sw := &study.Sweep{Duration: tc.duration}
+		res := &results.Sweep{Rounds: tc.rounds, Cells: []results.Cell{{Blocks: blocks(int(tc.duration/tc.every), tc.every)}}}
+		got := shortCells(sw, res)
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q; want %q", tc.name, got, tc.want)
+		}
+	}
+	if got := shortCells(&study.Sweep{Duration: 6 * time.Second}, &results.Sweep{Cells: []results.Cell{{}}}); got != "" {
+		t.Errorf("a grid confirmed by answers (no blocks) warns: %q", got)
 	}
 }

@@ -144,6 +144,9 @@ func (s *Study) setDefaults() {
 		sc := &s.Scenarios[i]
 		if sc.Rounds == 0 {
 			sc.Rounds = d.Rounds
+			if sc.Sweep != nil {
+				sc.Rounds = 1 // a grid runs once unless its scenario says otherwise
+			}
 		}
 		if len(sc.Targets) == 0 {
 			for _, t := range s.Targets {

@@ -88,6 +88,9 @@ func (v *validator) sweep(path string, sc *Scenario) {
 			v.errorf(p+".search", "a positive precision and repeats", "precision %v, repeats %d", se.Precision, se.Repeats)
 		}
 	}
+	if sw.Search != nil && sc.Rounds > 1 {
+		v.errorf(path+".rounds", "rounds on a grid of rates; a search repeats each probe with search.repeats", "rounds %d on a search", sc.Rounds)
+	}
 	if sw.Duration < 2*time.Second {
 		v.errorf(p+".duration", "at least 2s (a cell sends for T − 1 s and leaves the last second for the answers)", "duration %s", sw.Duration)
 	}

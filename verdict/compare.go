@@ -24,6 +24,10 @@ type Change struct {
 	Scenario    string `json:"scenario"`
 	Target      string `json:"target"`
 	Concurrency int    `json:"concurrency,omitempty"`
+	// Connections and Rate name a sweep's cell (Rate > 0), whose
+	// headline is its mean latency.
+	Connections int     `json:"connections,omitempty"`
+	Rate        float64 `json:"rate,omitempty"`
 	// Base and Head are the bests of the successful rounds.
 	Base float64 `json:"base"`
 	Head float64 `json:"head"`
@@ -116,7 +120,88 @@ func Compare(base, head *results.Results, maxRegression float64) ([]Change, []st
 		}
 		changes = append(changes, ch)
 	}
+	changes = append(changes, compareSweeps(p, base, head, maxRegression)...)
 	return changes, warnings, nil
+}
+
+// Where is the row a change is about: a level (c=N) or a sweep's cell.
+func (ch Change) Where() string {
+	if ch.Rate > 0 {
+		return CellKey{ch.Connections, ch.Rate}.String()
+	}
+	return fmt.Sprintf("c=%d", ch.Concurrency)
+}
+
+// sweepKey is one cell of one target's sweep.
+type sweepKey struct {
+	scenario, target string
+	cell             CellKey
+}
+
+// sweepCells lists every cell of each run's sweeps with its runs.
+func sweepCells(r *results.Results) ([]sweepKey, map[sweepKey][]results.Cell) {
+	var keys []sweepKey
+	runs := map[sweepKey][]results.Cell{}
+	for i := range r.Sweeps {
+		sw := &r.Sweeps[i]
+		cks, cruns := Cells(sw)
+		for _, ck := range cks {
+			k := sweepKey{sw.Scenario, sw.Target, ck}
+			if _, ok := runs[k]; !ok {
+				keys = append(keys, k)
+			}
+			runs[k] = append(runs[k], cruns[ck]...)
+		}
+	}
+	return keys, runs
+}
+
+// compareSweeps holds every sweep cell of head against base: the mean
+// latency by the policy, and a cell that saturates in the head where it
+// kept up in the base is a regression whatever its latency.
+func compareSweeps(p stats.Policy, base, head *results.Results, maxRegression float64) []Change {
+	hk, hruns := sweepCells(head)
+	bk, bruns := sweepCells(base)
+	var out []Change
+	for _, k := range append(hk, bk...) {
+		if slices.ContainsFunc(out, func(ch Change) bool {
+			return ch.Scenario == k.scenario && ch.Target == k.target && ch.Connections == k.cell.Connections && ch.Rate == k.cell.Rate
+		}) {
+			continue
+		}
+		ch := Change{Scenario: k.scenario, Target: k.target, Connections: k.cell.Connections, Rate: k.cell.Rate, P: 1}
+		br, hr := bruns[k], hruns[k]
+		switch {
+		case len(hr) == 0:
+			ch.Verdict, ch.Regression, ch.Reason = Missing, true, "measured in the base, not in the head"
+			out = append(out, ch)
+			continue
+		case len(br) == 0:
+			ch.Verdict, ch.Reason = New, "measured in the head only"
+			out = append(out, ch)
+			continue
+		}
+		b, h := CellSide("base", br), CellSide("head", hr)
+		j := JudgeCell(p, b, h, br, hr)
+		ch.Base, ch.Head = b.Summary.Best, h.Summary.Best
+		ch.BaseRange, ch.HeadRange = [2]float64{b.Summary.Best, b.Summary.Worst}, [2]float64{h.Summary.Best, h.Summary.Worst}
+		_, ch.P = stats.MannWhitney(finiteOnly(b.Headlines), finiteOnly(h.Headlines))
+		ch.BaseErrorShare, ch.HeadErrorShare = b.ErrorShare(), h.ErrorShare()
+		ch.Verdict, ch.Reason = j.Verdict, j.Reason
+		if j.Verdict == stats.Faster || j.Verdict == stats.Slower {
+			ch.Ratio, ch.Change = j.Ratio, j.Ratio-1
+		}
+		switch {
+		case j.Verdict == stats.Slower:
+			ch.Regression = ch.Change > maxRegression
+		case j.Verdict == stats.Failing:
+			ch.Regression = true
+		case j.Verdict == stats.Withheld && j.Unhealthy == h.Name:
+			ch.Regression = true // saturated, or failing, where the base kept up
+		}
+		out = append(out, ch)
+	}
+	return out
 }
 
 // finiteOnly drops the NaNs of failed rounds.

@@ -185,3 +185,50 @@ func TestCostCommand(t *testing.T) {
 		}
 	}
 }
+
+// sweepResults is a results file of one grid of one cell (1 connection at
+// 100/s) on target node, run once per mean latency given; saturated marks
+// the runs that fell short.
+func sweepResults(means []float64, saturated ...bool) *results.Results {
+	r := results.New()
+	r.Machine = results.Machine{CPUModel: "cpu", Cores: 2, Kernel: "6.1"}
+	sw := results.Sweep{Scenario: "qa-grid", Target: "node", Call: "tx", Load: "batched", Confirm: "cometbft",
+		Rule: "confirmed < 95 % of expected", Rounds: len(means), Saturation: []results.SaturationPoint{}}
+	for i, m := range means {
+		c := results.Cell{Connections: 1, Rate: 100, DurationNs: int64(6e9), Expected: 500, Sent: 500, OK: 500, Confirmed: 500,
+			LatencyNs: results.Distribution{Mean: m, P50: int64(m), P99: int64(m)}, Errors: map[string]int64{}, Round: i + 1}
+		if i < len(saturated) && saturated[i] {
+			c.Confirmed, c.Saturated = 300, true
+		}
+		sw.Cells = append(sw.Cells, c)
+	}
+	r.Sweeps = append(r.Sweeps, sw)
+	return r
+}
+
+// compare holds a grid's cells between runs: a planted slowdown of the
+// mean latency (a longer block interval) and a cell that saturates where
+// it kept up are regressions (exit 1); a faster head, or one within the
+// noise, is not.
+func TestCompareSweepCells(t *testing.T) {
+	base := writeResults(t, sweepResults([]float64{500e6, 510e6, 505e6}))
+	cases := []struct {
+		name string
+		head *results.Results
+		code int
+		want string
+	}{
+		{"the same", sweepResults([]float64{502e6, 507e6, 500e6}), exitOK, "indistinguishable"},
+		{"slower blocks", sweepResults([]float64{1010e6, 1000e6, 1020e6}), exitCheckFailed, "slower (head/base 2: 100.0 % worse)  REGRESSION"},
+		{"faster blocks", sweepResults([]float64{250e6, 255e6, 251e6}), exitOK, "faster (head/base 0.5: 50.0 % better)"},
+		{"saturated", sweepResults([]float64{500e6, 510e6, 505e6}, false, true), exitCheckFailed,
+			"withheld: saturated: head in 1 of 3 runs, base in 0 of 3; no latency verdict on a backlog  REGRESSION"},
+		{"one run each", sweepResults([]float64{1000e6}), exitOK, "withheld: one round"},
+	}
+	for _, c := range cases {
+		code, out, stderr := tandem(t, "compare", base, writeResults(t, c.head))
+		if code != c.code || !strings.Contains(out, "qa-grid node 1 conn × 100/s") || !strings.Contains(out, c.want) {
+			t.Errorf("%s: exit %d, output %q (%s); want exit %d and %q", c.name, code, out, stderr, c.code, c.want)
+		}
+	}
+}
