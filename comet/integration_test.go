@@ -7,14 +7,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tandem-bench/tandem/internal/tooltest"
+	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/runner"
+	"github.com/tandem-bench/tandem/stats"
 	"github.com/tandem-bench/tandem/study"
+	"github.com/tandem-bench/tandem/verdict"
 )
 
 // needTool finds a CometBFT tool on PATH. The test command installs them
@@ -110,5 +114,78 @@ func TestQuickGridAgainstCometBFT(t *testing.T) {
 	b, err := exec.Command(report, "--database-type", backend, "--data-dir", filepath.Join(out, "work", "node", "home", "data")).CombinedOutput()
 	if err != nil || !strings.Contains(string(b), "Total Invalid Tx: 0\n") {
 		t.Errorf("report: %v\n%s", err, b)
+	}
+}
+
+// qaGrid runs the example's node with the given block interval
+// (timeout_commit) on a one-cell grid of 3 rounds and returns the results.
+func qaGrid(t *testing.T, timeoutCommit string) *results.Results {
+	t.Helper()
+	src, err := os.ReadFile("../examples/cometbft/study.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := string(src)
+	for _, r := range [][2]string{
+		{"CMT_CONSENSUS_TIMEOUT_COMMIT: 500ms", "CMT_CONSENSUS_TIMEOUT_COMMIT: " + timeoutCommit},
+		{"    call: tx\n    sweep:\n      connections: [1, 2, 4]\n      rate: [25, 50, 100, 200]\n      duration: 90s",
+			"    call: tx\n    rounds: 3\n    sweep:\n      connections: [1]\n      rate: [20]\n      duration: 3s\n      load: open"},
+	} {
+		if !strings.Contains(y, r[0]) {
+			t.Fatalf("the example no longer has %q", r[0])
+		}
+		y = strings.Replace(y, r[0], r[1], 1)
+	}
+	s, err := study.Parse("qa-grid.yaml", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	self, _ := os.Executable()
+	res, err := runner.Run(context.Background(), s, runner.Options{Out: out, Self: self, Version: "test", StopGrace: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Read(filepath.Join(out, runner.ResultsFile)); err != nil {
+		t.Fatalf("the results do not validate: %v", err)
+	}
+	return res
+}
+
+// Two runs of a QA grid against real nodes, the second with a slowdown
+// planted (blocks 1 s apart instead of 200 ms): tandem compare finds the
+// cell slower, a regression (exit 1), and the other way round faster, none.
+// The cells are open loops: a batched cell's mean latency is set by the
+// phase of its batches against the blocks, which swings 0.5–0.9 s from
+// run to run at 1 s blocks, as wide as the slowdown.
+func TestCompareQAGridPlantedSlowdown(t *testing.T) {
+	needTool(t, "cometbft")
+	base, head := qaGrid(t, "200ms"), qaGrid(t, "1s")
+	for _, r := range []*results.Results{base, head} {
+		if len(r.Sweeps) != 1 || len(r.Sweeps[0].Cells) != 3 || r.Sweeps[0].Summary[0].Saturated != 0 {
+			t.Fatalf("sweeps: %+v", r.Sweeps)
+		}
+	}
+	cmp, err := verdict.CompareRuns(base, head, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range cmp.Changes {
+		t.Logf("%s: base mean latency %.0f–%.0f ms, head %.0f–%.0f ms: %s", ch.Where(), ch.BaseRange[0]/1e6, ch.BaseRange[1]/1e6,
+			ch.HeadRange[0]/1e6, ch.HeadRange[1]/1e6, ch.Reason)
+	}
+	if len(cmp.Changes) != 1 || cmp.Changes[0].Verdict != stats.Slower || !cmp.Regressed() || cmp.Gate() == nil {
+		t.Errorf("blocks 5× slower: %+v; want the cell slower, a regression", cmp.Changes)
+	}
+	back, err := verdict.CompareRuns(head, base, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Changes) != 1 || back.Changes[0].Verdict != stats.Faster || back.Regressed() {
+		t.Errorf("blocks 5× faster: %+v; want the cell faster, no regression", back.Changes)
+	}
+	// cells of 2 s of load span 2 blocks of 1 s: the head's run says so
+	if !slices.ContainsFunc(head.Warnings, func(w string) bool { return strings.Contains(w, "the phase of the batches against the blocks") }) {
+		t.Errorf("warnings %q; want the short-cell warning", head.Warnings)
 	}
 }
