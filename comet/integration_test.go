@@ -110,6 +110,18 @@ func TestQuickGridAgainstCometBFT(t *testing.T) {
 			t.Errorf("cell c=%d r=%v: %d duplicates, error %q", c.Connections, c.Rate, c.Duplicates, c.Error)
 		}
 	}
+	// scraped a fifth of the batch period apart, the mempool's size is
+	// seen between a batch and the block that takes it (at a 1 s scrape it
+	// read 0 in every run, at one phase of each second)
+	if m := res.Targets[0].Metrics; m == nil || time.Duration(m.IntervalNs) != 200*time.Millisecond {
+		t.Errorf("metrics %+v; want scrapes every 200ms", m)
+	}
+	for _, c := range res.Sweeps[0].Cells {
+		t.Logf("cell c=%d r=%v: mempool max %v, mean %v", c.Connections, c.Rate, c.Metrics["mempool_size_max"], c.Metrics["mempool_size_mean"])
+		if c.Metrics["mempool_size_max"] <= 0 {
+			t.Errorf("cell c=%d r=%v: mempool max %v; want the batches seen in the mempool", c.Connections, c.Rate, c.Metrics["mempool_size_max"])
+		}
+	}
 	// the report's text output counts the invalid transactions: none
 	b, err := exec.Command(report, "--database-type", backend, "--data-dir", filepath.Join(out, "work", "node", "home", "data")).CombinedOutput()
 	if err != nil || !strings.Contains(string(b), "Total Invalid Tx: 0\n") {

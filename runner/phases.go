@@ -20,12 +20,22 @@ import (
 // endpoint; it goes on until stopMetrics, across rounds and cells.
 func (r *runner) startMetrics() {
 	var names []string
-	var interval time.Duration
 	if m := r.s.Metrics; m != nil {
-		names, interval = m.Series, m.Interval
+		names = m.Series
 	}
+	interval, why, aliases := scrapeInterval(r.s)
+	r.scrapeEvery = interval
 	r.metricsStart = time.Now()
-	if r.s.Metrics != nil && r.s.Metrics.Prometheus != "" {
+	scraped := slices.ContainsFunc(r.live, func(l *live) bool { return l.err == nil && l.metrics != "" })
+	prom := r.s.Metrics != nil && r.s.Metrics.Prometheus != ""
+	if scraped || prom && len(r.s.Targets) > 0 {
+		if aliases {
+			r.warn(why)
+		} else if why != "" {
+			r.progress("metrics: every %v (%s)", interval, why)
+		}
+	}
+	if prom {
 		return // queried when the run ends
 	}
 	for _, l := range r.live {
@@ -34,6 +44,44 @@ func (r *runner) startMetrics() {
 		}
 	}
 }
+
+// scrapeInterval is the time between metrics scrapes: the study's, else
+// 1 s, or a fifth of the shortest batch period (a batched scenario's, or
+// a batched sweep's second) where that is shorter, so that a gauge that
+// rises with each batch and falls at the next block (a mempool's size) is
+// seen, not aliased to the same phase of every period. why says how it
+// was chosen, or (aliases) why the study's interval aliases.
+func scrapeInterval(s *study.Study) (every time.Duration, why string, aliases bool) {
+	var period time.Duration // the shortest batch period, 0 without one
+	shorter := func(p time.Duration) {
+		if p > 0 && (period == 0 || p < period) {
+			period = p
+		}
+	}
+	for _, sc := range s.Scenarios {
+		if sc.Load.Batch != nil {
+			shorter(sc.Load.Batch.Period)
+		}
+		if sw := sc.Sweep; sw != nil && sw.Load != study.SweepOpen {
+			shorter(time.Second)
+		}
+	}
+	if m := s.Metrics; m != nil && m.Interval > 0 {
+		if period > 0 && m.Interval > period/2 {
+			return m.Interval, fmt.Sprintf("metrics.interval %v against batches every %v: a gauge that rises with each batch and falls within the period (a mempool's size) is read at one phase of it and may read 0; %v or less sees it",
+				m.Interval, period, max(period/5, minScrapeInterval)), true
+		}
+		return m.Interval, "", false
+	}
+	if period == 0 || period/5 >= time.Second {
+		return time.Second, "", false
+	}
+	every = max(period/5, minScrapeInterval)
+	return every, fmt.Sprintf("a fifth of the %v batch period, so that what rises and falls within a period is seen", period), false
+}
+
+// minScrapeInterval bounds how often tandem scrapes by default.
+const minScrapeInterval = 50 * time.Millisecond
 
 // stopMetrics stops the scrapers and stores what they scraped; a scrape
 // that failed is counted, never fatal.
@@ -71,7 +119,7 @@ func (r *runner) queryMetrics(mc *study.MetricsConfig) {
 			}
 			labels[k] = e
 		}
-		m := metrics.QueryRange(context.Background(), mc.Prometheus, mc.Series, labels, r.metricsStart, time.Now(), mc.Interval)
+		m := metrics.QueryRange(context.Background(), mc.Prometheus, mc.Series, labels, r.metricsStart, time.Now(), r.scrapeEvery)
 		l.res.Metrics = &m
 		if m.Errors > 0 {
 			r.warn(fmt.Sprintf("target %s: %d of %d Prometheus queries failed (last: %s)", l.spec.Name, m.Errors, m.Scrapes, m.LastError))

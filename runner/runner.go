@@ -79,8 +79,10 @@ type runner struct {
 	live    []*live
 	cpuBase time.Duration // the process's CPU time when the run began
 	failed  []error
-	// metricsStart opens the window of the run's metrics.
+	// metricsStart opens the window of the run's metrics; scrapeEvery is
+	// the time between scrapes (or a Prometheus query's step).
 	metricsStart time.Time
+	scrapeEvery  time.Duration
 	// expanders resolve each target's placeholders as its latest start
 	// chose them (its ports).
 	expanders map[string]*expander

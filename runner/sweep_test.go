@@ -434,3 +434,26 @@ func TestShortCellsWarn(t *testing.T) {
 		t.Errorf("a grid confirmed by answers (no blocks) warns: %q", got)
 	}
 }
+
+// Scrapes come a fifth of the shortest batch period apart unless the study
+// sets its own interval, which warns when it would alias with the batches.
+func TestScrapeInterval(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		every      time.Duration
+		aliases    bool
+	}{
+		{"no batches", "  - {name: s, call: get, load: {concurrency: 1}}\n", time.Second, false},
+		{"a batched sweep", "  - {name: s, call: get, sweep: {connections: [1], rate: [10], duration: 2s}}\n", 200 * time.Millisecond, false},
+		{"an open sweep", "  - {name: s, call: get, sweep: {connections: [1], rate: [10], duration: 2s, load: open}}\n", time.Second, false},
+		{"a batched scenario", "  - {name: s, call: get, load: {batch: {per_period: 5, period: 500ms}}, duration: 2s}\n", 100 * time.Millisecond, false},
+		{"set, aliasing", "  - {name: s, call: get, sweep: {connections: [1], rate: [10], duration: 2s}}\nmetrics: {interval: 1s}\n", time.Second, true},
+		{"set, fine", "  - {name: s, call: get, sweep: {connections: [1], rate: [10], duration: 2s}}\nmetrics: {interval: 100ms}\n", 100 * time.Millisecond, false},
+	} {
+		s := runtest.Parse(t, "version: 1\nname: m\ntargets: [{name: a, endpoints: {http: \"http://127.0.0.1:1/\"}}]\ncalls: {get: {http: {path: /}}}\nscenarios:\n"+tc.yaml)
+		every, why, aliases := scrapeInterval(s)
+		if every != tc.every || aliases != tc.aliases {
+			t.Errorf("%s: every %v (%q), aliases %v; want %v, %v", tc.name, every, why, aliases, tc.every, tc.aliases)
+		}
+	}
+}

@@ -371,7 +371,7 @@ func (l Load) Model() Kind {
 // scrape them.
 type MetricsConfig struct {
 	Series   []string      `yaml:"series" doc:"Metric family names to keep; default CometBFT's consensus and mempool figures and the process's memory and CPU."`
-	Interval time.Duration `yaml:"interval" doc:"Time between scrapes; default 1s."`
+	Interval time.Duration `yaml:"interval" doc:"Time between scrapes (a Prometheus query's step); default 1s, or a fifth of the shortest batch period (a batched sweep's 1 s: 200ms) so that gauges rising and falling within a period are seen."`
 	// Prometheus, when set, replaces scraping: the series are queried
 	// from this server for the run's window when the run ends.
 	Prometheus string `yaml:"prometheus" doc:"A Prometheus server's URL: instead of scraping, query it (query_range) for each target's series over the run's window; targets name their series by metrics_labels."`
