@@ -130,6 +130,11 @@ func setupTables(r *results.Results) []table {
 	}
 	started := slices.ContainsFunc(r.Targets, func(t results.Target) bool { return t.Startup != nil || t.Error != "" })
 	st := table{Title: "Startup from empty", Note: "with several starts: median [best … worst]", Header: []string{"target", "first answer", "ready", "CPU", "peak RSS", "disk", "status"}}
+	judged := slices.ContainsFunc(r.Targets, func(t results.Target) bool { return t.StartupVerdict != nil })
+	if judged {
+		st.Header = append(st.Header, "verdict (ready time)")
+		st.Note += "; the verdict is on the ready times, by the study's policy"
+	}
 	for _, t := range r.Targets {
 		row := []string{t.Name, "–", "–", "–", "–", "–", "ok"}
 		if s := t.Startup; s != nil {
@@ -147,6 +152,15 @@ func setupTables(r *results.Results) []table {
 		}
 		if t.Error != "" {
 			row[6] = "failed: " + firstLine(t.Error)
+		}
+		if judged {
+			v := "baseline"
+			if c := t.StartupVerdict; c != nil {
+				v = verdictText(&results.Scenario{Direction: "lower"}, *c)
+			} else if t.Startup == nil {
+				v = "–"
+			}
+			row = append(row, v)
 		}
 		st.Rows = append(st.Rows, row)
 	}

@@ -89,6 +89,10 @@ type Target struct {
 	// study starts each target several times.
 	Startup     *Startup  `json:"startup"`
 	StartupRuns []Startup `json:"startup_runs,omitempty"`
+	// StartupVerdict, with three starts or more, holds this target's
+	// ready times against the baseline's by the verdict policy (not on the
+	// baseline itself).
+	StartupVerdict *Comparison `json:"startup_verdict,omitempty"`
 	// RTTNs is the median round trip of RTTCall, the cheapest request,
 	// probed outside the rounds.
 	RTTNs   int64  `json:"rtt_ns,omitempty"`

@@ -26,6 +26,7 @@ import (
 	"github.com/tandem-bench/tandem/stats"
 	"github.com/tandem-bench/tandem/study"
 	"github.com/tandem-bench/tandem/target"
+	"github.com/tandem-bench/tandem/verdict"
 )
 
 // Options configures a run.
@@ -374,6 +375,9 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 				return err
 			}
 		}
+	}
+	if runs >= 3 {
+		verdict.Startup(r.policy, r.res.Targets, r.s.Baseline)
 	}
 	r.startMetrics()
 	defer r.stopMetrics()

@@ -945,3 +945,51 @@ calls:
 		t.Errorf("logs: startup %+v; want ready at the log line, after the 300 ms start delay", st)
 	}
 }
+
+// With three starts each, a target that listens 400 ms after its start is
+// slower to start than one that listens at once, and one that never starts
+// is failing; the report shows both verdicts.
+func TestStartupVerdicts(t *testing.T) {
+	tooltest.Long(t)
+	t.Parallel() // 400 ms against a few
+	target := func(name, startDelay string) string {
+		return fmt.Sprintf(`
+  - name: %s
+    start:
+      command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --start-delay, %s]
+      env: {TANDEM_TEST_DELAY: "1"}
+    endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
+    ready: {first_answer: {call: ping}, timeout: 20s}`, name, startDelay)
+	}
+	src := "version: 1\nname: startups\nstartup: {runs: 3}\ntargets:" + target("x", "0s") + target("z", "400ms") + `
+  - {name: never, start: {command: [/nonexistent/server]}, endpoints: {http: "http://127.0.0.1:1/"}}
+calls:
+  ping: {http: {path: ""}}
+`
+	o := options(t, nil)
+	o.Only = []string{"startup"}
+	res, err := Run(context.Background(), runtest.Parse(t, src), o)
+	var te *TargetError
+	if !errors.As(err, &te) {
+		t.Fatalf("err %v; want the target that never started", err)
+	}
+	x, z, never := res.Targets[0], res.Targets[1], res.Targets[2]
+	if x.StartupVerdict != nil || len(z.StartupRuns) != 3 {
+		t.Fatalf("x %+v, z %d starts; want no verdict on the baseline, 3 starts of z", x.StartupVerdict, len(z.StartupRuns))
+	}
+	if v := z.StartupVerdict; v == nil || v.Verdict != "slower" || v.Base != "x" || v.Ratio < 3 {
+		t.Errorf("z, ready 400 ms later: %+v; want slower than x", v)
+	}
+	if v := never.StartupVerdict; v == nil || v.Verdict != "failing" {
+		t.Errorf("a target that never started: %+v; want failing", v)
+	}
+	var txt bytes.Buffer
+	if err := report.Text(&txt, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"verdict (ready time)", "z is", "× slower than x", "never is failing: started 0 times"} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("the report lacks %q:\n%s", want, txt.String())
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package verdict
+
+import (
+	"fmt"
+
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/stats"
+)
+
+// StartupSide is a target's starts from empty as the verdict policy sees
+// them: each start a round whose headline is its ready time.
+func StartupSide(t *results.Target) stats.Side {
+	rs := make([]stats.Round, len(t.StartupRuns))
+	for i, s := range t.StartupRuns {
+		rs[i] = stats.Round{Headline: float64(s.ReadyNs)}
+	}
+	return stats.NewSide(t.Name, rs, false)
+}
+
+// Startup holds each target's ready times against the baseline's by p,
+// setting StartupVerdict on every target but the baseline. A target that
+// failed to start where the baseline did not is failing.
+func Startup(p stats.Policy, targets []results.Target, baseline string) {
+	var base *results.Target
+	for i := range targets {
+		if targets[i].Name == baseline {
+			base = &targets[i]
+		}
+	}
+	if base == nil {
+		return
+	}
+	bs := StartupSide(base)
+	for i := range targets {
+		t := &targets[i]
+		if t == base || len(t.StartupRuns) == 0 && t.Error == "" {
+			continue
+		}
+		c := &results.Comparison{Base: baseline, Candidate: t.Name, NoiseFloor: p.Floor(0)}
+		switch {
+		case t.Error != "" && base.Error == "":
+			c.Verdict = stats.Failing
+			c.Reason = fmt.Sprintf("failing: started %d times, then failed: %s", len(t.StartupRuns), firstLine(t.Error))
+		case base.Error != "":
+			c.Verdict, c.Reason = stats.Withheld, fmt.Sprintf("the baseline %s failed to start: %s", baseline, firstLine(base.Error))
+		default:
+			j := p.Judge(bs, StartupSide(t), stats.Metric{Format: CellMetric.Format}, p.Floor(0))
+			c.Verdict, c.Reason = j.Verdict, j.Reason
+			if j.Verdict == stats.Faster || j.Verdict == stats.Slower {
+				c.Ratio = j.Ratio
+			}
+		}
+		t.StartupVerdict = c
+	}
+}
+
+// firstLine is s up to its first line break.
+func firstLine(s string) string {
+	for i, r := range s {
+		if r == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
