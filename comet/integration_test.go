@@ -1,6 +1,7 @@
 package comet_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/internal/tooltest"
+	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/runner"
 	"github.com/tandem-bench/tandem/stats"
@@ -56,60 +58,7 @@ func TestQuickGridAgainstCometBFT(t *testing.T) {
 	if backend != "goleveldb" {
 		t.Fatalf("the sweep records the node's database as %q; CometBFT v0.38's default is goleveldb", backend)
 	}
-	csvPath := filepath.Join(t.TempDir(), "latencies.csv")
-	cmd := exec.Command(report, "--database-type", backend, "--data-dir", filepath.Join(out, "work", "node", "home", "data"), "--csv", csvPath)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("report: %v\n%s", err, b)
-	}
-	f, err := os.Open(csvPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) < 2 || rows[0][0] != "experiment_id" || rows[0][2] != "duration_ns" {
-		t.Fatalf("report's CSV: %v, %d rows, header %v", err, len(rows), rows[:min(1, len(rows))])
-	}
-	type agg struct {
-		n   int64
-		sum float64
-	}
-	byID := map[string]*agg{}
-	for _, r := range rows[1:] {
-		d, err := strconv.ParseFloat(r[2], 64)
-		if err != nil {
-			t.Fatalf("duration %q: %v", r[2], err)
-		}
-		a := byID[r[0]]
-		if a == nil {
-			a = &agg{}
-			byID[r[0]] = a
-		}
-		a.n++
-		a.sum += d
-	}
-	if len(byID) != 4 {
-		t.Errorf("report found %d experiments; want the 4 cells", len(byID))
-	}
-	for _, c := range res.Sweeps[0].Cells {
-		a := byID[c.RunID]
-		if a == nil {
-			t.Errorf("cell c=%d r=%v (%s): not in the report", c.Connections, c.Rate, c.RunID)
-			continue
-		}
-		if a.n != c.Confirmed {
-			t.Errorf("cell c=%d r=%v: report counts %d, tandem confirmed %d", c.Connections, c.Rate, a.n, c.Confirmed)
-		}
-		if mean := a.sum / float64(a.n); math.Abs(mean-c.LatencyNs.Mean)/mean > 0.02 {
-			t.Errorf("cell c=%d r=%v: report's mean %.0f ns, tandem's %.0f ns: more than 2 %% apart", c.Connections, c.Rate, mean, c.LatencyNs.Mean)
-		}
-		if !c.Saturated && float64(c.Confirmed) < 0.95*float64(c.Expected) {
-			t.Errorf("cell c=%d r=%v kept up but confirmed %d of %d, below the 95 %% rule", c.Connections, c.Rate, c.Confirmed, c.Expected)
-		}
-		if c.Duplicates != 0 || c.Error != "" {
-			t.Errorf("cell c=%d r=%v: %d duplicates, error %q", c.Connections, c.Rate, c.Duplicates, c.Error)
-		}
-	}
+	checkAgainstReport(t, report, backend, filepath.Join(out, "work", "node", "home", "data"), res.Sweeps[0].Cells, 0)
 	// scraped a fifth of the batch period apart, the mempool's size is
 	// seen between a batch and the block that takes it (at a 1 s scrape it
 	// read 0 in every run, at one phase of each second)
@@ -121,11 +70,6 @@ func TestQuickGridAgainstCometBFT(t *testing.T) {
 		if c.Metrics["mempool_size_max"] <= 0 {
 			t.Errorf("cell c=%d r=%v: mempool max %v; want the batches seen in the mempool", c.Connections, c.Rate, c.Metrics["mempool_size_max"])
 		}
-	}
-	// the report's text output counts the invalid transactions: none
-	b, err := exec.Command(report, "--database-type", backend, "--data-dir", filepath.Join(out, "work", "node", "home", "data")).CombinedOutput()
-	if err != nil || !strings.Contains(string(b), "Total Invalid Tx: 0\n") {
-		t.Errorf("report: %v\n%s", err, b)
 	}
 }
 
@@ -199,5 +143,154 @@ func TestCompareQAGridPlantedSlowdown(t *testing.T) {
 	// cells of 2 s of load span 2 blocks of 1 s: the head's run says so
 	if !slices.ContainsFunc(head.Warnings, func(w string) bool { return strings.Contains(w, "the phase of the batches against the blocks") }) {
 		t.Errorf("warnings %q; want the short-cell warning", head.Warnings)
+	}
+}
+
+// checkAgainstReport hands a kept blockstore to CometBFT's report tool:
+// every cell is one of its experiments, with tandem's confirmed count and
+// (within 2 %) tandem's mean latency, it found others experiments besides,
+// and it read no invalid transaction.
+func checkAgainstReport(t *testing.T, report, backend, dataDir string, cells []results.Cell, others int) {
+	t.Helper()
+	csvPath := filepath.Join(t.TempDir(), "latencies.csv")
+	cmd := exec.Command(report, "--database-type", backend, "--data-dir", dataDir, "--csv", csvPath)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("report: %v\n%s", err, b)
+	}
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 || rows[0][0] != "experiment_id" || rows[0][2] != "duration_ns" {
+		t.Fatalf("report's CSV: %v, %d rows, header %v", err, len(rows), rows[:min(1, len(rows))])
+	}
+	type agg struct {
+		n   int64
+		sum float64
+	}
+	byID := map[string]*agg{}
+	for _, r := range rows[1:] {
+		d, err := strconv.ParseFloat(r[2], 64)
+		if err != nil {
+			t.Fatalf("duration %q: %v", r[2], err)
+		}
+		a := byID[r[0]]
+		if a == nil {
+			a = &agg{}
+			byID[r[0]] = a
+		}
+		a.n++
+		a.sum += d
+	}
+	if len(byID) != len(cells)+others {
+		t.Errorf("report found %d experiments; want the %d cells and %d others", len(byID), len(cells), others)
+	}
+	for _, c := range cells {
+		a := byID[c.RunID]
+		if a == nil {
+			t.Errorf("cell c=%d r=%v (%s): not in the report", c.Connections, c.Rate, c.RunID)
+			continue
+		}
+		if a.n != c.Confirmed {
+			t.Errorf("cell c=%d r=%v: report counts %d, tandem confirmed %d", c.Connections, c.Rate, a.n, c.Confirmed)
+		}
+		if mean := a.sum / float64(a.n); math.Abs(mean-c.LatencyNs.Mean)/mean > 0.02 {
+			t.Errorf("cell c=%d r=%v: report's mean %.0f ns, tandem's %.0f ns: more than 2 %% apart", c.Connections, c.Rate, mean, c.LatencyNs.Mean)
+		}
+		if !c.Saturated && float64(c.Confirmed) < 0.95*float64(c.Expected) {
+			t.Errorf("cell c=%d r=%v kept up but confirmed %d of %d, below the 95 %% rule", c.Connections, c.Rate, c.Confirmed, c.Expected)
+		}
+		if c.Duplicates != 0 || c.Error != "" {
+			t.Errorf("cell c=%d r=%v: %d duplicates, error %q", c.Connections, c.Rate, c.Duplicates, c.Error)
+		}
+	}
+	// the report's text output counts the invalid transactions: none
+	b, err := exec.Command(report, "--database-type", backend, "--data-dir", dataDir).CombinedOutput()
+	if err != nil || !strings.Contains(string(b), "Total Invalid Tx: 0\n") {
+		t.Errorf("report: %v\n%s", err, b)
+	}
+}
+
+// The testnet example here: 4 validators and 2 full nodes on loopback, the
+// quick grid against the first validator (its kept blockstore agrees with
+// CometBFT's report), and the first full node wiped and restarted under
+// load: it answers again, catches up with the group by blocksync, and every
+// node's height is on one chart with the event marked.
+func TestTestnetExample(t *testing.T) {
+	needTool(t, "cometbft")
+	reportBin := needTool(t, "report")
+	t.Parallel() // counts and heights, not speeds
+	s, err := study.Read("../examples/cometbft-testnet/study.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Quick()
+	out := t.TempDir()
+	self, _ := os.Executable()
+	res, err := runner.Run(context.Background(), s, runner.Options{Out: out, Self: self, Version: "test", KeepData: true, StopGrace: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := res.Targets[0]
+	if len(tg.Nodes) != 6 || tg.Startup == nil {
+		t.Fatalf("nodes %+v; want 6, started", tg.Nodes)
+	}
+	for _, n := range tg.Nodes {
+		if n.Startup == nil || n.Error != "" {
+			t.Errorf("node %s: %+v", n.Name, n)
+		}
+	}
+	// the grid, against CometBFT's own report on the first validator's blocks
+	if len(res.Sweeps) != 1 || len(res.Sweeps[0].Cells) != 4 {
+		t.Fatalf("sweeps: %+v", res.Sweeps)
+	}
+	checkAgainstReport(t, reportBin, "goleveldb", filepath.Join(out, "work", "testnet", "node0", "data"), res.Sweeps[0].Cells, 1)
+	// the wipe of full0 under load: back, caught up
+	rds := res.Scenarios[0].Rounds
+	if len(rds) != 1 || len(rds[0].Perturbations) != 1 {
+		t.Fatalf("rounds %+v", rds)
+	}
+	ev := rds[0].Perturbations[0]
+	t.Logf("full0 wiped: down %v, answering after %v, ready after %v, caught up after %v (%d behind)", time.Duration(ev.DownNs),
+		time.Duration(ev.AnswersAfterNs), time.Duration(ev.ReadyAfterNs), time.Duration(ev.CaughtUpNs), ev.BehindAtReady)
+	if ev.Error != "" || ev.Node != "full0" || ev.Action != "wipe-and-restart" || ev.AnswersAfterNs <= 0 || ev.CaughtUpNs < ev.AnswersAfterNs {
+		t.Errorf("perturbation %+v; want full0 back and caught up", ev)
+	}
+	if rds[0].Failed || rds[0].OK != rds[0].Requests {
+		t.Errorf("the load on validator0 through full0's wipe: %+v", rds[0].Sample)
+	}
+	// every node's height scraped; full0's starts over after the wipe
+	heights := map[string][][2]float64{}
+	for _, sr := range tg.Metrics.Series {
+		if sr.Name == "cometbft_consensus_height" {
+			heights[sr.Labels["node"]] = sr.Points
+		}
+	}
+	if len(heights) != 6 {
+		t.Fatalf("heights of %d nodes; want 6", len(heights))
+	}
+	wiped := float64(ev.Time.UnixNano() - tg.Metrics.StartUnixNs)
+	var before, after float64 = 0, math.Inf(1)
+	for _, p := range heights["full0"] {
+		if p[0] < wiped {
+			before = max(before, p[1])
+		} else {
+			after = min(after, p[1])
+		}
+	}
+	if before < 10 || after >= before {
+		t.Errorf("full0's height: up to %v before the wipe, down to %v after; want it to start over", before, after)
+	}
+	// one chart of the heights, a line per node, the wipe marked
+	var page bytes.Buffer
+	if err := report.HTML(&page, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"title":"cometbft_consensus_height {chain_id=`, `"label":"testnet full1"`, `"label":"testnet full0 wipe-and-restart"`} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the HTML report lacks %s", want)
+		}
 	}
 }

@@ -53,7 +53,11 @@ type figMark struct {
 func perturbationMarks(rd *results.Round, col colours) []figMark {
 	var out []figMark
 	for _, ev := range rd.Perturbations {
-		out = append(out, figMark{X: float64(ev.AtNs) / 1e9, Label: ev.Target + " " + ev.Action, Color: col[ev.Target]})
+		label := ev.Target + " " + ev.Action
+		if ev.Node != "" {
+			label = ev.Target + " " + ev.Node + " " + ev.Action
+		}
+		out = append(out, figMark{X: float64(ev.AtNs) / 1e9, Label: label, Color: col[ev.Target]})
 	}
 	return out
 }
@@ -348,7 +352,8 @@ func machineWide(name string) bool {
 // one time axis (seconds since the first scrape); a machine-wide series
 // once, from the first target that has it. Beside each: mean, max and
 // the slope per minute per target.
-func metricFigures(targets []results.Target, col colours) []figure {
+func metricFigures(r *results.Results, col colours) []figure {
+	targets := r.Targets
 	type key struct{ name, labels string }
 	var keys []key
 	lines := map[key][]line{}
@@ -368,7 +373,13 @@ func metricFigures(targets []results.Target, col colours) []figure {
 			if len(s.Points) < 2 {
 				continue
 			}
-			k := key{s.Name, labelText(s.Labels)}
+			// a group's nodes share a chart: one line (and colour) each
+			node, labels := s.Labels["node"], s.Labels
+			if node != "" {
+				labels = maps.Clone(labels)
+				delete(labels, "node")
+			}
+			k := key{s.Name, labelText(labels)}
 			if _, seen := lines[k]; seen && machineWide(s.Name) {
 				continue
 			}
@@ -382,11 +393,15 @@ func metricFigures(targets []results.Target, col colours) []figure {
 				sum += p[1]
 				hi = max(hi, p[1])
 			}
-			who := tg.Name
+			who, colour := tg.Name, col[tg.Name]
+			if node != "" {
+				who = tg.Name + " " + node
+				colour += len(lines[k]) // each node its own colour
+			}
 			if machineWide(s.Name) {
 				who = "machine"
 			}
-			lines[k] = append(lines[k], line{label: who, color: col[tg.Name], pts: pts})
+			lines[k] = append(lines[k], line{label: who, color: colour, pts: pts})
 			unit := metricUnit(s.Name)
 			d := fmt.Sprintf("%s: mean %s, max %s", who, unitText(sum/float64(len(pts)), unit), unitText(hi, unit))
 			if v := metrics.Slope(s.Points); finite(v) {
@@ -402,7 +417,7 @@ func metricFigures(targets []results.Target, col colours) []figure {
 			title += " {" + k.labels + "}"
 		}
 		f := aligned(figure{ID: fmt.Sprintf("metric-%d", i), Title: title, Kind: "time", X: "seconds since scraping began", Y: k.name,
-			XUnit: "s", YUnit: metricUnit(k.name), Derived: derived[k]}, lines[k])
+			XUnit: "s", YUnit: metricUnit(k.name), Derived: derived[k], Marks: runMarks(r, t0, col)}, lines[k])
 		if f != nil {
 			out = append(out, *f)
 		}
@@ -456,6 +471,24 @@ func firstSeen[K comparable](sum []results.Summary, key func(results.Summary) K)
 	for _, s := range sum {
 		if k := key(s); !slices.Contains(out, k) {
 			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// runMarks are the run's perturbations on the metrics' time axis (seconds
+// since t0, in unix ns).
+func runMarks(r *results.Results, t0 int64, col colours) []figMark {
+	var out []figMark
+	for _, sc := range r.Scenarios {
+		for _, rd := range sc.Rounds {
+			for _, ev := range rd.Perturbations {
+				label := ev.Target + " " + ev.Action
+				if ev.Node != "" {
+					label = ev.Target + " " + ev.Node + " " + ev.Action
+				}
+				out = append(out, figMark{X: float64(ev.Time.UnixNano()-t0) / 1e9, Label: label, Color: col[ev.Target]})
+			}
 		}
 	}
 	return out

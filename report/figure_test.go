@@ -43,7 +43,7 @@ func TestMetricFiguresOverlayTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	col := targetColours(r)
-	figs := metricFigures(r.Targets, col)
+	figs := metricFigures(r, col)
 	byTitle := map[string]figure{}
 	for _, f := range figs {
 		byTitle[f.Title] = f

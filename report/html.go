@@ -261,7 +261,7 @@ func sections(r *results.Results, col colours) []section {
 		out = append(out, s)
 	}
 	if mt := metricsTables(r.Targets); len(mt) > 0 {
-		out = append(out, section{ID: "metrics", Title: "Scraped metrics", Figures: figs(metricFigures(r.Targets, col)),
+		out = append(out, section{ID: "metrics", Title: "Scraped metrics", Figures: figs(metricFigures(r, col)),
 			More: &more{Label: "Every series per target, with the figures derived over the run", Tables: printable(mt)}})
 	}
 	if ct := costTables(r.Costs); len(ct) > 0 {

@@ -365,11 +365,24 @@ func perturbationTable(sc *results.Scenario) (table, bool) {
 		}
 		return human.Duration(float64(ns))
 	}
+	caught := slices.ContainsFunc(sc.Rounds, func(rd results.Round) bool {
+		return slices.ContainsFunc(rd.Perturbations, func(ev results.Perturbation) bool { return ev.CaughtUpNs > 0 })
+	})
+	if caught {
+		t.Header = slices.Insert(t.Header, 6, "caught up (behind)")
+	}
 	for _, rd := range sc.Rounds {
 		for _, ev := range rd.Perturbations {
-			row := []string{ev.Target, fmt.Sprint(rd.Round), ms(ev.AtNs), ev.Action, ms(ev.DownNs), ms(ev.AnswersAfterNs),
+			who := ev.Target
+			if ev.Node != "" {
+				who += " " + ev.Node
+			}
+			row := []string{who, fmt.Sprint(rd.Round), ms(ev.AtNs), ev.Action, ms(ev.DownNs), ms(ev.AnswersAfterNs),
 				ms(ev.RecoveredNs), strconv.FormatInt(ev.Errors, 10),
 				human.Number(ev.OKPerSBefore) + " → " + human.Number(ev.OKPerSDuring), ms(ev.P99BeforeNs) + " → " + ms(ev.P99DuringNs)}
+			if caught {
+				row = slices.Insert(row, 6, fmt.Sprintf("%s (%d)", ms(ev.CaughtUpNs), ev.BehindAtReady))
+			}
 			if ev.Error != "" {
 				row[len(row)-1] += "; failed: " + ev.Error
 			}

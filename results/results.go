@@ -93,6 +93,10 @@ type Target struct {
 	// ready times against the baseline's by the verdict policy (not on the
 	// baseline itself).
 	StartupVerdict *Comparison `json:"startup_verdict,omitempty"`
+	// Nodes are a group target's processes, in order: each node's own
+	// start (Startup is then the group's: its first answer is the first
+	// node's to answer, ready when every node is, CPU and memory summed).
+	Nodes []Node `json:"nodes,omitempty"`
 	// RTTNs is the median round trip of RTTCall, the cheapest request,
 	// probed outside the rounds.
 	RTTNs   int64  `json:"rtt_ns,omitempty"`
@@ -108,6 +112,18 @@ type Target struct {
 }
 
 // Startup is what starting a target from empty cost.
+// Node is one process of a group target.
+type Node struct {
+	Name    string   `json:"name"`
+	Role    string   `json:"role"`
+	Index   int      `json:"index"`
+	Command []string `json:"command"`
+	// Endpoints are the node's, resolved.
+	Endpoints map[string]string `json:"endpoints"`
+	Startup   *Startup          `json:"startup,omitempty"`
+	Error     string            `json:"error,omitempty"`
+}
+
 type Startup struct {
 	// FirstAnswerNs is the time from start to the first successful answer.
 	FirstAnswerNs int64 `json:"first_answer_ns"`
@@ -204,6 +220,9 @@ type Round struct {
 type Perturbation struct {
 	Action string `json:"action"`
 	Target string `json:"target"`
+	// Node is the group's node it was done to ("" for a target of one
+	// process).
+	Node string `json:"node,omitempty"`
 	// Time is when the action began; AtNs the same from the start of the
 	// round's load.
 	Time time.Time `json:"time"`
@@ -217,6 +236,12 @@ type Perturbation struct {
 	// held again. 0 when it never did (see Error).
 	AnswersAfterNs int64 `json:"answers_after_ns"`
 	ReadyAfterNs   int64 `json:"ready_after_ns"`
+	// CaughtUpNs, for a group with a height probe, is until the node's
+	// height reached the highest of the others' (0 when it never did;
+	// see Error); BehindAtReady how many heights it was behind when it
+	// was ready again.
+	CaughtUpNs    int64 `json:"caught_up_ns,omitempty"`
+	BehindAtReady int64 `json:"behind_at_ready,omitempty"`
 	// Errors counts the load's failed answers from the action until the
 	// next perturbation or the round's end; FirstErrorNs and LastErrorNs
 	// bound when they ended, to the timeline's step (10 ms).

@@ -23,6 +23,35 @@ type expander struct {
 	// secrets are the values expanded from ${env.*} and the passwords of
 	// the URLs expanded: never written or printed (redact).
 	secrets []string
+	// member is the group node the expander resolves ${node.*} for (nil
+	// outside a node); groupPorts are the group's ${group.port.*}, one
+	// map for the group and each of its nodes.
+	member     *study.Member
+	groupPorts map[string]int
+}
+
+// forNode is an expander for one node of the group e expands for: ports
+// of its own, the group's ports shared.
+func (e *expander) forNode(m study.Member) *expander {
+	return &expander{self: e.self, workdir: e.workdir, studyDir: e.studyDir, ports: map[string]int{}, services: e.services,
+		member: &m, groupPorts: e.groupPorts}
+}
+
+// nodeHost is the loopback address of a group's node: 127.0.0.1 for the
+// first, 127.0.0.2 for the second, …
+func nodeHost(index int) string { return fmt.Sprintf("127.0.0.%d", index+1) }
+
+// freePort chooses a port once per name in ports.
+func freePort(ports map[string]int, name string) (int, error) {
+	if p, ok := ports[name]; ok {
+		return p, nil
+	}
+	p, err := target.FreePort()
+	if err != nil {
+		return 0, err
+	}
+	ports[name] = p
+	return p, nil
 }
 
 // redact hides every secret the expander has expanded, and any URL
@@ -92,16 +121,28 @@ func (e *expander) expand(s string) (string, error) {
 			}
 			return v, false
 		case ns == "port":
-			p, ok := e.ports[rest]
-			if !ok {
-				var err error
-				if p, err = target.FreePort(); err != nil {
-					lookupErr = err
-					return "", false
-				}
-				e.ports[rest] = p
+			p, err := freePort(e.ports, rest)
+			if err != nil {
+				lookupErr = err
 			}
 			return strconv.Itoa(p), false
+		case ns == "group" && e.groupPorts != nil:
+			p, err := freePort(e.groupPorts, strings.TrimPrefix(rest, "port."))
+			if err != nil {
+				lookupErr = err
+			}
+			return strconv.Itoa(p), false
+		case ns == "node" && e.member != nil:
+			switch rest {
+			case "index":
+				return strconv.Itoa(e.member.Index), false
+			case "name":
+				return e.member.Name, false
+			case "role":
+				return e.member.Role, false
+			case "host":
+				return nodeHost(e.member.Index), false
+			}
 		case ns == "env":
 			v, ok := os.LookupEnv(rest)
 			if !ok {

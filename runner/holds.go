@@ -67,17 +67,8 @@ func Meets(answer []byte, c *study.Condition) (bool, string) {
 		}
 		return re.MatchString(text), string(got)
 	}
-	var x float64
-	switch n := v.(type) {
-	case float64:
-		x = n
-	case string: // protojson writes 64-bit integers as strings
-		f, err := strconv.ParseFloat(n, 64)
-		if err != nil {
-			return false, string(got)
-		}
-		x = f
-	default:
+	x, ok := numeric(v)
+	if !ok {
 		return false, string(got)
 	}
 	switch {
@@ -91,4 +82,30 @@ func Meets(answer []byte, c *study.Condition) (bool, string) {
 		return x < *c.Below, string(got)
 	}
 	return false, string(got)
+}
+
+// numeric is a JSON value as a number: a number, or a string that holds
+// one (protojson writes 64-bit integers as strings).
+func numeric(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case string:
+		f, err := strconv.ParseFloat(n, 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// number is the number at path in a JSON answer.
+func number(answer []byte, path string) (float64, bool) {
+	var tree any
+	if err := json.Unmarshal(answer, &tree); err != nil {
+		return 0, false
+	}
+	v, ok := compat.Extract(tree, path)
+	if !ok {
+		return 0, false
+	}
+	return numeric(v)
 }

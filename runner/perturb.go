@@ -23,6 +23,8 @@ const timelineStep = 10 * time.Millisecond
 type planned struct {
 	at time.Duration
 	p  *study.Perturbation
+	// k counts the perturbation's occurrences from 0: a role's nodes in turn
+	k int
 }
 
 // perturbPlan is what the scenario's perturbations do to the named target
@@ -34,8 +36,8 @@ func perturbPlan(ps []study.Perturbation, name string, d time.Duration) []planne
 		if p.Target != "" && p.Target != name {
 			continue
 		}
-		for at := p.At; at < d; at += p.Every {
-			out = append(out, planned{at, p})
+		for at, k := p.At, 0; at < d; at, k = at+p.Every, k+1 {
+			out = append(out, planned{at, p, k})
 			if p.Every <= 0 {
 				break
 			}
@@ -51,7 +53,7 @@ func perturbPlan(ps []study.Perturbation, name string, d time.Duration) []planne
 func (r *runner) perturbed(ctx context.Context, sc *study.Scenario, m measurer, l *live, requests int64, bound time.Duration) (
 	results.Sample, []results.Perturbation, error) {
 	plan := perturbPlan(sc.Perturbations, l.spec.Name, bound)
-	if len(plan) == 0 || l.proc == nil {
+	if len(plan) == 0 || !l.running() {
 		s, err := m.measure(ctx, l, requests, bound, nil)
 		return s, nil, err
 	}
@@ -90,7 +92,7 @@ func (r *runner) perturb(ctx, during context.Context, l *live, plan []planned, t
 			return out
 		case <-t.C:
 		}
-		ev := r.perturbOnce(ctx, l, p.p, start)
+		ev := r.perturbOnce(ctx, l, pickNode(l, p.p, p.k), p.p, start)
 		out = append(out, ev)
 		if ev.Error != "" {
 			break // the target is not back: nothing more to do to it
@@ -99,21 +101,24 @@ func (r *runner) perturb(ctx, during context.Context, l *live, plan []planned, t
 	return out
 }
 
-// perturbOnce does one perturbation to l and waits until the target is
-// ready again.
-func (r *runner) perturbOnce(ctx context.Context, l *live, p *study.Perturbation, start time.Time) results.Perturbation {
+// perturbOnce does one perturbation to node n of l and waits until it is
+// ready again (and, in a group with a height probe, caught up).
+func (r *runner) perturbOnce(ctx context.Context, l *live, n *node, p *study.Perturbation, start time.Time) results.Perturbation {
 	t0 := time.Now()
 	ev := results.Perturbation{Action: p.Action, Target: l.spec.Name, Time: t0.UTC(), AtNs: int64(t0.Sub(start))}
+	if l.spec.Group != nil {
+		ev.Node = n.name
+	}
 	what := p.Action
 	if p.For > 0 {
 		what += " for " + p.For.String()
 	}
-	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on %s at %v: %s", l.spec.Name, time.Duration(ev.AtNs).Round(time.Millisecond), what)
+	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on %s at %v: %s", l.nodeName(n), time.Duration(ev.AtNs).Round(time.Millisecond), what)
 	fail := func(err error) results.Perturbation {
 		ev.Error = err.Error()
 		return ev
 	}
-	old := l.proc
+	old := n.proc
 	if p.Action == study.ActionPause {
 		if err := old.Pause(); err != nil {
 			return fail(err)
@@ -130,7 +135,7 @@ func (r *runner) perturbOnce(ctx context.Context, l *live, p *study.Perturbation
 			r.warn(fmt.Sprintf("perturbation %s: %v", p.Action, err))
 		}
 		sleep(ctx, p.For)
-		spec := l.started
+		spec := n.started
 		if p.Action != study.ActionWipeAndRestart {
 			spec.Wipe, spec.Init = nil, nil
 		}
@@ -138,10 +143,10 @@ func (r *runner) perturbOnce(ctx context.Context, l *live, p *study.Perturbation
 		if err != nil {
 			return fail(err)
 		}
-		l.proc = proc
+		n.proc = proc
 		ev.DownNs = int64(proc.Started.Sub(t0))
 	}
-	st, err := r.awaitReady(ctx, l)
+	st, err := r.awaitNode(ctx, l, n)
 	if err != nil {
 		var exit *target.ExitError
 		if errors.As(err, &exit) {
@@ -149,11 +154,21 @@ func (r *runner) perturbOnce(ctx context.Context, l *live, p *study.Perturbation
 		}
 		return fail(err)
 	}
-	ev.AnswersAfterNs = int64(l.proc.Started.Add(time.Duration(st.FirstAnswerNs)).Sub(t0))
-	ev.ReadyAfterNs = int64(l.proc.Started.Add(time.Duration(st.ReadyNs)).Sub(t0))
-	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on %s: down %v, answering after %v, ready after %v", l.spec.Name,
+	ev.AnswersAfterNs = int64(n.proc.Started.Add(time.Duration(st.FirstAnswerNs)).Sub(t0))
+	ev.ReadyAfterNs = int64(n.proc.Started.Add(time.Duration(st.ReadyNs)).Sub(t0))
+	caught := ""
+	if g := l.spec.Group; g != nil && g.Height != nil {
+		at, behind, err := r.catchUp(ctx, l, n, max(l.spec.Ready.Timeout, 2*time.Minute))
+		ev.BehindAtReady = behind
+		if err != nil {
+			return fail(err)
+		}
+		ev.CaughtUpNs = int64(at.Sub(t0))
+		caught = fmt.Sprintf(", caught up after %v (%d behind when ready)", time.Duration(ev.CaughtUpNs).Round(time.Millisecond), behind)
+	}
+	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on %s: down %v, answering after %v, ready after %v%s", l.nodeName(n),
 		time.Duration(ev.DownNs).Round(time.Millisecond), time.Duration(ev.AnswersAfterNs).Round(time.Millisecond),
-		time.Duration(ev.ReadyAfterNs).Round(time.Millisecond))
+		time.Duration(ev.ReadyAfterNs).Round(time.Millisecond), caught)
 	return ev
 }
 
@@ -239,15 +254,16 @@ func measureRecovery(events []results.Perturbation, tl *load.Timeline, s results
 }
 
 // recoveryHeadline is a perturbed round's recovery: the longest, over its
-// perturbations, of the time until the load recovered and until the target
-// answered again; NaN without perturbations.
+// perturbations, of the time until the load recovered, until the target
+// answered again and (a group's node) until it caught up; NaN without
+// perturbations.
 func recoveryHeadline(events []results.Perturbation) float64 {
 	if len(events) == 0 {
 		return math.NaN()
 	}
 	var worst int64
 	for _, ev := range events {
-		worst = max(worst, ev.RecoveredNs, ev.AnswersAfterNs)
+		worst = max(worst, ev.RecoveredNs, ev.AnswersAfterNs, ev.CaughtUpNs)
 	}
 	return float64(worst)
 }

@@ -39,10 +39,65 @@ func (r *runner) startMetrics() {
 		return // queried when the run ends
 	}
 	for _, l := range r.live {
-		if l.err == nil && l.metrics != "" {
-			l.collector = metrics.Start(l.metrics, names, interval)
+		for _, n := range l.nodes {
+			if l.err == nil && n.metrics != "" {
+				n.collector = metrics.Start(n.metrics, names, interval)
+			}
 		}
 	}
+}
+
+// nodeMetrics is what a target's scrapers have so far (stop: and stops
+// them): a group's series each labelled with its node, its counts summed.
+// false when nothing is scraped.
+func nodeMetrics(l *live, stop bool) (results.Metrics, bool) {
+	var out results.Metrics
+	found := false
+	for _, n := range l.nodes {
+		if n.collector == nil {
+			continue
+		}
+		var m results.Metrics
+		if stop {
+			m = n.collector.Stop()
+			n.collector = nil
+		} else {
+			m = n.collector.Snapshot()
+		}
+		if l.spec.Group == nil {
+			return m, true
+		}
+		if !found {
+			out, found = m, true
+			out.URL = l.nodes[0].metrics + " (and each node's)"
+			out.Series = nil
+		} else {
+			out.Scrapes += m.Scrapes
+			out.Errors += m.Errors
+			if m.LastError != "" {
+				out.LastError = n.name + ": " + m.LastError
+			}
+		}
+		shift := float64(m.StartUnixNs - out.StartUnixNs) // onto the first scraper's clock
+		for _, sr := range m.Series {
+			if sr.Name == metrics.Load1 && n != l.nodes[0] {
+				continue // the machine's, once
+			}
+			sr.Labels = maps.Clone(sr.Labels)
+			if sr.Labels == nil {
+				sr.Labels = map[string]string{}
+			}
+			sr.Labels["node"] = n.name
+			for i := range sr.Points {
+				sr.Points[i][0] += shift
+			}
+			out.Series = append(out.Series, sr)
+		}
+	}
+	if found && l.spec.Group != nil {
+		out.Derived = metrics.Derive(out, time.Time{}, time.Time{})
+	}
+	return out, found
 }
 
 // scrapeInterval is the time between metrics scrapes: the study's, else
@@ -91,11 +146,10 @@ func (r *runner) stopMetrics() {
 		return
 	}
 	for _, l := range r.live {
-		if l.collector == nil {
+		m, ok := nodeMetrics(l, true)
+		if !ok {
 			continue
 		}
-		m := l.collector.Stop()
-		l.collector = nil
 		l.res.Metrics = &m
 		if m.Errors > 0 {
 			r.warn(fmt.Sprintf("target %s: %d of %d metrics scrapes failed (last: %s)", l.spec.Name, m.Errors, m.Scrapes, m.LastError))

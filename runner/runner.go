@@ -105,17 +105,28 @@ type runner struct {
 
 // live is a target during a run.
 type live struct {
-	spec      *study.Target
-	res       *results.Target
-	proc      *target.Process
-	endpoints map[string]string
-	dataDir   string
-	// started is the spec of the target's latest start, for starting it
+	spec *study.Target
+	res  *results.Target
+	// node is where the target's calls go: the target's one process, or
+	// the first node of a group; nodes are all of them (node first).
+	*node
+	nodes   []*node
+	dataDir string
+	err     error
+}
+
+// node is one process of a target: the target itself, or a node of a
+// group.
+type node struct {
+	name, role string
+	index      int
+	proc       *target.Process
+	endpoints  map[string]string
+	// started is the spec of the node's latest start, for starting it
 	// again after a perturbation.
 	started   target.Spec
 	metrics   string // the expanded metrics URL
 	collector *metrics.Collector
-	err       error
 }
 
 // Run executes the study and returns its results, which are also written
@@ -315,12 +326,7 @@ func (r *runner) save() error {
 
 func (r *runner) stopAll() {
 	for _, l := range r.live {
-		if l.proc != nil {
-			if err := l.proc.Stop(r.o.StopGrace); err != nil {
-				r.warn(err.Error())
-			}
-			l.proc = nil
-		}
+		r.stopNodes(l)
 	}
 	r.stopServices()
 }
@@ -329,7 +335,8 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 	for i := range r.s.Targets {
 		t := &r.s.Targets[i]
 		r.res.Targets = append(r.res.Targets, results.Target{Name: t.Name})
-		l := &live{spec: t, res: &r.res.Targets[len(r.res.Targets)-1]}
+		l := &live{spec: t, res: &r.res.Targets[len(r.res.Targets)-1], node: &node{name: t.Name}}
+		l.nodes = []*node{l.node}
 		r.live = append(r.live, l)
 	}
 	for i, l := range r.live {
@@ -365,11 +372,8 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 					l.res.Startup = medianStartup(l.res.StartupRuns)
 				}
 			}
-			if run < runs && l.proc != nil {
-				if err := l.proc.Stop(r.o.StopGrace); err != nil {
-					r.warn(err.Error())
-				}
-				l.proc = nil
+			if run < runs {
+				r.stopNodes(l)
 			}
 			if err := r.save(); err != nil {
 				return err
@@ -424,14 +428,27 @@ func (r *runner) fail(l *live, err error) {
 // caller builds the driver that loads one target with a call, at the
 // endpoint the call goes to.
 func (r *runner) caller(ctx context.Context, l *live, callName string) (driver.Caller, error) {
-	return build(r, l, callName, func(call *study.Call, endpoint string, o driver.Options) (driver.Caller, error) {
+	newCaller := func(call *study.Call, endpoint string, o driver.Options) (driver.Caller, error) {
 		return driver.New(ctx, call, endpoint, o)
-	})
+	}
+	if g := l.spec.Group; g != nil && g.Calls == "round-robin" {
+		rr := &roundRobin{}
+		for _, n := range l.nodes {
+			c, err := buildAt(r, l, n.endpoints, callName, newCaller)
+			if err != nil {
+				return nil, err
+			}
+			rr.callers = append(rr.callers, c)
+		}
+		return rr, nil
+	}
+	return build(r, l, callName, newCaller)
 }
 
-// asker builds what sends a call to one target once (readiness checks).
-func (r *runner) asker(ctx context.Context, l *live, callName string) (driver.Asker, error) {
-	return build(r, l, callName, func(call *study.Call, endpoint string, o driver.Options) (driver.Asker, error) {
+// askerAt builds what sends a call once to one node of a target, at its
+// endpoints (readiness checks, heights).
+func (r *runner) askerAt(ctx context.Context, l *live, endpoints map[string]string, callName string) (driver.Asker, error) {
+	return buildAt(r, l, endpoints, callName, func(call *study.Call, endpoint string, o driver.Options) (driver.Asker, error) {
 		return driver.NewAsker(ctx, call, endpoint, o)
 	})
 }
@@ -446,13 +463,18 @@ func (r *runner) broker(l *live, callName string) (*driver.Broker, error) {
 // build finds the endpoint a call goes to on a target and builds its driver
 // with newDriver.
 func build[D any](r *runner, l *live, callName string, newDriver func(*study.Call, string, driver.Options) (D, error)) (D, error) {
+	return buildAt(r, l, l.endpoints, callName, newDriver)
+}
+
+// buildAt builds a call's driver for one node of a target, at endpoints.
+func buildAt[D any](r *runner, l *live, endpoints map[string]string, callName string, newDriver func(*study.Call, string, driver.Options) (D, error)) (D, error) {
 	var zero D
 	call := r.s.Calls[callName]
 	epName, err := call.EndpointName(l.spec)
 	if err != nil {
 		return zero, err
 	}
-	d, err := newDriver(call, l.endpoints[epName], driver.Options{Timeout: r.s.Defaults.Timeout})
+	d, err := newDriver(call, endpoints[epName], driver.Options{Timeout: r.s.Defaults.Timeout})
 	if err != nil {
 		return zero, fmt.Errorf("target %s: call %s: %w", l.spec.Name, callName, err)
 	}

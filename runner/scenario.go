@@ -415,15 +415,8 @@ func exitedDuring(l *live, s results.Sample) error {
 	}
 }
 
-// exitedNow reports a target that has exited.
-func exitedNow(l *live) error {
-	select {
-	case <-l.proc.Done():
-		return l.proc.ExitErr()
-	default:
-		return nil
-	}
-}
+// exitedNow reports a target (any of its processes) that has exited.
+func exitedNow(l *live) error { return l.exitedNode() }
 
 func describeRound(rd results.Round) string {
 	if rd.Failed {

@@ -30,10 +30,7 @@ func (r *runner) startOnFreshPorts(ctx context.Context, l *live, cpus []int) err
 	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "address already in use") {
 		return err
 	}
-	if l.proc != nil {
-		l.proc.Stop(r.o.StopGrace)
-		l.proc = nil
-	}
+	r.stopNodes(l)
 	r.warn(fmt.Sprintf("target %s: a port was taken before it could bind it (address already in use): started again on fresh ports", l.spec.Name))
 	return r.startTarget(ctx, l, cpus)
 }
@@ -58,6 +55,9 @@ func medianStartup(runs []results.Startup) *results.Startup {
 
 func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 	t := l.spec
+	if t.Group != nil {
+		return r.startGroup(ctx, l, cpus)
+	}
 	e := r.newExpander(filepath.Join(r.o.Out, "work", t.Name))
 	r.expanders[t.Name] = e // the latest start's, for what is resolved later
 	l.endpoints = map[string]string{}
@@ -176,21 +176,27 @@ func expandEnv(e *expander, what string, env map[string]string) ([]string, error
 // condition, within the ready timeout; an exit of the target ends the wait
 // with its exit status and last output.
 func (r *runner) awaitReady(ctx context.Context, l *live) (*results.Startup, error) {
+	return r.awaitNode(ctx, l, l.node)
+}
+
+// awaitNode polls one node of a target (the target itself, or a node of
+// its group) until its first answer and its ready condition.
+func (r *runner) awaitNode(ctx context.Context, l *live, n *node) (*results.Startup, error) {
 	t := l.spec
 	ctx, cancel := context.WithTimeout(ctx, t.Ready.Timeout)
 	defer cancel()
-	start := l.proc.Started
+	start := n.proc.Started
 	st := &results.Startup{}
 	poll := func(every time.Duration, try func() bool) error {
 		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for !try() {
 			select {
-			case <-l.proc.Done():
-				return l.proc.ExitErr()
+			case <-n.proc.Done():
+				return n.proc.ExitErr()
 			case <-ctx.Done():
 				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-					return fmt.Errorf("target %s: not ready after %v; last output:\n    %s", t.Name, t.Ready.Timeout, strings.Join(l.proc.Tail(), "\n    "))
+					return fmt.Errorf("%s: not ready after %v; last output:\n    %s", l.nodeName(n), t.Ready.Timeout, strings.Join(n.proc.Tail(), "\n    "))
 				}
 				return ctx.Err()
 			case <-tick.C:
@@ -201,12 +207,12 @@ func (r *runner) awaitReady(ctx context.Context, l *live) (*results.Startup, err
 	var first, cond driver.Asker
 	var err error
 	if fa := t.Ready.FirstAnswer; fa != nil {
-		if first, err = r.asker(ctx, l, fa.Call); err != nil {
+		if first, err = r.askerAt(ctx, l, n.endpoints, fa.Call); err != nil {
 			return nil, err
 		}
 	}
 	if c := t.Ready.Condition; c != nil {
-		if cond, err = r.asker(ctx, l, c.Call); err != nil {
+		if cond, err = r.askerAt(ctx, l, n.endpoints, c.Call); err != nil {
 			return nil, err
 		}
 	}
@@ -222,7 +228,7 @@ func (r *runner) awaitReady(ctx context.Context, l *live) (*results.Startup, err
 			return err == nil && res.Status == ""
 		})
 	default:
-		err = poll(10*time.Millisecond, func() bool { return anyOpen(l.endpoints) })
+		err = poll(10*time.Millisecond, func() bool { return anyOpen(n.endpoints) })
 	}
 	if err != nil {
 		return nil, err
@@ -246,22 +252,22 @@ func (r *runner) awaitReady(ctx context.Context, l *live) (*results.Startup, err
 	}
 	if t.Ready.Log != "" {
 		select {
-		case <-l.proc.LineSeen():
-		case <-l.proc.Done():
-			return nil, l.proc.ExitErr()
+		case <-n.proc.LineSeen():
+		case <-n.proc.Done():
+			return nil, n.proc.ExitErr()
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil, fmt.Errorf("target %s: no output line matched %q after %v; last output:\n    %s", t.Name, t.Ready.Log, t.Ready.Timeout, strings.Join(l.proc.Tail(), "\n    "))
+				return nil, fmt.Errorf("%s: no output line matched %q after %v; last output:\n    %s", l.nodeName(n), t.Ready.Log, t.Ready.Timeout, strings.Join(n.proc.Tail(), "\n    "))
 			}
 			return nil, ctx.Err()
 		}
 	}
 	st.ReadyNs = int64(time.Since(start))
-	cpu, rss := l.proc.Usage()
+	cpu, rss := n.proc.Usage()
 	st.CPUNs, st.PeakRSSBytes = int64(cpu), rss
 	// The startup figures are taken: stop sampling /proc, which would
 	// otherwise cost the generator CPU during the rounds.
-	l.proc.StopSampling()
+	n.proc.StopSampling()
 	return st, nil
 }
 

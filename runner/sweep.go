@@ -391,8 +391,8 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 		}
 		c.LatencyNs = s.LatencyNs
 	}
-	if l.collector != nil {
-		cellMetrics(&c, l.collector.Snapshot())
+	if m, ok := nodeMetrics(l, false); ok {
+		cellMetrics(&c, m)
 	}
 	c.Saturated = saturated(sw, &c)
 	return c

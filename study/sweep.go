@@ -160,7 +160,7 @@ func (s *Study) Quick() {
 		if len(sc.Load.Concurrency) > 2 {
 			sc.Load.Concurrency = sc.Load.Concurrency[:2]
 		}
-		if sc.Duration > time.Second {
+		if sc.Duration > time.Second && len(sc.Perturbations) == 0 { // perturbations are timed within the round
 			sc.Duration = time.Second
 			if b := sc.Load.Batch; b != nil {
 				sc.Duration = max(sc.Duration, b.Period) // one batch at least

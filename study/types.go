@@ -66,7 +66,61 @@ type Target struct {
 	MetricsLabels map[string]string `yaml:"metrics_labels" doc:"With metrics.prometheus: the labels that select this target's series on the Prometheus server, e.g. {job: node-a}."`
 	DataDir       string            `yaml:"data_dir" doc:"The target's data directory, measured for disk use."`
 	Consumer      *Consumer         `yaml:"consumer" doc:"The target is a message consumer: for every run tandem fills a fresh queue on the broker at the target's amqp endpoint, starts the consumer and times the drain from the first delivery to the last ack by watching the queue."`
+	Group         *Group            `yaml:"group" doc:"The target is a group of processes made from its start template, one per node: a testnet of validators and full nodes as one target."`
 }
+
+// Group makes a target of several nodes, each a process started from the
+// target's start, endpoints and metrics with its own ${node.*} and
+// ${port.*}; ${group.port.NAME} is one port for the whole group.
+type Group struct {
+	Nodes  []GroupNodes `yaml:"nodes,required" doc:"The nodes by role, in order: ${node.index} counts across them from 0; ${node.name} is the role and its index within it (validator0, full1); ${node.host} is a loopback address of the node's own (127.0.0.1 for index 0, 127.0.0.2 for 1, …)."`
+	Setup  [][]string   `yaml:"setup" doc:"Commands run to completion, in order, at each start of the group from empty, after its ${workdir} is emptied and before its nodes start (e.g. cometbft testnet); argv lists, with ${workdir}, ${group.port.NAME}, ${tandem}, ${studydir}, ${env.NAME}."`
+	Calls  string       `yaml:"calls" doc:"Where the load goes: first (default: the first node) or round-robin (each connection to the next node)."`
+	Height *Probe       `yaml:"height" doc:"A call and the field of its answer that is a node's height (its chain's length): after a perturbation, a node has caught up when its height reaches the group's highest."`
+}
+
+// GroupNodes are the nodes of one role in a group.
+type GroupNodes struct {
+	Role  string `yaml:"role,required" doc:"The role's name (validator, full, …): perturbations can rotate over a role."`
+	Count int    `yaml:"count,required" doc:"How many nodes have this role."`
+}
+
+// Probe names a field of a call's answer.
+type Probe struct {
+	Call string `yaml:"call,required" doc:"The call."`
+	Path string `yaml:"path,required" doc:"The field, as a path into the answer (result.sync_info.latest_block_height)."`
+}
+
+// Size is the group's node count.
+func (g *Group) Size() int {
+	n := 0
+	for _, r := range g.Nodes {
+		n += r.Count
+	}
+	return n
+}
+
+// Member is one node of a group: its index across the group, its role,
+// and its name (the role and its index within the role).
+type Member struct {
+	Index      int
+	Role, Name string
+}
+
+// Members lists the group's nodes in order.
+func (g *Group) Members() []Member {
+	var out []Member
+	for _, r := range g.Nodes {
+		for i := range r.Count {
+			out = append(out, Member{Index: len(out), Role: r.Role, Name: fmt.Sprintf("%s%d", r.Role, i)})
+		}
+	}
+	return out
+}
+
+// MaxGroupNodes bounds a group's size (each node a loopback address of its
+// own, 127.0.0.1 to 127.0.0.64).
+const MaxGroupNodes = 64
 
 // Consumer is a target that consumes from a queue tandem fills: tandem's
 // own raw loop, or a command in any language.
@@ -263,6 +317,8 @@ type Perturbation struct {
 	For    time.Duration `yaml:"for" doc:"How long the target stays stopped, killed or paused before it is started again or resumed; required for pause, default 0 (at once) for the others."`
 	Every  time.Duration `yaml:"every" doc:"Repeat every so long from at, while the round lasts; default once."`
 	Target string        `yaml:"target" doc:"The target it is done to; default each target of the scenario, in its own rounds."`
+	Node   string        `yaml:"node" doc:"In a group target: the node it is done to, by name (full0); default the first node of role, else the group's first node."`
+	Role   string        `yaml:"role" doc:"In a group target: with every, the nodes of this role in turn (full0, full1, full0, …)."`
 }
 
 // Load is a scenario's load shape.

@@ -229,7 +229,7 @@ func (v *validator) placeholders(path string, val any, targetOnly bool) {
 			return "", targetOnly && !targetName(name) || !targetOnly && !validCaseVar(name)
 		})
 		if err != nil {
-			v.errorf(path, "${port.NAME}, ${env.NAME}, ${services.NAME.ENDPOINT}, ${tandem}, ${workdir} or ${studydir}", "%v", err)
+			v.errorf(path, "${port.NAME}, ${env.NAME}, ${services.NAME.ENDPOINT}, ${tandem}, ${workdir} or ${studydir} (in a group target also ${node.index}, ${node.name}, ${node.role}, ${node.host}, ${group.port.NAME})", "%v", err)
 			return
 		}
 		for _, name := range Placeholders(x) {
@@ -257,9 +257,24 @@ func targetName(name string) bool {
 			svc, ep, ok := strings.Cut(rest, ".")
 			return ok && namePattern.MatchString(svc) && namePattern.MatchString(ep)
 		}
+		if ns == "node" {
+			return slices.Contains(nodeNames, rest)
+		}
+		if ns == "group" {
+			port, ok := strings.CutPrefix(rest, "port.")
+			return ok && identPattern.MatchString(port)
+		}
 		return (ns == "port" || ns == "env") && identPattern.MatchString(rest)
 	}
 	return name == "tandem" || name == "workdir" || name == "studydir"
+}
+
+// nodeNames are the ${node.*} placeholders of a group target's nodes.
+var nodeNames = []string{"index", "name", "role", "host"}
+
+// groupOnly reports whether a placeholder names a group's node or ports.
+func groupOnly(name string) bool {
+	return strings.HasPrefix(name, "node.") || strings.HasPrefix(name, "group.")
 }
 
 func validCaseVar(name string) bool { return targetName(name) || identPattern.MatchString(name) }

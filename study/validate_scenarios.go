@@ -228,8 +228,22 @@ func (v *validator) perturbations(path string, sc *Scenario) {
 			on = []string{pt.Target}
 		}
 		for _, name := range on {
-			if t := v.s.Target(name); t != nil && t.Start == nil {
+			t := v.s.Target(name)
+			if t != nil && t.Start == nil {
 				v.errorf(pp+".target", "a target tandem starts (it has a start section)", "target %s is not started by tandem", name)
+			}
+			if t == nil || (pt.Node == "" && pt.Role == "") {
+				continue
+			}
+			switch {
+			case t.Group == nil:
+				v.errorf(pp, "node and role only on a group target", "target %s is not a group", name)
+			case pt.Node != "" && pt.Role != "":
+				v.errorf(pp+".node", "node or role, not both", "both")
+			case pt.Node != "" && !slices.ContainsFunc(t.Group.Members(), func(m Member) bool { return m.Name == pt.Node }):
+				v.errorf(pp+".node", "a node of group "+name+" (validator0, full1, …)", "no node %q", pt.Node)
+			case pt.Role != "" && !slices.ContainsFunc(t.Group.Nodes, func(g GroupNodes) bool { return g.Role == pt.Role }):
+				v.errorf(pp+".role", "a role of group "+name, "no role %q", pt.Role)
 			}
 		}
 	}

@@ -23,9 +23,62 @@ func (v *validator) target(path string, t *Target) {
 	v.start(path, t.Start, strs)
 	for _, p := range slices.Sorted(maps.Keys(strs)) {
 		v.placeholders(p, strs[p], true)
+		if t.Group == nil {
+			if n := slices.IndexFunc(Placeholders(strs[p]), groupOnly); n >= 0 {
+				v.errorf(p, "${node.*} and ${group.port.*} only in a group target", "${%s}", Placeholders(strs[p])[n])
+			}
+		}
 	}
 	v.targetReady(path, t)
+	if t.Group != nil {
+		v.group(path, t)
+	}
 }
+
+// group checks a group target: nodes by role, a start to make them from,
+// setup commands without a node's placeholders.
+func (v *validator) group(path string, t *Target) {
+	g := t.Group
+	p := path + ".group"
+	if t.Start == nil {
+		v.errorf(path+".start", "a start: each node of the group is started from it", "no start")
+	}
+	if t.Consumer != nil {
+		v.errorf(p, "a group or a consumer, not both", "both")
+	}
+	roles := map[string]bool{}
+	for i, r := range g.Nodes {
+		rp := fmt.Sprintf("%s.nodes[%d]", p, i)
+		if !rolePattern.MatchString(r.Role) || roles[r.Role] {
+			v.errorf(rp+".role", "a unique name of lower-case letters and digits (validator, full)", "role %q", r.Role)
+		}
+		roles[r.Role] = true
+		if r.Count < 1 {
+			v.errorf(rp+".count", "at least 1", "count %d", r.Count)
+		}
+	}
+	if n := g.Size(); n > MaxGroupNodes {
+		v.errorf(p+".nodes", fmt.Sprintf("at most %d nodes", MaxGroupNodes), "%d nodes", n)
+	}
+	if g.Calls != "" && g.Calls != "first" && g.Calls != "round-robin" {
+		v.errorf(p+".calls", "first or round-robin", "calls %q", g.Calls)
+	}
+	strs := map[string]string{}
+	v.argvs(p+".setup", "setup", g.Setup, strs)
+	for _, k := range slices.Sorted(maps.Keys(strs)) {
+		v.placeholders(k, strs[k], true)
+		for _, name := range Placeholders(strs[k]) {
+			if strings.HasPrefix(name, "node.") {
+				v.errorf(k, "${workdir}, ${group.port.NAME}, ${tandem}, ${studydir} or ${env.NAME}: setup runs once for the group", "${%s}", name)
+			}
+		}
+	}
+	if h := g.Height; h != nil {
+		v.callRef(p+".height.call", h.Call)
+	}
+}
+
+var rolePattern = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
 
 // start checks a start section (of a target or a service) and collects its
 // strings for the placeholder check.
@@ -200,6 +253,10 @@ func WipeInWorkdir(w string) bool {
 		return true
 	}
 	rest, ok := strings.CutPrefix(w, "${workdir}/")
+	// a node's index, name and role are plain words: a path of its own
+	for _, n := range []string{"${node.index}", "${node.name}", "${node.role}"} {
+		rest = strings.ReplaceAll(rest, n, "n")
+	}
 	if !ok || strings.Contains(rest, "${") {
 		return false
 	}

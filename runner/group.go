@@ -1,0 +1,270 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tandem-bench/tandem/driver"
+	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/study"
+	"github.com/tandem-bench/tandem/target"
+)
+
+// nodeName names a node in messages: "target a", or "target net node full0".
+func (l *live) nodeName(n *node) string {
+	if l.spec.Group == nil {
+		return "target " + l.spec.Name
+	}
+	return fmt.Sprintf("target %s node %s", l.spec.Name, n.name)
+}
+
+// running reports whether any of the target's processes runs.
+func (l *live) running() bool {
+	return slices.ContainsFunc(l.nodes, func(n *node) bool { return n.proc != nil })
+}
+
+// stopNodes stops every process of the target; the errors are warnings.
+func (r *runner) stopNodes(l *live) {
+	for _, n := range l.nodes {
+		if n.proc != nil {
+			if err := n.proc.Stop(r.o.StopGrace); err != nil {
+				r.warn(err.Error())
+			}
+			n.proc = nil
+		}
+	}
+}
+
+// exitedNode is the exit of any of the target's processes, if one exited.
+func (l *live) exitedNode() error {
+	for _, n := range l.nodes {
+		if n.proc == nil {
+			continue
+		}
+		select {
+		case <-n.proc.Done():
+			return n.proc.ExitErr()
+		default:
+		}
+	}
+	return nil
+}
+
+// startGroup starts a group target from empty: its work dir made anew, its
+// setup commands run, then each node started from the target's start with
+// its own ${node.*} and ports; the group is ready when every node is.
+func (r *runner) startGroup(ctx context.Context, l *live, cpus []int) error {
+	t := l.spec
+	g := t.Group
+	workdir := filepath.Join(r.o.Out, "work", t.Name)
+	if err := os.RemoveAll(workdir); err != nil {
+		return fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	if err := os.MkdirAll(workdir, 0o755); err != nil {
+		return fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	ge := r.newExpander(workdir)
+	ge.groupPorts = map[string]int{}
+	dataDir, err := ge.expand(t.DataDir)
+	if err != nil {
+		return fmt.Errorf("target %s: data_dir: %w", t.Name, err)
+	}
+	if dataDir != "" {
+		if dataDir, err = filepath.Abs(dataDir); err != nil {
+			return fmt.Errorf("target %s: data_dir: %w", t.Name, err)
+		}
+	}
+	l.dataDir, l.res.DataDir = dataDir, dataDir
+	t0 := time.Now()
+	for i, argv := range g.Setup {
+		expanded, err := ge.all(argv)
+		if err != nil {
+			return fmt.Errorf("target %s: setup[%d]: %w", t.Name, i, err)
+		}
+		r.progress("target %s: setup: %s", t.Name, ge.redact(strings.Join(expanded, " ")))
+		spec := target.Spec{Name: "target " + t.Name + ": setup", Dir: workdir, Redact: ge.redact}
+		if err := target.RunOnce(ctx, spec, expanded); err != nil {
+			return err
+		}
+	}
+	l.nodes, l.res.Nodes = nil, nil
+	for _, m := range g.Members() {
+		e := ge.forNode(m)
+		n := &node{name: m.Name, role: m.Role, index: m.Index, endpoints: map[string]string{}}
+		for name, ep := range t.Endpoints {
+			v, err := e.expand(ep)
+			if err != nil {
+				return fmt.Errorf("target %s node %s: endpoint %s: %w", t.Name, m.Name, name, err)
+			}
+			n.endpoints[name] = v
+		}
+		if n.metrics, err = e.expand(t.Metrics); err != nil {
+			return fmt.Errorf("target %s node %s: metrics: %w", t.Name, m.Name, err)
+		}
+		spec, err := r.startSpec(e, l.nodeName(n), t.Start)
+		if err != nil {
+			return err
+		}
+		spec.Name = t.Name + "/" + m.Name
+		if t.Start.CPUs == "" {
+			spec.CPUs = cpus
+		}
+		if t.Ready.Log != "" {
+			spec.ReadyLine = regexp.MustCompile(t.Ready.Log) // validated
+		}
+		n.started = spec
+		if m.Index == 0 {
+			r.expanders[t.Name] = e // where the calls go: the first node's
+		}
+		cmd := e.shown(t.Start.Command, spec.Command)
+		l.res.Nodes = append(l.res.Nodes, results.Node{Name: m.Name, Role: m.Role, Index: m.Index, Command: cmd, Endpoints: maps.Clone(n.endpoints)})
+		l.nodes = append(l.nodes, n)
+		if m.Index == 0 {
+			l.node = n
+		}
+		r.progress("%s: starting %s", l.nodeName(n), strings.Join(cmd, " "))
+		if n.proc, err = target.Start(ctx, spec); err != nil {
+			l.res.Nodes[m.Index].Error = err.Error()
+			return err
+		}
+	}
+	l.res.Command = l.res.Nodes[0].Command
+	l.endpoints = l.node.endpoints
+	st := &results.Startup{FirstAnswerNs: -1}
+	for _, n := range l.nodes {
+		ns, err := r.awaitNode(ctx, l, n)
+		if err != nil {
+			l.res.Nodes[n.index].Error = err.Error()
+			return err
+		}
+		l.res.Nodes[n.index].Startup = ns
+		first := int64(n.proc.Started.Add(time.Duration(ns.FirstAnswerNs)).Sub(t0))
+		if st.FirstAnswerNs < 0 || first < st.FirstAnswerNs {
+			st.FirstAnswerNs = first
+		}
+		st.ReadyNs = max(st.ReadyNs, int64(n.proc.Started.Add(time.Duration(ns.ReadyNs)).Sub(t0)))
+		st.CPUNs += ns.CPUNs
+		st.PeakRSSBytes += ns.PeakRSSBytes
+	}
+	if dataDir != "" {
+		if st.DiskBytes, err = target.DiskUsage(dataDir); err != nil {
+			r.warn(fmt.Sprintf("target %s: disk use of %s: %v", t.Name, dataDir, err))
+		}
+	}
+	l.res.Startup = st
+	r.progress("target %s: %d nodes, the first answering after %v, all ready after %v", t.Name, len(l.nodes),
+		time.Duration(st.FirstAnswerNs).Round(time.Millisecond), time.Duration(st.ReadyNs).Round(time.Millisecond))
+	return nil
+}
+
+// height asks a node of a group for its height by the group's probe.
+func (r *runner) height(ctx context.Context, l *live, n *node) (int64, error) {
+	h := l.spec.Group.Height
+	a, err := r.askerAt(ctx, l, n.endpoints, h.Call)
+	if err != nil {
+		return 0, err
+	}
+	ans, res, err := a.Ask(ctx)
+	switch {
+	case err != nil:
+		return 0, err
+	case res.Status != "":
+		return 0, fmt.Errorf("%s answered %s", h.Call, res.Status)
+	case len(ans) == 0:
+		return 0, fmt.Errorf("%s: no answer", h.Call)
+	}
+	v, ok := number(ans[0], h.Path)
+	if !ok {
+		return 0, fmt.Errorf("%s: no number at %s", h.Call, h.Path)
+	}
+	return int64(v), nil
+}
+
+// catchUp waits until n's height reaches the highest of the group's other
+// nodes, and returns when it did and how far behind it was at first.
+func (r *runner) catchUp(ctx context.Context, l *live, n *node, within time.Duration) (at time.Time, behind int64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	first := true
+	for {
+		var top int64 = -1
+		for _, o := range l.nodes {
+			if o == n || o.proc == nil {
+				continue
+			}
+			if h, err := r.height(ctx, l, o); err == nil {
+				top = max(top, h)
+			}
+		}
+		mine, err := r.height(ctx, l, n)
+		if err == nil && top >= 0 {
+			if first {
+				behind, first = max(top-mine, 0), false
+			}
+			if mine >= top {
+				return time.Now(), behind, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return time.Time{}, behind, fmt.Errorf("%s did not catch up within %v (height %d, the group's %d)", l.nodeName(n), within, mine, top)
+			}
+			return time.Time{}, behind, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// roundRobin spreads a load's connections over a group's nodes: each
+// connection to the next node. It asks (readiness, probes) the first.
+type roundRobin struct {
+	callers []driver.Caller
+	next    int
+}
+
+func (rr *roundRobin) Dial(ctx context.Context) (load.Conn, error) {
+	c := rr.callers[rr.next%len(rr.callers)]
+	rr.next++
+	return c.Dial(ctx)
+}
+
+func (rr *roundRobin) Ask(ctx context.Context) ([][]byte, load.Result, error) {
+	return rr.callers[0].Ask(ctx)
+}
+
+// pickNode is the node of l a perturbation is done to: the named one, the
+// k-th of its role in turn (k counting the perturbation's occurrences),
+// else the first node.
+func pickNode(l *live, p *study.Perturbation, k int) *node {
+	if p.Node != "" {
+		for _, n := range l.nodes {
+			if n.name == p.Node {
+				return n
+			}
+		}
+	}
+	if p.Role != "" {
+		var of []*node
+		for _, n := range l.nodes {
+			if n.role == p.Role {
+				of = append(of, n)
+			}
+		}
+		if len(of) > 0 {
+			return of[k%len(of)]
+		}
+	}
+	return l.nodes[0]
+}
