@@ -396,7 +396,7 @@ func metricFigures(r *results.Results, col colours) []figure {
 			who, colour := tg.Name, col[tg.Name]
 			if node != "" {
 				who = tg.Name + " " + node
-				colour += len(lines[k]) // each node its own colour
+				colour = len(col) + len(lines[k]) // each node a colour no target has
 			}
 			if machineWide(s.Name) {
 				who = "machine"

@@ -377,7 +377,7 @@ func perturbationTable(sc *results.Scenario) (table, bool) {
 			if ev.Node != "" {
 				who += " " + ev.Node
 			}
-			row := []string{who, fmt.Sprint(rd.Round), ms(ev.AtNs), ev.Action, ms(ev.DownNs), ms(ev.AnswersAfterNs),
+			row := []string{who, fmt.Sprint(rd.Round), human.Duration(float64(ev.AtNs)), ev.Action, ms(ev.DownNs), ms(ev.AnswersAfterNs),
 				ms(ev.RecoveredNs), strconv.FormatInt(ev.Errors, 10),
 				human.Number(ev.OKPerSBefore) + " → " + human.Number(ev.OKPerSDuring), ms(ev.P99BeforeNs) + " → " + ms(ev.P99DuringNs)}
 			if caught {

@@ -74,16 +74,10 @@ func (r *runner) startGroup(ctx context.Context, l *live, cpus []int) error {
 	}
 	ge := r.newExpander(workdir)
 	ge.groupPorts = map[string]int{}
-	dataDir, err := ge.expand(t.DataDir)
+	dataDir, err := r.setDataDir(ge, l)
 	if err != nil {
-		return fmt.Errorf("target %s: data_dir: %w", t.Name, err)
+		return err
 	}
-	if dataDir != "" {
-		if dataDir, err = filepath.Abs(dataDir); err != nil {
-			return fmt.Errorf("target %s: data_dir: %w", t.Name, err)
-		}
-	}
-	l.dataDir, l.res.DataDir = dataDir, dataDir
 	t0 := time.Now()
 	for i, argv := range g.Setup {
 		expanded, err := ge.all(argv)
@@ -207,6 +201,10 @@ func (r *runner) catchUp(ctx context.Context, l *live, n *node, within time.Dura
 				top = max(top, h)
 			}
 		}
+		others := slices.ContainsFunc(l.nodes, func(o *node) bool { return o != n && o.proc != nil })
+		if !others {
+			return time.Now(), 0, nil // nothing to catch up with
+		}
 		mine, err := r.height(ctx, l, n)
 		if err == nil && top >= 0 {
 			if first {
@@ -228,11 +226,15 @@ func (r *runner) catchUp(ctx context.Context, l *live, n *node, within time.Dura
 }
 
 // roundRobin spreads a load's connections over a group's nodes: each
-// connection to the next node. It asks (readiness, probes) the first.
+// connection to the next node, from the first at every run (reset). It
+// asks (readiness, probes) the first.
 type roundRobin struct {
 	callers []driver.Caller
 	next    int
 }
+
+// reset makes the next run's first connection go to the first node.
+func (rr *roundRobin) reset() { rr.next = 0 }
 
 func (rr *roundRobin) Dial(ctx context.Context) (load.Conn, error) {
 	c := rr.callers[rr.next%len(rr.callers)]

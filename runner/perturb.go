@@ -66,9 +66,13 @@ func (r *runner) perturbed(ctx context.Context, sc *study.Scenario, m measurer, 
 	events := <-done
 	measureRecovery(events, tl, s)
 	for _, ev := range events {
-		if ev.Error != "" && err == nil {
-			err = fmt.Errorf("%s at %v: %s", ev.Action, time.Duration(ev.AtNs).Round(time.Millisecond), ev.Error)
-			r.fail(l, err)
+		if ev.Error != "" {
+			perr := fmt.Errorf("%s at %v: %s", ev.Action, time.Duration(ev.AtNs).Round(time.Millisecond), ev.Error)
+			r.fail(l, perr)
+			if err == nil {
+				err = perr
+			}
+			break
 		}
 	}
 	return s, events, err
@@ -119,6 +123,11 @@ func (r *runner) perturbOnce(ctx context.Context, l *live, n *node, p *study.Per
 		return ev
 	}
 	old := n.proc
+	select {
+	case <-old.Done(): // it died before: a crash, not the perturbation's doing
+		return fail(fmt.Errorf("had exited before the %s: %w", p.Action, old.ExitErr()))
+	default:
+	}
 	if p.Action == study.ActionPause {
 		if err := old.Pause(); err != nil {
 			return fail(err)
@@ -215,18 +224,24 @@ func measureRecovery(events []results.Perturbation, tl *load.Timeline, s results
 	}
 	for k := range events {
 		ev := &events[k]
-		end := steps * step
+		// this event's steps: from its action's to the next one's
+		// (exclusive: a step is counted once), or the timeline's end
+		from, to := ev.AtNs/step, steps
 		if k+1 < len(events) {
-			end = events[k+1].AtNs
+			to = min(events[k+1].AtNs/step, steps)
 		}
 		first, last := int64(-1), int64(-1)
 		down := ev.AtNs + ev.ReadyAfterNs + int64(time.Second) // a target never ready again: down to the end
 		if ev.ReadyAfterNs == 0 {
-			down = end
+			down = to * step
 		}
-		for i := ev.AtNs / step; i < min((end+step-1)/step, steps); i++ {
+		recovered := false // once a second without a failure has passed since the target was ready
+		for i := from; i < to; i++ {
 			_, failed := tl.At(int(i))
 			if failed == 0 {
+				if last >= 0 && !recovered && (i-last)*step >= int64(time.Second) && i*step >= ev.AtNs+ev.ReadyAfterNs {
+					recovered = true
+				}
 				continue
 			}
 			ev.Errors += failed
@@ -236,7 +251,9 @@ func measureRecovery(events []results.Perturbation, tl *load.Timeline, s results
 			if first < 0 {
 				first = i
 			}
-			last = i
+			if !recovered { // a stray failure long after is not the fault's
+				last = i
+			}
 		}
 		if first >= 0 {
 			ev.FirstErrorNs = max(first*step-ev.AtNs, 0)

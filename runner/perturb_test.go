@@ -34,7 +34,7 @@ func listens(t *testing.T, file string) []time.Time {
 }
 
 // TestPerturbationsUnderOpenLoop kills a plain HTTP target under an open
-// loop and starts it again (it listens 300 ms after its start): the
+// loop and starts it again (it listens 1 s after its start): the
 // results say when it answered again and when the load recovered, both
 // within 100 ms of when the fixture really listened again, and count the
 // error burst. A pause stalls the load without errors; a wipe-and-restart
@@ -57,7 +57,7 @@ defaults: {rounds: 1, warmup: 50ms, max_rate_shortfall: 10}
 targets:
   - name: a
     start:
-      command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --start-delay, 300ms, --listen-log, "${workdir}/listens"]
+      command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --start-delay, 1s, --listen-log, "${workdir}/listens"]
       env: {TANDEM_TEST_DELAY: "1"}
     endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
     ready: {first_answer: {call: ping}, timeout: 20s}
@@ -92,7 +92,7 @@ scenarios:
   - name: recovery
     call: ping
     load: {rate: 100, connections: 1}
-    duration: 1500ms
+    duration: 2s
     rounds: 3
     metric: recovery
     perturbations: [{at: 500ms, action: kill}]
@@ -131,8 +131,8 @@ scenarios:
 		t.Fatalf("the fixture listened %d times; want a start and a restart", len(ls))
 	}
 	down := ls[1].Sub(ev.Time)
-	if down < 450*time.Millisecond {
-		t.Fatalf("the fixture was down %v: less than the kill's 200 ms and its 300 ms start", down)
+	if down < 1200*time.Millisecond {
+		t.Fatalf("the fixture was down %v: less than the kill's 200 ms and its 1 s start", down)
 	}
 	within("answers again after", time.Duration(ev.AnswersAfterNs), down)
 	within("the load recovered after", time.Duration(ev.RecoveredNs), down)
@@ -170,8 +170,9 @@ scenarios:
 	if len(ls) == 0 || ls[0].Before(ev.Time) {
 		t.Errorf("after the wipe the log has starts %v; want the first after the wipe at %v", ls, ev.Time)
 	}
-	// recovery: w starts at once, a listens 300 ms after its start; the
-	// fault's errors do not make either failing
+	// recovery: w starts at once, a listens 1 s after its start (a restart
+	// of this -race binary on a busy machine can take a few hundred ms
+	// more or less); the fault's errors do not make either failing
 	sc := res.Scenarios[3]
 	if len(sc.Comparisons) != 1 || sc.Comparisons[0].Candidate != "w" || sc.Comparisons[0].Verdict != "faster" {
 		t.Errorf("recovery: %+v; want w faster than a", sc.Comparisons)

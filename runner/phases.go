@@ -173,7 +173,9 @@ func (r *runner) queryMetrics(mc *study.MetricsConfig) {
 			}
 			labels[k] = e
 		}
-		m := metrics.QueryRange(context.Background(), mc.Prometheus, mc.Series, labels, r.metricsStart, time.Now(), r.scrapeEvery)
+		// the study's step (default 1 s): a range query answers at most
+		// 11,000 points a series, and a query's step does not alias
+		m := metrics.QueryRange(context.Background(), mc.Prometheus, mc.Series, labels, r.metricsStart, time.Now(), mc.Interval)
 		l.res.Metrics = &m
 		if m.Errors > 0 {
 			r.warn(fmt.Sprintf("target %s: %d of %d Prometheus queries failed (last: %s)", l.spec.Name, m.Errors, m.Scrapes, m.LastError))

@@ -107,7 +107,7 @@ func NewPlan(s *study.Study, o Options) Plan {
 	}
 	for _, sc := range scenarios {
 		if sc.Sweep != nil {
-			add(sweepStep(s, sc))
+			add(sweepStep(s, sc, o.Rounds))
 		} else {
 			add(scenarioStep(s, sc, o.Rounds))
 		}
@@ -162,13 +162,17 @@ func scenarioStep(s *study.Study, sc *study.Scenario, roundsOverride int) PlanSt
 // sweepStep estimates a sweep: its cells (or a search's probes) on each
 // target, each a cell's duration, plus the wait for the mempool to drain
 // where blocks confirm.
-func sweepStep(s *study.Study, sc *study.Scenario) PlanStep {
+func sweepStep(s *study.Study, sc *study.Scenario, roundsOverride int) PlanStep {
 	sw := sc.Sweep
 	cells := len(sw.Connections) * len(sw.Rate)
 	what := fmt.Sprintf("%d cells", cells)
-	if sc.Rounds > 1 {
-		what += fmt.Sprintf(" × %d rounds", sc.Rounds)
-		cells *= sc.Rounds
+	rounds := sc.Rounds
+	if roundsOverride > 0 {
+		rounds = roundsOverride
+	}
+	if rounds > 1 && sw.Search == nil {
+		what += fmt.Sprintf(" × %d rounds", rounds)
+		cells *= rounds
 	}
 	if q := sw.Search; q != nil && q.To > q.From && q.From > 0 {
 		precision := q.Precision

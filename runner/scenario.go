@@ -68,11 +68,21 @@ func (m loops) at(level int) measurer {
 }
 
 func (m loops) warm(ctx context.Context, l *live, d time.Duration) (results.Sample, error) {
-	return m.warmShape(m.level)(ctx, m.callers[l.spec.Name], 0, d, nil)
+	return m.warmShape(m.level)(ctx, m.caller(l), 0, d, nil)
 }
 
 func (m loops) measure(ctx context.Context, l *live, requests int64, bound time.Duration, live *load.Live) (results.Sample, error) {
-	return m.shape(m.level)(ctx, m.callers[l.spec.Name], requests, bound, live)
+	return m.shape(m.level)(ctx, m.caller(l), requests, bound, live)
+}
+
+// caller is l's caller, ready for a run: a group's round robin starts
+// again from its first node, so every run spreads the same way.
+func (m loops) caller(l *live) driver.Caller {
+	c := m.callers[l.spec.Name]
+	if rr, ok := c.(*roundRobin); ok {
+		rr.reset()
+	}
+	return c
 }
 
 // closedLoop is a closed loop of clients at the given concurrency.

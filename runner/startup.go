@@ -68,16 +68,10 @@ func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 		}
 		l.endpoints[name] = v
 	}
-	dataDir, err := e.expand(t.DataDir)
+	dataDir, err := r.setDataDir(e, l)
 	if err != nil {
-		return fmt.Errorf("target %s: data_dir: %w", t.Name, err)
+		return err
 	}
-	if dataDir != "" {
-		if dataDir, err = filepath.Abs(dataDir); err != nil {
-			return fmt.Errorf("target %s: data_dir: %w", t.Name, err)
-		}
-	}
-	l.dataDir, l.res.DataDir = dataDir, dataDir
 	if l.metrics, err = e.expand(t.Metrics); err != nil {
 		return fmt.Errorf("target %s: metrics: %w", t.Name, err)
 	}
@@ -121,6 +115,21 @@ func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 		time.Duration(st.FirstAnswerNs).Round(time.Millisecond), time.Duration(st.ReadyNs).Round(time.Millisecond),
 		time.Duration(st.CPUNs).Round(time.Millisecond), float64(st.PeakRSSBytes)/(1<<20), float64(st.DiskBytes)/(1<<20))
 	return nil
+}
+
+// setDataDir resolves the target's data_dir (absolute) and records it.
+func (r *runner) setDataDir(e *expander, l *live) (string, error) {
+	dataDir, err := e.expand(l.spec.DataDir)
+	if err != nil {
+		return "", fmt.Errorf("target %s: data_dir: %w", l.spec.Name, err)
+	}
+	if dataDir != "" {
+		if dataDir, err = filepath.Abs(dataDir); err != nil {
+			return "", fmt.Errorf("target %s: data_dir: %w", l.spec.Name, err)
+		}
+	}
+	l.dataDir, l.res.DataDir = dataDir, dataDir
+	return dataDir, nil
 }
 
 // startSpec expands a start section (of a target or a service) into a

@@ -199,6 +199,14 @@ func (v *validator) perturbations(path string, sc *Scenario) {
 			if pt.Action == ActionRestart && pt.For > 0 {
 				v.errorf(pp+".for", "no for with restart (it starts again at once; stop takes a for)", "for %v", pt.For)
 			}
+			if pt.Action == ActionWipeAndRestart {
+				for _, name := range targets {
+					if t := v.s.Target(name); t != nil && t.Start != nil && len(t.Start.Wipe)+len(t.Start.WipeOutside)+len(t.Start.Init) == 0 &&
+						(pt.Target == "" || pt.Target == name) {
+						v.errorf(pp+".action", "wipe-and-restart of a target with start.wipe or start.init (else it is a restart)", "target %s has neither", name)
+					}
+				}
+			}
 		case ActionPause:
 			if pt.For <= 0 {
 				v.errorf(pp+".for", "how long the pause lasts", "no for")

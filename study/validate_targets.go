@@ -50,7 +50,7 @@ func (v *validator) group(path string, t *Target) {
 	for i, r := range g.Nodes {
 		rp := fmt.Sprintf("%s.nodes[%d]", p, i)
 		if !rolePattern.MatchString(r.Role) || roles[r.Role] {
-			v.errorf(rp+".role", "a unique name of lower-case letters and digits (validator, full)", "role %q", r.Role)
+			v.errorf(rp+".role", "a unique name of lower-case letters and digits, ending in a letter (validator, full)", "role %q", r.Role)
 		}
 		roles[r.Role] = true
 		if r.Count < 1 {
@@ -63,22 +63,36 @@ func (v *validator) group(path string, t *Target) {
 	if g.Calls != "" && g.Calls != "first" && g.Calls != "round-robin" {
 		v.errorf(p+".calls", "first or round-robin", "calls %q", g.Calls)
 	}
+	if g.Calls == "round-robin" {
+		for i, sc := range v.s.Scenarios {
+			if sc.Load.Engine == "loop" && (len(sc.Targets) == 0 || slices.Contains(sc.Targets, t.Name)) {
+				v.errorf(p+".calls", "first with engine loop (round-robin spreads the workers engine's connections)",
+					"round-robin, and scenarios[%d] runs on engine loop", i)
+				break
+			}
+		}
+	}
 	strs := map[string]string{}
 	v.argvs(p+".setup", "setup", g.Setup, strs)
 	for _, k := range slices.Sorted(maps.Keys(strs)) {
 		v.placeholders(k, strs[k], true)
 		for _, name := range Placeholders(strs[k]) {
-			if strings.HasPrefix(name, "node.") {
+			if strings.HasPrefix(name, "node.") || strings.HasPrefix(name, "port.") {
 				v.errorf(k, "${workdir}, ${group.port.NAME}, ${tandem}, ${studydir} or ${env.NAME}: setup runs once for the group", "${%s}", name)
 			}
 		}
+	}
+	if slices.ContainsFunc(Placeholders(t.DataDir), func(n string) bool { return strings.HasPrefix(n, "node.") || strings.HasPrefix(n, "port.") }) {
+		v.errorf(path+".data_dir", "the group's data directory: ${workdir} or a path under it without ${node.*} or ${port.*}", "%q", t.DataDir)
 	}
 	if h := g.Height; h != nil {
 		v.callRef(p+".height.call", h.Call)
 	}
 }
 
-var rolePattern = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+// rolePattern: a role does not end in a digit, so node names (the role
+// and an index) never collide.
+var rolePattern = regexp.MustCompile(`^[a-z]([a-z0-9]*[a-z])?$`)
 
 // start checks a start section (of a target or a service) and collects its
 // strings for the placeholder check.

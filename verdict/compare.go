@@ -144,6 +144,9 @@ func sweepCells(r *results.Results) ([]sweepKey, map[sweepKey][]results.Cell) {
 	runs := map[sweepKey][]results.Cell{}
 	for i := range r.Sweeps {
 		sw := &r.Sweeps[i]
+		if len(sw.Search) > 0 {
+			continue // a search's probes are where its bisection went, not a grid two runs share
+		}
 		cks, cruns := Cells(sw)
 		for _, ck := range cks {
 			k := sweepKey{sw.Scenario, sw.Target, ck}

@@ -27,8 +27,8 @@ func Startup(p stats.Policy, targets []results.Target, baseline string) {
 			base = &targets[i]
 		}
 	}
-	if base == nil {
-		return
+	if base == nil || len(base.StartupRuns) == 0 && base.Error == "" {
+		return // no baseline, or one tandem does not start
 	}
 	bs := StartupSide(base)
 	for i := range targets {
