@@ -92,7 +92,7 @@ step "staticcheck"
 step "go test -race"
 # the packages that take longest first, so that the short ones fill the
 # other core while they run (go test starts packages in the order named)
-go test -race -count=1 -timeout 10m ./runner ./cmd/tandem ./runner/drains ./driver/amqpdrv ./load ./cost ./...
+go test -race -count=1 -timeout 10m ./runner ./cmd/tandem ./comet ./runner/drains ./driver/amqpdrv ./load ./cost ./...
 
 step "Kubernetes Job against k8s.io/api's types (a module of its own: k8s.io/api is large to build)"
 (cd internal/k8sjob/apicheck && go test -count=1 ./...)
