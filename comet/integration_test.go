@@ -39,6 +39,7 @@ func needTool(t *testing.T, name string) string {
 func TestQuickGridAgainstCometBFT(t *testing.T) {
 	needTool(t, "cometbft")
 	report := needTool(t, "report")
+	t.Parallel() // counts, and latencies set by the block interval
 	s, err := study.Read("../examples/cometbft/study.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +117,7 @@ func qaGrid(t *testing.T, timeoutCommit string) *results.Results {
 // run to run at 1 s blocks, as wide as the slowdown.
 func TestCompareQAGridPlantedSlowdown(t *testing.T) {
 	needTool(t, "cometbft")
+	t.Parallel() // a 5× slowdown of the blocks, beyond what a busy machine moves
 	base, head := qaGrid(t, "200ms"), qaGrid(t, "1s")
 	for _, r := range []*results.Results{base, head} {
 		if len(r.Sweeps) != 1 || len(r.Sweeps[0].Cells) != 3 || r.Sweeps[0].Summary[0].Saturated != 0 {

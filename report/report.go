@@ -355,9 +355,25 @@ func machineLine(r *results.Results) string {
 // perturbationTable lists the faults done in a scenario's rounds and what
 // they did; false when there were none.
 func perturbationTable(sc *results.Scenario) (table, bool) {
-	t := table{Title: "Perturbations: " + sc.Name,
+	var runs []perturbedRun
+	for _, rd := range sc.Rounds {
+		runs = append(runs, perturbedRun{fmt.Sprint(rd.Round), rd.Perturbations})
+	}
+	return perturbationRows("Perturbations: "+sc.Name, "round", runs)
+}
+
+// perturbedRun is a run (a round, a sweep's cell) and its perturbations.
+type perturbedRun struct {
+	where  string
+	events []results.Perturbation
+}
+
+// perturbationRows lists the faults done in runs (named in the where
+// column) and what they did; false when there were none.
+func perturbationRows(title, where string, runs []perturbedRun) (table, bool) {
+	t := table{Title: title,
 		Note: "times from the action; recovered: when the load's last failed answer ended (10 ms steps)",
-		Header: []string{"target", "round", "at", "action", "down", "answers after", "load recovered", "errors",
+		Header: []string{"target", where, "at", "action", "down", "answers after", "load recovered", "errors",
 			"ok/s before → during", "p99 before → during"}}
 	ms := func(ns int64) string {
 		if ns == 0 {
@@ -365,19 +381,19 @@ func perturbationTable(sc *results.Scenario) (table, bool) {
 		}
 		return human.Duration(float64(ns))
 	}
-	caught := slices.ContainsFunc(sc.Rounds, func(rd results.Round) bool {
-		return slices.ContainsFunc(rd.Perturbations, func(ev results.Perturbation) bool { return ev.CaughtUpNs > 0 })
+	caught := slices.ContainsFunc(runs, func(r perturbedRun) bool {
+		return slices.ContainsFunc(r.events, func(ev results.Perturbation) bool { return ev.CaughtUpNs > 0 })
 	})
 	if caught {
 		t.Header = slices.Insert(t.Header, 6, "caught up (behind)")
 	}
-	for _, rd := range sc.Rounds {
-		for _, ev := range rd.Perturbations {
+	for _, run := range runs {
+		for _, ev := range run.events {
 			who := ev.Target
 			if ev.Node != "" {
 				who += " " + ev.Node
 			}
-			row := []string{who, fmt.Sprint(rd.Round), human.Duration(float64(ev.AtNs)), ev.Action, ms(ev.DownNs), ms(ev.AnswersAfterNs),
+			row := []string{who, run.where, human.Duration(float64(ev.AtNs)), ev.Action, ms(ev.DownNs), ms(ev.AnswersAfterNs),
 				ms(ev.RecoveredNs), strconv.FormatInt(ev.Errors, 10),
 				human.Number(ev.OKPerSBefore) + " → " + human.Number(ev.OKPerSDuring), ms(ev.P99BeforeNs) + " → " + ms(ev.P99DuringNs)}
 			if caught {

@@ -50,6 +50,9 @@ func sweepTables(sweeps []results.Sweep) []table {
 			if c.Search {
 				state += fmt.Sprintf(", search probe %d", c.Repeat)
 			}
+			if n := len(c.Perturbations); n > 0 {
+				state += fmt.Sprintf(", %d perturbed", n)
+			}
 			if c.Error != "" {
 				state += ": " + firstLine(c.Error)
 			}
@@ -79,6 +82,17 @@ func sweepTables(sweeps []results.Sweep) []table {
 		}
 		t.Note = strings.Join(notes, "; ")
 		ts = append(ts, t)
+		var runs []perturbedRun
+		for _, c := range sw.Cells {
+			where := verdict.CellKey{Connections: c.Connections, Rate: c.Rate}.String()
+			if c.Round > 0 {
+				where += fmt.Sprintf(", round %d", c.Round)
+			}
+			runs = append(runs, perturbedRun{where, c.Perturbations})
+		}
+		if pt, ok := perturbationRows(fmt.Sprintf("Perturbations: sweep %s on %s", sw.Scenario, sw.Target), "cell", runs); ok {
+			ts = append(ts, pt)
+		}
 	}
 	return append(ts, cellSummaryTables(sweeps)...)
 }

@@ -703,6 +703,9 @@ type Cell struct {
 	Repeat int    `json:"repeat,omitempty"`
 	Round  int    `json:"round,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Perturbations are the faults done to the target during the cell
+	// (the sweep's perturbations, timed from the start of its load).
+	Perturbations []Perturbation `json:"perturbations,omitempty"`
 }
 
 // ConfirmedPerSecond is the cell's confirmed count per second of load:

@@ -52,16 +52,26 @@ func perturbPlan(ps []study.Perturbation, name string, d time.Duration) []planne
 // back from one is out of the run (its error is returned).
 func (r *runner) perturbed(ctx context.Context, sc *study.Scenario, m measurer, l *live, requests int64, bound time.Duration) (
 	results.Sample, []results.Perturbation, error) {
-	plan := perturbPlan(sc.Perturbations, l.spec.Name, bound)
+	return r.underPerturbations(ctx, sc.Perturbations, l, bound, func(live *load.Live) (results.Sample, error) {
+		return m.measure(ctx, l, requests, bound, live)
+	})
+}
+
+// underPerturbations is one run of a load (run, followed by live when it
+// is set) on l with the perturbations ps of l done while it goes, timed
+// from the load's start within bound, and what each did.
+func (r *runner) underPerturbations(ctx context.Context, ps []study.Perturbation, l *live, bound time.Duration,
+	run func(live *load.Live) (results.Sample, error)) (results.Sample, []results.Perturbation, error) {
+	plan := perturbPlan(ps, l.spec.Name, bound)
 	if len(plan) == 0 || !l.running() {
-		s, err := m.measure(ctx, l, requests, bound, nil)
+		s, err := run(nil)
 		return s, nil, err
 	}
 	tl := load.NewTimeline(timelineStep, bound+r.s.Defaults.Timeout+time.Second)
 	during, stop := context.WithCancel(ctx)
 	done := make(chan []results.Perturbation, 1)
 	go func() { done <- r.perturb(ctx, during, l, plan, tl) }()
-	s, err := m.measure(ctx, l, requests, bound, &load.Live{Timeline: tl})
+	s, err := run(&load.Live{Timeline: tl})
 	stop() // what is not yet begun is not done; what is, finishes
 	events := <-done
 	measureRecovery(events, tl, s)

@@ -89,6 +89,11 @@ scenarios:
     duration: 2s
     targets: [w]
     perturbations: [{at: 500ms, action: wipe-and-restart}]
+  - name: grid
+    call: ping
+    targets: [w]
+    sweep: {connections: [1], rate: [100], duration: 3s, load: open}
+    perturbations: [{at: 1s, action: kill}]
   - name: recovery
     call: ping
     load: {rate: 100, connections: 1}
@@ -169,6 +174,15 @@ scenarios:
 	ls = listens(t, filepath.Join(out, "work", "w", "listens"))
 	if len(ls) == 0 || ls[0].Before(ev.Time) {
 		t.Errorf("after the wipe the log has starts %v; want the first after the wipe at %v", ls, ev.Time)
+	}
+	// a grid's cell, killed 1 s into its load: the target is back within
+	// the cell, which falls short of expected by the failures
+	if len(res.Sweeps) != 1 || len(res.Sweeps[0].Cells) != 1 {
+		t.Fatalf("sweeps %+v", res.Sweeps)
+	}
+	if c := res.Sweeps[0].Cells[0]; len(c.Perturbations) != 1 || c.Perturbations[0].Error != "" || c.Perturbations[0].AnswersAfterNs <= 0 ||
+		c.Perturbations[0].Errors == 0 || c.Confirmed >= c.Expected || c.Confirmed == 0 {
+		t.Errorf("the perturbed cell: %d of %d confirmed, perturbations %+v; want the kill, its failures short of expected", c.Confirmed, c.Expected, c.Perturbations)
 	}
 	// recovery: w starts at once, a listens 1 s after its start (a restart
 	// of this -race binary on a busy machine can take a few hundred ms

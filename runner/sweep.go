@@ -332,18 +332,20 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 		}
 	}
 	start := time.Now()
-	var s results.Sample
-	switch sw.Load {
-	case study.SweepOpen:
-		total := rate * float64(conns)
-		s, err = load.Open{Schedule: load.Constant{Rate: total, Duration: sending}, Connections: conns, Duration: sending,
-			Timeout: r.s.Defaults.Timeout}.Run(ctx, caller)
-	default:
-		s, err = load.Batched{Connections: conns, PerPeriod: int(math.Round(rate)), Period: time.Second,
-			Duration: sending, Timeout: r.s.Defaults.Timeout}.Run(ctx, caller)
-	}
-	if err == nil && l.proc != nil {
+	s, events, err := r.underPerturbations(ctx, sc.Perturbations, l, sending, func(live *load.Live) (results.Sample, error) {
+		if sw.Load == study.SweepOpen {
+			return load.Open{Schedule: load.Constant{Rate: rate * float64(conns), Duration: sending}, Connections: conns, Duration: sending,
+				Timeout: r.s.Defaults.Timeout, Live: live}.Run(ctx, caller)
+		}
+		return load.Batched{Connections: conns, PerPeriod: int(math.Round(rate)), Period: time.Second,
+			Duration: sending, Timeout: r.s.Defaults.Timeout, Live: live}.Run(ctx, caller)
+	})
+	c.Perturbations = events
+	switch {
+	case err == nil && l.proc != nil && len(events) == 0:
 		err = exitedDuring(l, s)
+	case err == nil && l.proc != nil:
+		err = exitedNow(l) // the perturbations' own errors are not an exit
 	}
 	c.Sent, c.OK = s.Requests, s.OK
 	for k, v := range s.Errors {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // consumers counts the scenario's targets that are consumers.
@@ -88,9 +89,9 @@ func (v *validator) scenario(path string, sc *Scenario) {
 			}
 		}
 	}
-	if len(sc.Perturbations) > 0 && (sc.Sweep != nil || c != nil && c.AMQP != nil) {
-		v.errorf(path+".perturbations", "perturbations on a scenario with a closed, open or batched loop of a call that is not amqp",
-			"perturbations on a sweep or an amqp scenario")
+	if len(sc.Perturbations) > 0 && (sc.Sweep != nil && sc.Sweep.Search != nil || c != nil && c.AMQP != nil) {
+		v.errorf(path+".perturbations", "perturbations on a scenario with a closed, open or batched loop, or a grid, of a call that is not amqp",
+			"perturbations on a search or an amqp scenario")
 	}
 	if consumers := v.consumers(sc); consumers > 0 {
 		v.drain(path, sc, c, consumers)
@@ -98,6 +99,7 @@ func (v *validator) scenario(path string, sc *Scenario) {
 	}
 	if sc.Sweep != nil {
 		v.sweep(path, sc)
+		v.perturbations(path, sc)
 		return
 	}
 	l := sc.Load
@@ -156,7 +158,8 @@ func (v *validator) scenario(path string, sc *Scenario) {
 }
 
 // perturbations checks a scenario's faults: each within a round of a
-// duration, on a target tandem starts.
+// duration (a grid's cell, less its last second), on a target tandem
+// starts.
 func (v *validator) perturbations(path string, sc *Scenario) {
 	targets := sc.Targets
 	if len(targets) == 0 {
@@ -183,6 +186,9 @@ func (v *validator) perturbations(path string, sc *Scenario) {
 		return
 	}
 	length := sc.Duration
+	if sw := sc.Sweep; sw != nil {
+		length = sw.Duration - time.Second // a cell's load: its last second is for the answers
+	}
 	if len(sc.Load.Steps) > 0 {
 		length = 0
 		for _, st := range sc.Load.Steps {
