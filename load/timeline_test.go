@@ -65,8 +65,8 @@ func TestTimelineCountsEveryAnswer(t *testing.T) {
 			if ok != s.OK || failed != s.Requests-s.OK || failed == 0 {
 				t.Fatalf("timeline %d ok, %d failed; the run %d ok of %d", ok, failed, s.OK, s.Requests)
 			}
-			if from, to := time.Duration(first)*step, time.Duration(last+1)*step; from < 290*time.Millisecond || from > 360*time.Millisecond ||
-				to < 490*time.Millisecond || to > 560*time.Millisecond {
+			if from, to := time.Duration(first)*step, time.Duration(last+1)*step; from < 290*time.Millisecond || from > 450*time.Millisecond ||
+				to < 490*time.Millisecond || to > 650*time.Millisecond {
 				t.Errorf("failures from %v to %v; the server failed from 300ms to 500ms", from, to)
 			}
 		})

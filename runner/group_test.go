@@ -17,8 +17,8 @@ import (
 
 // A group target of three HTTP nodes, each on a loopback address of its
 // own: the setup runs once, every node starts from the one template and
-// is reported, the load goes round-robin, and a kill every 600 ms
-// rotates over the role it names (a0, a1, a0) while b0 is left alone.
+// is reported, the load goes round-robin, and a kill every 1.5 s rotates
+// over the role it names (a0, a1, a0) while b0 is left alone.
 func TestGroupTarget(t *testing.T) {
 	tooltest.Long(t)
 	if runtime.GOOS != "linux" {
@@ -47,8 +47,8 @@ scenarios:
   - name: rotate
     call: ping
     load: {rate: 300, connections: 3}
-    duration: 2s
-    perturbations: [{at: 500ms, action: kill, role: a, every: 600ms}]
+    duration: 4s
+    perturbations: [{at: 500ms, action: kill, role: a, every: 1500ms}]
 `
 	res, err := Run(context.Background(), runtest.Parse(t, src), o)
 	if err != nil {
