@@ -39,7 +39,6 @@ func needTool(t *testing.T, name string) string {
 func TestQuickGridAgainstCometBFT(t *testing.T) {
 	needTool(t, "cometbft")
 	report := needTool(t, "report")
-	t.Parallel() // counts, and latencies set by the block interval
 	s, err := study.Read("../examples/cometbft/study.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +85,7 @@ func qaGrid(t *testing.T, timeoutCommit string) *results.Results {
 	for _, r := range [][2]string{
 		{"CMT_CONSENSUS_TIMEOUT_COMMIT: 500ms", "CMT_CONSENSUS_TIMEOUT_COMMIT: " + timeoutCommit},
 		{"    call: tx\n    sweep:\n      connections: [1, 2, 4]\n      rate: [25, 50, 100, 200]\n      duration: 90s",
-			"    call: tx\n    rounds: 3\n    sweep:\n      connections: [1]\n      rate: [20]\n      duration: 3s\n      load: open"},
+			"    call: tx\n    rounds: 3\n    sweep:\n      connections: [1]\n      rate: [20]\n      duration: 4s\n      load: open"},
 	} {
 		if !strings.Contains(y, r[0]) {
 			t.Fatalf("the example no longer has %q", r[0])
@@ -117,7 +116,9 @@ func qaGrid(t *testing.T, timeoutCommit string) *results.Results {
 // run to run at 1 s blocks, as wide as the slowdown.
 func TestCompareQAGridPlantedSlowdown(t *testing.T) {
 	needTool(t, "cometbft")
-	t.Parallel() // a 5× slowdown of the blocks, beyond what a busy machine moves
+	// (the package's tests run one after another: with every core busy and
+	// the testnet beside it, a starved node's latency swung 128–564 ms at
+	// 200 ms blocks, as wide as the slowdown)
 	base, head := qaGrid(t, "200ms"), qaGrid(t, "1s")
 	for _, r := range []*results.Results{base, head} {
 		if len(r.Sweeps) != 1 || len(r.Sweeps[0].Cells) != 3 || r.Sweeps[0].Summary[0].Saturated != 0 {
@@ -142,7 +143,7 @@ func TestCompareQAGridPlantedSlowdown(t *testing.T) {
 	if len(back.Changes) != 1 || back.Changes[0].Verdict != stats.Faster || back.Regressed() {
 		t.Errorf("blocks 5× faster: %+v; want the cell faster, no regression", back.Changes)
 	}
-	// cells of 2 s of load span 2 blocks of 1 s: the head's run says so
+	// cells of 3 s of load span 3 blocks of 1 s: the head's run says so
 	if !slices.ContainsFunc(head.Warnings, func(w string) bool { return strings.Contains(w, "the phase of the batches against the blocks") }) {
 		t.Errorf("warnings %q; want the short-cell warning", head.Warnings)
 	}
@@ -223,7 +224,6 @@ func checkAgainstReport(t *testing.T, report, backend, dataDir string, cells []r
 func TestTestnetExample(t *testing.T) {
 	needTool(t, "cometbft")
 	reportBin := needTool(t, "report")
-	t.Parallel() // counts and heights, not speeds
 	s, err := study.Read("../examples/cometbft-testnet/study.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -51,9 +51,9 @@ func TestPerturbationsUnderOpenLoop(t *testing.T) {
 	src := `
 version: 1
 name: perturbations
-# the recovery verdict is on the kills, not on pacing: a restart under -race on a busy machine may hold
-# the generator back a request or two of a 150-request round
-defaults: {rounds: 1, warmup: 50ms, max_rate_shortfall: 10}
+# the recovery verdict is on the kills, not on pacing: a restart of this -race binary on a machine whose
+# every core is busy holds the generator back (10 % of a round was seen)
+defaults: {rounds: 1, warmup: 50ms, max_rate_shortfall: 50}
 targets:
   - name: a
     start:
