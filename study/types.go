@@ -2,6 +2,8 @@ package study
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -91,13 +93,29 @@ type Probe struct {
 	Path string `yaml:"path,required" doc:"The field, as a path into the answer (result.sync_info.latest_block_height)."`
 }
 
-// Size is the group's node count.
+// Size is the group's node count (MaxGroupNodes + 1 for any count beyond
+// MaxGroupNodes, so that a huge count cannot overflow).
 func (g *Group) Size() int {
 	n := 0
 	for _, r := range g.Nodes {
-		n += r.Count
+		n += min(max(r.Count, 0), MaxGroupNodes+1)
 	}
-	return n
+	return min(n, MaxGroupNodes+1)
+}
+
+// Has reports whether the group has a node of that name (a role and an
+// index within it), without listing the nodes.
+func (g *Group) Has(name string) bool {
+	for _, r := range g.Nodes {
+		rest, ok := strings.CutPrefix(name, r.Role)
+		if !ok || rest == "" || rest != strconv.Itoa(0) && strings.HasPrefix(rest, "0") {
+			continue
+		}
+		if i, err := strconv.Atoi(rest); err == nil && i >= 0 && i < r.Count {
+			return true
+		}
+	}
+	return false
 }
 
 // Member is one node of a group: its index across the group, its role,

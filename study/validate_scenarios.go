@@ -228,6 +228,8 @@ func (v *validator) perturbations(path string, sc *Scenario) {
 		}
 		if pt.Every > 0 && pt.Every <= pt.For {
 			v.errorf(pp+".every", fmt.Sprintf("longer than for (%v)", pt.For), "every %v", pt.Every)
+		} else if pt.Every > 0 && pt.Every < minEvery {
+			v.errorf(pp+".every", fmt.Sprintf("%v or more (a target needs time to come back)", minEvery), "every %v", pt.Every)
 		}
 		on := targets
 		if pt.Target != "" {
@@ -254,7 +256,7 @@ func (v *validator) perturbations(path string, sc *Scenario) {
 				v.errorf(pp, "node and role only on a group target", "target %s is not a group", name)
 			case pt.Node != "" && pt.Role != "":
 				v.errorf(pp+".node", "node or role, not both", "both")
-			case pt.Node != "" && !slices.ContainsFunc(t.Group.Members(), func(m Member) bool { return m.Name == pt.Node }):
+			case pt.Node != "" && !t.Group.Has(pt.Node):
 				v.errorf(pp+".node", "a node of group "+name+" (validator0, full1, …)", "no node %q", pt.Node)
 			case pt.Role != "" && !slices.ContainsFunc(t.Group.Nodes, func(g GroupNodes) bool { return g.Role == pt.Role }):
 				v.errorf(pp+".role", "a role of group "+name, "no role %q", pt.Role)
@@ -262,3 +264,6 @@ func (v *validator) perturbations(path string, sc *Scenario) {
 		}
 	}
 }
+
+// minEvery is the shortest time between a perturbation's repeats.
+const minEvery = 100 * time.Millisecond

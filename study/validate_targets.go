@@ -53,12 +53,12 @@ func (v *validator) group(path string, t *Target) {
 			v.errorf(rp+".role", "a unique name of lower-case letters and digits, ending in a letter (validator, full)", "role %q", r.Role)
 		}
 		roles[r.Role] = true
-		if r.Count < 1 {
-			v.errorf(rp+".count", "at least 1", "count %d", r.Count)
+		if r.Count < 1 || r.Count > MaxGroupNodes {
+			v.errorf(rp+".count", fmt.Sprintf("from 1 to %d", MaxGroupNodes), "count %d", r.Count)
 		}
 	}
-	if n := g.Size(); n > MaxGroupNodes {
-		v.errorf(p+".nodes", fmt.Sprintf("at most %d nodes", MaxGroupNodes), "%d nodes", n)
+	if g.Size() > MaxGroupNodes {
+		v.errorf(p+".nodes", fmt.Sprintf("at most %d nodes", MaxGroupNodes), "more than %d nodes", MaxGroupNodes)
 	}
 	if g.Calls != "" && g.Calls != "first" && g.Calls != "round-robin" {
 		v.errorf(p+".calls", "first or round-robin", "calls %q", g.Calls)
