@@ -1,136 +1,239 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark of tandem's generator against wrk, vegeta and ghz,
-# in one run, on the same server: the sample service pinned to one core, each
-# generator pinned to the other, the same connection count, interleaved
-# rounds (tool order rotates every round). Prints best and median per tool
-# and the ratios that docs/performance.md records.
+# Side-by-side benchmark of tandem's generator against wrk, vegeta, ghz and
+# h2load, in one run, on the same server: every server pinned to core 1,
+# every generator to core 0, the same connections, interleaved rounds (the
+# order rotates every round). Prints, per tool, requests/s (best and median)
+# and the generator's CPU time per request (median), the ratios that
+# docs/performance.md records, and the goals met or missed.
 #
-#   bench/compare.sh [http|pong|grpc|open|rss|all]   (default: all but rss)
+#   bench/compare.sh [http|pong|grpc|h2|open|floor|rss|all]   (default: all but rss)
 #
-# http: the sample service (Go net/http, one core: the server is the
-# bottleneck); pong: a minimal server (tandem-hotpath --serve, allocating
-# nothing), so that the generators' own capacity shows.
+# http:  the sample service (Go net/http on one core: the server is the
+#        bottleneck, so requests/s says little about the generators)
+# pong:  a minimal HTTP/1.1 server (tandem-hotpath --serve, allocating
+#        nothing), so that the generators' own capacity shows
+# grpc:  a minimal gRPC server (tandem-hotpath --serve-grpc): unary and
+#        server streaming (10 messages), over 1 and 32 connections
+# h2:    a minimal HTTP/2 server (tandem-hotpath --serve-h2), h2c and TLS
+# open:  open loop at 10,000/s, CPU per request; achieved/offered to 50,000/s
+# floor: what one core spends per loopback request in the kernel
+# rss:   tandem's memory over 10,000,000 requests
 #
-# Needs two cores. Installs wrk (Debian) and pinned vegeta and ghz.
+# Needs two cores. Installs wrk and h2load (Debian) and pinned vegeta and
+# ghz (the last two releases that build: v0.93.0 and v0.121.0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VEGETA_VERSION=v12.13.0
-GHZ_VERSION=v0.121.0
+GHZ_VERSIONS="v0.93.0 v0.121.0"
 ROUNDS=${ROUNDS:-3}
 SECS=${SECS:-5}
 CONNS=${CONNS:-32}
+INFLIGHT=${INFLIGHT:-64}   # gRPC calls in flight
 TOOLS="$PWD/.tools"
 mkdir -p "$TOOLS"
 what=${1:-default}
+is() { [ "$what" = "$1" ] || { [ "$what" = default ] && [ "$1" != rss ]; } || [ "$what" = all ]; }
 
 need() { command -v "$1" >/dev/null 2>&1; }
-if ! need wrk; then
-  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk >/dev/null
-  else echo "bench: wrk is missing: sudo apt-get install wrk" >&2; exit 2; fi
+if ! need wrk || ! need h2load; then
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk nghttp2-client >/dev/null
+  else echo "bench: wrk or h2load is missing: sudo apt-get install wrk nghttp2-client" >&2; exit 2; fi
 fi
 [ -x "$TOOLS/vegeta" ] || GOBIN="$TOOLS" go install "github.com/tsenart/vegeta/v12@$VEGETA_VERSION"
-[ -x "$TOOLS/ghz" ] || GOBIN="$TOOLS" go install "github.com/bojand/ghz/cmd/ghz@$GHZ_VERSION"
+for v in $GHZ_VERSIONS; do
+  if [ ! -x "$TOOLS/ghz-$v" ]; then
+    d=$(mktemp -d); GOBIN="$d" go install "github.com/bojand/ghz/cmd/ghz@$v"; mv "$d/ghz" "$TOOLS/ghz-$v"; rmdir "$d"
+  fi
+done
 go build -o "$TOOLS/tandem" ./cmd/tandem
 go build -o "$TOOLS/tandem-hotpath" ./cmd/tandem-hotpath
 T="$TOOLS/tandem"
+H="$TOOLS/tandem-hotpath"
 QUANTUM=${QUANTUM:-50us}
+echo "peers: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), vegeta $VEGETA_VERSION, ghz $GHZ_VERSIONS, $(h2load --version | head -1); tandem $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $(go version | cut -d' ' -f3); $(nproc) cores"
 
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || shuf -i 20000-30000 -n1; }
-GP=$(port); HP=$(port); PP=$(port)
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 data=$(mktemp -d)
-taskset -c 1 "$T" sample serve --build a --data "$data" --grpc "127.0.0.1:$GP" --http "127.0.0.1:$HP" --blocks 100 2>/dev/null &
-server=$!
-pongserver=""
-trap 'kill $server $pongserver 2>/dev/null; rm -rf "$data"' EXIT
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$HP/ping" >/dev/null 2>&1 && break; "$T" load "http://127.0.0.1:$HP/ping" --requests 1 >/dev/null 2>&1 && break; sleep 0.1; done
-
+servers=()
+trap 'kill "${servers[@]}" 2>/dev/null; rm -rf "$data"' EXIT
+# serve NAME CMD…: starts a server pinned to core 1
+serve() { taskset -c 1 "$@" 2>/dev/null & servers+=($!); }
+stop_servers() { kill "${servers[@]}" 2>/dev/null || true; servers=(); }
+wait_http() { for _ in $(seq 100); do curl -sf "$1" >/dev/null 2>&1 && return; sleep 0.1; done; }
 gen() { taskset -c 0 "$@"; }
-# each tool prints its throughput (requests/s) on the last line
-run_wrk()    { gen wrk -t1 -c"$CONNS" -d"${SECS}s" "http://127.0.0.1:$HP/ping" | awk '/Requests\/sec/ {print $2}'; }
-run_vegeta() { echo "GET http://127.0.0.1:$HP/ping" | gen "$TOOLS/vegeta" attack -rate=0 -max-workers="$CONNS" -workers="$CONNS" -duration="${SECS}s" | "$TOOLS/vegeta" report -type=json | python3 -c 'import json,sys; print(json.load(sys.stdin)["throughput"])'; }
-run_tandem_http() { gen "$T" load "http://127.0.0.1:$HP/ping" --concurrency "$CONNS" --duration "${SECS}s" --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["throughput"])'; }
-run_tandem_loop() { gen "$T" load "http://127.0.0.1:$HP/ping" --concurrency "$CONNS" --duration "${SECS}s" --engine loop --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["throughput"])'; }
-run_tandem_loopq() { gen "$T" load "http://127.0.0.1:$HP/ping" --concurrency "$CONNS" --duration "${SECS}s" --engine loop --quantum "$QUANTUM" --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["throughput"], "think-p50-us", d["think_time_ns"]["p50"]/1e3)'; }
-run_ghz()    { gen "$TOOLS/ghz" --insecure --call tandem.sample.v1.Ledger/Ping -c "$CONNS" --connections "$CONNS" -z "${SECS}s" "127.0.0.1:$GP" 2>/dev/null | awk '/Requests\/sec/ {print $2}'; }
-run_tandem_grpc() { gen "$T" load "grpc://127.0.0.1:$GP/tandem.sample.v1.Ledger/Ping" --concurrency "$CONNS" --duration "${SECS}s" --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["throughput"])'; }
 
-# rounds TOOL… : interleaved rounds, rotating the order; prints "tool best median"
-rounds() {
-  declare -A got
-  local tools=("$@") n=${#@}
-  for r in $(seq "$ROUNDS"); do
-    for i in $(seq 0 $((n - 1))); do
-      local t=${tools[$(((i + r) % n))]}
-      line=$("run_$t"); v=${line%% *}; got[$t]="${got[$t]:-} $v"
-      echo "  round $r $t: $line req/s" >&2
-    done
-  done
-  for t in "${tools[@]}"; do
-    echo "$t ${got[$t]}" | python3 -c 'import sys,statistics; p=sys.stdin.read().split(); v=sorted(map(float,p[1:])); print(p[0], max(v), statistics.median(v))'
-  done
-}
-
-ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.2f}')" "$1" "$2"; }
-
-# http_table TITLE: interleaved rounds of every HTTP generator against
-# $URL, medians and ratios against wrk and vegeta
-http_table() {
-  echo "== $1, $CONNS connections, closed loop, ${SECS}s × $ROUNDS rounds"
-  res=$(rounds wrk vegeta tandem_http tandem_loop tandem_loopq)
-  echo "$res" | awk '{printf "  %-12s best %10.0f/s  median %10.0f/s\n", $1, $2, $3}'
-  wm=$(echo "$res" | awk '$1=="wrk"{print $3}'); vm=$(echo "$res" | awk '$1=="vegeta"{print $3}')
-  for t in tandem_http tandem_loop tandem_loopq; do
-    m=$(echo "$res" | awk -v t=$t '$1==t{print $3}')
-    echo "  $t: /wrk (median) $(ratio "$m" "$wm")   /vegeta (median) $(ratio "$m" "$vm")"
-  done
-  echo "  (tandem_http: --concurrency; tandem_loop: --engine loop; tandem_loopq: --engine loop --quantum $QUANTUM)"
-}
-if [ "$what" = http ] || [ "$what" = default ] || [ "$what" = all ]; then
-  http_table "HTTP/1.1 GET /ping on the sample service"
-fi
-if [ "$what" = pong ] || [ "$what" = default ] || [ "$what" = all ]; then
-  taskset -c 1 "$TOOLS/tandem-hotpath" --serve "127.0.0.1:$PP" &
-  pongserver=$!
-  for _ in $(seq 100); do "$T" load "http://127.0.0.1:$PP/ping" --requests 1 >/dev/null 2>&1 && break; sleep 0.1; done
-  HP=$PP http_table "HTTP/1.1 GET /ping on a minimal server (tandem-hotpath --serve)"
-  kill $pongserver; pongserver=""
-fi
-if [ "$what" = grpc ] || [ "$what" = default ] || [ "$what" = all ]; then
-  echo "== gRPC unary Ping, $CONNS connections, closed loop, ${SECS}s × $ROUNDS rounds"
-  res=$(rounds ghz tandem_grpc)
-  echo "$res" | awk '{printf "  %-12s best %10.0f/s  median %10.0f/s\n", $1, $2, $3}'
-  tm=$(echo "$res" | awk '$1=="tandem_grpc"{print $3}'); gm=$(echo "$res" | awk '$1=="ghz"{print $3}')
-  echo "  tandem/ghz (median) $(ratio "$tm" "$gm")"
-fi
-cpu_of() { # CPU seconds (user+sys) the command's children used
-  local out; out=$( { "$@" >/dev/null; times; } | tail -1); echo "$out" | python3 -c '
+# measure OUT CMD…: runs CMD (stdout to OUT) and prints the CPU seconds
+# (user + system) it and its children used
+measure() { local out=$1; shift; { "$@" > "$out"; times; } | tail -1 | python3 -c '
 import re,sys
 def s(x):
     m=re.match(r"(\d+)m([\d.]+)s",x); return int(m[1])*60+float(m[2])
-u,sy=sys.stdin.read().split(); print(s(u)+s(sy))'
+u,sy=sys.stdin.read().split(); print(s(u)+s(sy))'; }
+
+# Each tool_* runs one load for SECS on core 0 and prints "requests/s
+# requests" (completed requests) on stdout.
+tandem_json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["throughput"], d["ok"])' "$1"; }
+tool_wrk()    { local o=$data/o; gen wrk -t1 -c"$CONNS" -d"${SECS}s" "$URL" > "$o"; awk '/Requests\/sec/ {r=$2} /requests in/ {n=$1} END {print r, n}' "$o"; }
+tool_vegeta() { echo "GET $URL" | gen "$TOOLS/vegeta" attack -rate=0 -max-workers="$CONNS" -workers="$CONNS" -duration="${SECS}s" | "$TOOLS/vegeta" report -type=json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["throughput"], round(d["requests"]*d["success"]))'; }
+tool_tandem() { local o=$data/t; gen "$T" load "$URL" --concurrency "$CONNS" --duration "${SECS}s" --format json "$@" > "$o"; tandem_json "$o"; }
+tool_tandem_workers() { tool_tandem --engine workers; }
+tool_tandem_quantum() { tool_tandem --quantum "$QUANTUM"; }
+ghz_run() { # ghz_run VERSION: $GRPC_CALL over $GRPC_CONNS connections
+  local o=$data/g
+  gen "$TOOLS/ghz-$1" --insecure --proto sample/ledgerpb/ledger.proto --call "$GRPC_CALL" -d '{}' -c "$INFLIGHT" --connections "$GRPC_CONNS" -z "${SECS}s" "$GRPC_ADDR" > "$o" 2>/dev/null
+  awk '/Requests\/sec/ {r=$2} /Count:/ {n=$2} /\[OK\]/ {ok=$2} END {print r, (ok ? ok : n)}' "$o"
 }
-if [ "$what" = open ] || [ "$what" = default ] || [ "$what" = all ]; then
-  echo "== open loop: CPU per request at 10,000/s for ${SECS}s ($CONNS connections)"
+tool_ghz_v0.93.0()  { ghz_run v0.93.0; }
+tool_ghz_v0.121.0() { ghz_run v0.121.0; }
+tool_tandem_grpc() {
+  local o=$data/t
+  gen "$T" load "grpc://$GRPC_ADDR/$GRPC_CALL" --proto sample/ledgerpb/ledger.proto --concurrency "$INFLIGHT" --connections "$GRPC_CONNS" --duration "${SECS}s" --format json > "$o"
+  tandem_json "$o"
+}
+tool_h2load() { # -m 1: one stream in flight per connection, as tandem's clients
+  local o=$data/h
+  gen h2load -c "$CONNS" -m 1 -D "$SECS" "$URL" > "$o" 2>&1
+  python3 - "$o" <<'EOF'
+import re,sys
+t=open(sys.argv[1]).read()
+rps=re.search(r"finished in [\d.]+m?s, ([\d.]+) req/s", t); ok=re.search(r"requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded", t)
+print(rps[1], ok[1])
+EOF
+}
+tool_tandem_h2() { tool_tandem --http2 --insecure; }
+
+# rounds TOOL…: ROUNDS interleaved rounds, the order rotating; prints, per
+# tool, "tool best-req/s median-req/s median-µs-of-CPU-per-request"
+rounds() {
+  declare -A rps cpu
+  local tools=("$@") n=$#
   for r in $(seq "$ROUNDS"); do
-    vc=$(cpu_of bash -c "echo 'GET http://127.0.0.1:$HP/ping' | taskset -c 0 '$TOOLS/vegeta' attack -rate=10000 -workers=$CONNS -max-workers=$CONNS -duration=${SECS}s > /dev/null")
-    tc=$(cpu_of taskset -c 0 "$T" load "http://127.0.0.1:$HP/ping" --rate 10000 --connections "$CONNS" --duration "${SECS}s")
-    lc=$(cpu_of taskset -c 0 "$T" load "http://127.0.0.1:$HP/ping" --rate 10000 --connections "$CONNS" --duration "${SECS}s" --engine loop)
-    qc=$(cpu_of taskset -c 0 "$T" load "http://127.0.0.1:$HP/ping" --rate 10000 --connections "$CONNS" --duration "${SECS}s" --engine loop --quantum 1ms)
-    n=$((10000 * SECS))
-    us() { python3 -c "print(f'{$1/$n*1e6:.1f}')"; }
-    echo "  round $r: vegeta $(us "$vc") µs/request; tandem (workers) $(us "$tc"), ratio $(ratio "$tc" "$vc"); --engine loop $(us "$lc"), ratio $(ratio "$lc" "$vc"); --engine loop --quantum 1ms $(us "$qc"), ratio $(ratio "$qc" "$vc")"
+    for i in $(seq 0 $((n - 1))); do
+      local t=${tools[$(((i + r) % n))]}
+      local c; c=$(measure "$data/line" "tool_$t")
+      read -r v count < "$data/line"
+      local us; us=$(python3 -c "print(f'{$c/max($count,1)*1e6:.2f}')")
+      rps[$t]="${rps[$t]:-} $v"; cpu[$t]="${cpu[$t]:-} $us"
+      printf '  round %d %-18s %10.0f/s  %6s µs CPU/request\n' "$r" "$t" "$v" "$us" >&2
+    done
   done
-  echo "== open loop: achieved / offered (tandem, 64 connections)"
-  for rate in 10000 25000 50000; do
-    gen "$T" load "http://127.0.0.1:$HP/ping" --rate "$rate" --connections 64 --duration "${SECS}s" --format json |
-      python3 -c "import json,sys; d=json.load(sys.stdin); print(f'  offered {d[\"offered_rate\"]:9.0f}/s achieved {d[\"achieved_rate\"]:9.0f}/s ({d[\"achieved_rate\"]/d[\"offered_rate\"]*100:.2f} %) dropped {d[\"dropped\"]} p50 {d[\"latency_ns\"][\"p50\"]/1e3:.0f}µs lag p99 {d[\"schedule_lag_ns\"][\"p99\"]/1e3:.0f}µs')"
+  for t in "${tools[@]}"; do
+    python3 -c 'import sys,statistics as st; t,r,c=sys.argv[1:]; r=sorted(map(float,r.split())); c=list(map(float,c.split())); print(t, max(r), st.median(r), st.median(c))' "$t" "${rps[$t]}" "${cpu[$t]}"
+  done
+}
+field() { echo "$1" | awk -v t="$2" -v f="$3" '$1==t {print $f}'; }
+ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.2f}')" "$1" "$2"; }
+table() { echo "$1" | awk '{printf "  %-18s best %10.0f/s  median %10.0f/s  CPU %7.2f µs/request\n", $1, $2, $3, $4}'; }
+goals=()
+goal() { # goal TEXT MET(1/0)
+  if [ "$2" = 1 ]; then goals+=("met:    $1"); else goals+=("MISSED: $1"); fi
+}
+ge() { python3 -c "import sys; print(1 if float(sys.argv[1]) >= float(sys.argv[2]) else 0)" "$1" "$2"; }
+
+http_table() {
+  echo "== $1: HTTP/1.1 GET /ping, $CONNS connections, closed loop, ${SECS}s × $ROUNDS rounds"
+  res=$(rounds wrk vegeta tandem tandem_workers tandem_quantum)
+  table "$res"
+  wm=$(field "$res" wrk 3); vm=$(field "$res" vegeta 3)
+  for t in tandem tandem_workers tandem_quantum; do
+    m=$(field "$res" $t 3)
+    echo "  $t: $(ratio "$m" "$wm")× wrk, $(ratio "$m" "$vm")× vegeta (medians)"
+  done
+  echo "  (tandem: the default; tandem_workers: --engine workers; tandem_quantum: --quantum $QUANTUM)"
+  last_http=$res
+}
+if is http; then
+  GP=$(port); HP=$(port)
+  serve "$T" sample serve --build a --data "$data/sample" --grpc "127.0.0.1:$GP" --http "127.0.0.1:$HP" --blocks 100
+  URL="http://127.0.0.1:$HP/ping"; wait_http "$URL"
+  http_table "the sample service"
+  stop_servers
+fi
+if is pong; then
+  PP=$(port); serve "$H" --serve "127.0.0.1:$PP"
+  URL="http://127.0.0.1:$PP/ping"; wait_http "$URL"
+  http_table "a minimal server (tandem-hotpath --serve)"
+  r=$(ratio "$(field "$last_http" tandem 3)" "$(field "$last_http" wrk 3)")
+  goal "HTTP/1.1 closed loop on the minimal server: the default at ≥ 1.00× wrk (median): ${r}×" "$(ge "$r" 1.0)"
+  stop_servers
+fi
+if is grpc; then
+  for shape in unary stream; do
+    GA=$(port)
+    if [ $shape = unary ]; then serve "$H" --serve-grpc "127.0.0.1:$GA"; GRPC_CALL=tandem.sample.v1.Ledger/Ping
+    else serve "$H" --serve-grpc "127.0.0.1:$GA" --messages 10; GRPC_CALL=tandem.sample.v1.Ledger/GetBlockRange; fi
+    GRPC_ADDR="127.0.0.1:$GA"; sleep 0.3
+    for GRPC_CONNS in 1 "$CONNS"; do
+      echo "== gRPC $shape ($GRPC_CALL$([ $shape = stream ] && echo ', 10 messages a call')) on a minimal server, $INFLIGHT in flight over $GRPC_CONNS connection(s), ${SECS}s × $ROUNDS rounds"
+      res=$(rounds ghz_v0.93.0 ghz_v0.121.0 tandem_grpc)
+      table "$res"
+      best_rps=$(python3 -c 'import sys; print(max(map(float,sys.argv[1:])))' "$(field "$res" ghz_v0.93.0 3)" "$(field "$res" ghz_v0.121.0 3)")
+      least_cpu=$(python3 -c 'import sys; print(min(map(float,sys.argv[1:])))' "$(field "$res" ghz_v0.93.0 4)" "$(field "$res" ghz_v0.121.0 4)")
+      rr=$(ratio "$(field "$res" tandem_grpc 3)" "$best_rps"); cr=$(ratio "$(field "$res" tandem_grpc 4)" "$least_cpu")
+      echo "  tandem: ${rr}× the faster ghz's calls/s, ${cr}× the leaner ghz's CPU per call (medians)"
+      goal "gRPC $shape, $GRPC_CONNS connection(s): tandem ≥ 1.00× the faster ghz's calls/s: ${rr}×" "$(ge "$rr" 1.0)"
+      goal "gRPC $shape, $GRPC_CONNS connection(s): tandem ≤ 0.50× the leaner ghz's CPU per call: ${cr}×" "$(ge 0.5 "$cr")"
+    done
+    stop_servers
   done
 fi
-if [ "$what" = rss ] || [ "$what" = all ]; then
+if is h2; then
+  for scheme in http https; do
+    P=$(port)
+    if [ $scheme = http ]; then serve "$H" --serve-h2 "127.0.0.1:$P"; name=h2c; else serve "$H" --serve-h2 "127.0.0.1:$P" --tls; name="h2 over TLS"; fi
+    URL="$scheme://127.0.0.1:$P/ping"; sleep 0.3
+    echo "== HTTP/2 ($name) on a minimal server, $CONNS connections, one stream each, ${SECS}s × $ROUNDS rounds"
+    res=$(rounds h2load tandem_h2)
+    table "$res"
+    r=$(ratio "$(field "$res" tandem_h2 3)" "$(field "$res" h2load 3)")
+    echo "  tandem --http2: ${r}× h2load (medians)"
+    goal "HTTP/2 $name: tandem ≥ 0.80× h2load: ${r}×" "$(ge "$r" 0.8)"
+    stop_servers
+  done
+fi
+if is open; then
+  GP=$(port); HP=$(port)
+  serve "$T" sample serve --build a --data "$data/sample-open" --grpc "127.0.0.1:$GP" --http "127.0.0.1:$HP" --blocks 100
+  URL="http://127.0.0.1:$HP/ping"; wait_http "$URL"
+  n=$((10000 * SECS))
+  echo "== open loop at 10,000/s for ${SECS}s ($CONNS connections) on the sample service: CPU per request"
+  declare -a vs ts ws qs
+  for r in $(seq "$ROUNDS"); do
+    vc=$(measure /dev/null bash -c "echo 'GET $URL' | taskset -c 0 '$TOOLS/vegeta' attack -rate=10000 -workers=$CONNS -max-workers=$CONNS -duration=${SECS}s")
+    tc=$(measure /dev/null gen "$T" load "$URL" --rate 10000 --connections "$CONNS" --duration "${SECS}s")
+    wc=$(measure /dev/null gen "$T" load "$URL" --rate 10000 --connections "$CONNS" --duration "${SECS}s" --engine workers)
+    qc=$(measure /dev/null gen "$T" load "$URL" --rate 10000 --connections "$CONNS" --duration "${SECS}s" --quantum 1ms)
+    us() { python3 -c "print(f'{$1/$n*1e6:.1f}')"; }
+    vs+=("$(us "$vc")"); ts+=("$(us "$tc")"); ws+=("$(us "$wc")"); qs+=("$(us "$qc")")
+    echo "  round $r: vegeta $(us "$vc") µs/request; tandem (default) $(us "$tc"); --engine workers $(us "$wc"); --quantum 1ms $(us "$qc")"
+  done
+  med() { python3 -c 'import sys,statistics; print(statistics.median(map(float,sys.argv[1:])))' "$@"; }
+  r=$(ratio "$(med "${ts[@]}")" "$(med "${vs[@]}")")
+  echo "  medians: vegeta $(med "${vs[@]}"), tandem $(med "${ts[@]}") (${r}×), workers $(med "${ws[@]}"), --quantum 1ms $(med "${qs[@]}") µs/request"
+  goal "open loop at 10,000/s: the default at ≤ 0.50× vegeta's CPU per request: ${r}×" "$(ge 0.5 "$r")"
+  stop_servers
+  PP=$(port); serve "$H" --serve "127.0.0.1:$PP"; URL="http://127.0.0.1:$PP/ping"; wait_http "$URL"
+  echo "== open loop, achieved / offered (tandem's default, 64 connections, minimal server)"
+  for rate in 10000 25000 50000; do
+    gen "$T" load "$URL" --rate "$rate" --connections 64 --duration "${SECS}s" --format json > "$data/o"
+    line=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); a=d['achieved_rate']/d['offered_rate']*100; l=d['schedule_lag_ns']; print(f'{a:.2f}', f'offered {d[\"offered_rate\"]:9.0f}/s achieved {d[\"achieved_rate\"]:9.0f}/s ({a:.2f} %) dropped {d[\"dropped\"]} engine {d.get(\"engine\")} latency p50 {d[\"latency_ns\"][\"p50\"]/1e3:.0f} µs, schedule lag p50 {l[\"p50\"]/1e3:.0f} µs p99 {l[\"p99\"]/1e3:.0f} µs')" "$data/o")
+    echo "  ${line#* }"
+    goal "open loop at $rate/s: achieved within 0.5 % of offered: ${line%% *} %" "$(ge "${line%% *}" 99.5)"
+  done
+  stop_servers
+fi
+if is floor; then
+  N=1000000
+  echo "== the floor: one core, both ends of a loopback request, no wake-ups ($N round trips)"
+  c=$(measure "$data/f" taskset -c 0 "$H" --floor --requests "$N")
+  echo "  $(cat "$data/f"); CPU $(python3 -c "print(f'{$c/$N*1e6:.2f}')") µs per request: at most $(python3 -c "print(f'{$N/$c:,.0f}')") requests/s on one core for a generator and its server together"
+fi
+if is rss; then
   N=${RSS_REQUESTS:-10000000}
-  echo "== RSS over $N requests (tandem, closed loop, $CONNS connections)"
-  taskset -c 0 "$T" load "http://127.0.0.1:$HP/ping" --concurrency "$CONNS" --requests "$N" --format json > /tmp/tandem-rss.json &
+  PP=$(port); serve "$H" --serve "127.0.0.1:$PP"; URL="http://127.0.0.1:$PP/ping"; wait_http "$URL"
+  echo "== RSS over $N requests (tandem's default, closed loop, $CONNS connections, minimal server)"
+  gen "$T" load "$URL" --concurrency "$CONNS" --requests "$N" --format json > "$data/rss.json" &
   pid=$!
   first=""; peak=0; t=0
   while kill -0 $pid 2>/dev/null; do
@@ -139,5 +242,11 @@ if [ "$what" = rss ] || [ "$what" = all ]; then
     [ $t = 10 ] && first=$rss
     t=$((t + 1)); sleep 1
   done
-  echo "  after 10 s: ${first:-?} KiB; peak: $peak KiB over ${t} s; $(python3 -c 'import json; d=json.load(open("/tmp/tandem-rss.json")); print(d["ok"], "ok at", round(d["throughput"]), "/s")')"
+  echo "  after 10 s: ${first:-?} KiB; peak: $peak KiB over ${t} s; $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["ok"], "ok at", round(d["throughput"]), "/s")' "$data/rss.json")"
+  goal "RSS over $N requests ≤ 64 MiB: peak $((peak / 1024)) MiB" "$([ "$peak" -le 65536 ] && echo 1 || echo 0)"
+  stop_servers
+fi
+if [ ${#goals[@]} -gt 0 ]; then
+  echo "== goals"
+  printf '  %s\n' "${goals[@]}"
 fi

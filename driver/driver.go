@@ -48,6 +48,9 @@ type Options struct {
 	// MaxAnswer bounds an HTTP or JSON-RPC answer's body (zero: no bound)
 	// and a TCP answer (zero: tcpdrv.DefaultMaxAnswer).
 	MaxAnswer int
+	// Connections, for gRPC, is how many connections all of a load's
+	// clients share (zero: one each).
+	Connections int
 	// Run is what a cometbft call's transactions carry (connections, rate
 	// and the run id of a sweep cell).
 	Run comet.Run
@@ -169,7 +172,7 @@ func newGRPC(ctx context.Context, call *study.Call, endpoint string, o Options) 
 	}
 	addr := strings.TrimPrefix(strings.TrimPrefix(endpoint, "grpc://"), "dns:///")
 	c, err := grpcdrv.New(ctx, grpcdrv.Options{Addr: addr, Method: g.Method, Request: req, Proto: g.Proto,
-		ImportPaths: g.ImportPaths, Metadata: g.Metadata, QuickACK: o.QuickACK})
+		ImportPaths: g.ImportPaths, Metadata: g.Metadata, QuickACK: o.QuickACK, Connections: o.Connections})
 	if err != nil {
 		return nil, err
 	}

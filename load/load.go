@@ -51,26 +51,45 @@ type Dialer interface {
 	Dial(ctx context.Context) (Conn, error)
 }
 
-// EngineWire chooses a run's engine: the Wire the event loop speaks for
-// engine "loop" (an error if the dialer offers none), nil for the worker
-// engine ("" or "workers").
+// EngineWire chooses a run's engine: the Wire the event loop speaks, or
+// nil for the worker engine. Engine "loop" demands the event loop (an error
+// where it cannot run), "workers" the worker engine, and "" takes the event
+// loop wherever it applies (Linux, a dialer that offers a Wire: plain
+// HTTP/1.1 or JSON-RPC to IPv4) and the workers elsewhere.
 func EngineWire(engine string, d Dialer) (Wire, error) {
 	switch engine {
 	case "loop":
 		if runtime.GOOS != "linux" {
 			return nil, errLoopLinux
 		}
-		if wd, ok := d.(Wired); ok {
-			if w, ok := wd.Wire(); ok {
-				return w, nil
-			}
+		if w, ok := wireOf(d); ok {
+			return w, nil
 		}
 		return nil, errors.New("load: the event loop speaks plain HTTP/1.1 to an IPv4 address only")
-	case "", "workers":
+	case "":
+		if w, ok := wireOf(d); ok && runtime.GOOS == "linux" {
+			return w, nil
+		}
+		return nil, nil
+	case "workers":
 		return nil, nil
 	}
 	return nil, fmt.Errorf("load: engine %q: want loop or workers", engine)
 }
+
+// wireOf is the Wire d offers, if any.
+func wireOf(d Dialer) (Wire, bool) {
+	if wd, ok := d.(Wired); ok {
+		return wd.Wire()
+	}
+	return nil, false
+}
+
+// Engine names, as a sample records the one that ran.
+const (
+	EngineLoop    = "loop"
+	EngineWorkers = "workers"
+)
 
 var errQuantum = errors.New("load: a quantum needs the event loop (engine loop)")
 
@@ -256,8 +275,9 @@ type Closed struct {
 	// Tap, if set, starts the run at an agreed time and lets a
 	// distributed worker take its record as it goes.
 	Tap *Tap
-	// Engine is workers (default: a goroutine per connection) or loop (one
-	// thread owns every connection, as for Open; plain HTTP/1.1 only).
+	// Engine is loop (one thread owns every connection, as for Open;
+	// plain HTTP/1.1 only), workers (a goroutine per connection, any
+	// protocol) or "": the loop wherever it applies (see EngineWire).
 	Engine string
 	// Quantum, with Engine loop, lets the loop read answers at most once
 	// per quantum while they keep coming, instead of waking for each: on
@@ -281,7 +301,9 @@ func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 		if err != nil {
 			return results.Sample{}, err
 		}
-		return c.runLoop(ctx, w)
+		s, err := c.runLoop(ctx, w)
+		s.Engine = EngineLoop
+		return s, err
 	}
 	if c.Quantum > 0 {
 		return results.Sample{}, errQuantum
@@ -308,7 +330,9 @@ func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 			}
 		}
 	})
-	return r.merged().sample(elapsed, elapsed, c.Unit, 0, 0), nil
+	s := r.merged().sample(elapsed, elapsed, c.Unit, 0, 0)
+	s.Engine = EngineWorkers
+	return s, nil
 }
 
 // Open is an open loop: arrivals follow Schedule on an absolute timetable,
@@ -337,8 +361,9 @@ type Open struct {
 	// Tap, if set, starts the run at an agreed time and lets a
 	// distributed worker take its record as it goes.
 	Tap *Tap
-	// Engine is workers (default: a goroutine per connection, any
-	// protocol) or loop: one thread owns every connection and sleeps
+	// Engine is workers (a goroutine per connection, any protocol), loop,
+	// or "": the loop wherever it applies (see EngineWire). On the loop
+	// one thread owns every connection and sleeps
 	// through the answers, which the kernel stamps (see runLoop); about a
 	// third less CPU per request at moderate rates, for a dialer that
 	// offers a Wire (plain HTTP/1.1 to IPv4). The loop holds one P of the
@@ -446,7 +471,9 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	case err != nil:
 		return results.Sample{}, err
 	case w != nil:
-		return o.runLoop(ctx, w)
+		s, err := o.runLoop(ctx, w)
+		s.Engine = EngineLoop
+		return s, err
 	case o.Quantum > 0:
 		return results.Sample{}, errQuantum
 	}
@@ -512,7 +539,9 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	claimed := next.Load()
 	scheduled := tt.dueNow(claimed)
 	dropped.Add(scheduled - claimed)
-	return tt.sample(r.merged(), elapsed, o.Unit, scheduled, dropped.Load()), nil
+	s := tt.sample(r.merged(), elapsed, o.Unit, scheduled, dropped.Load())
+	s.Engine = EngineWorkers
+	return s, nil
 }
 
 // sleepTimer waits until t on a runtime timer (up to a millisecond late

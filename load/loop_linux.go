@@ -29,6 +29,13 @@ import (
 // maxWait caps one blocking wait, so cancellation and timeouts are seen.
 const maxWait = 10 * time.Millisecond
 
+// spinFor is how long a closed loop polls for answers without blocking
+// before it sleeps in epoll_wait (see eventLoop.spin): about the time a
+// loopback answer takes when the generator is the bottleneck, so that the
+// loop seldom sleeps then, and a bounded cost (at most this per answer
+// waited for) when the server is slow.
+const spinFor = 50 * time.Microsecond
+
 type loopConn struct {
 	fd       int
 	wc       WireConn
@@ -56,9 +63,15 @@ type eventLoop struct {
 	events  []unix.EpollEvent
 	inUse   int
 	start   time.Time
-	end     time.Time // the run's end (zero: none): nothing ends later and is recorded
-	cut     int64     // requests that ended at or after end, not recorded
-	slack   int       // the thread's timer slack before the loop set it; -1: not set
+	end     time.Time   // the run's end (zero: none): nothing ends later and is recorded
+	cut     int64       // requests that ended at or after end, not recorded
+	slack   int         // the thread's timer slack before the loop set it; -1: not set
+	polled  time.Time   // the last poll for answers
+	msg     unix.Msghdr // recvmsg's, over rbuf and oob
+	iov     unix.Iovec
+	refill  func()        // a closed loop's: send on the connection an answer freed
+	cpu0    time.Duration // the thread's CPU time when the run began
+	spun    time.Duration // time spent polling for answers that had not come
 }
 
 // loopSetup is what an event loop is set up with.
@@ -99,8 +112,11 @@ func newEventLoop(ctx context.Context, w Wire, o loopSetup) (*eventLoop, error) 
 	l := &eventLoop{timeout: o.timeout, w: w, ep: ep, stamped: true, rbuf: make([]byte, 64<<10), oob: make([]byte, 128),
 		events: make([]unix.EpollEvent, 256), live: o.live, slack: slack}
 	for i := range o.conns {
+		// A connection that cannot be opened now is dialed again by its
+		// first request, which fails with the dial's status if it still
+		// cannot (as the worker engine's lazy dialers count it).
 		l.conns = append(l.conns, &loopConn{fd: -1})
-		if err := l.dial(i); err != nil {
+		if err := l.dial(i); err != nil && !isTransport(err) {
 			l.close()
 			return nil, fmt.Errorf("dial connection %d of %d: %w", i+1, o.conns, err)
 		}
@@ -111,7 +127,7 @@ func newEventLoop(ctx context.Context, w Wire, o loopSetup) (*eventLoop, error) 
 		l.close()
 		return nil, err
 	}
-	l.start = start
+	l.start, l.cpu0 = start, threadCPU()
 	if o.length > 0 {
 		l.end = l.start.Add(o.length)
 	}
@@ -189,14 +205,19 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 		}
 		until = l.deadlines(until, hard)
 		if l.stamped && len(waiting) == 0 && more {
-			// Nothing waits for a connection: sleep through the answers.
+			// Nothing waits for a connection: sleep through the answers,
+			// and read them only when the next arrival needs their
+			// connection (or every maxWait, for the live counts): one
+			// epoll_wait per round of the connections, not per arrival.
 			sleepTo(ctx, until)
-			l.poll(0)
+			if len(l.free) == 0 || time.Since(l.polled) >= maxWait {
+				l.poll(0)
+			}
 			continue
 		}
 		l.poll(waitFor(now, until))
 	}
-	elapsed := time.Since(start)
+	elapsed, busy := time.Since(start), l.busyNs()
 	// Arrivals due but never sent (the run was cut short) were dropped;
 	// so were requests still in flight when it was cut, or answered after.
 	dropped += int64(len(waiting)) + int64(l.inUse) + l.cut
@@ -205,7 +226,9 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 		scheduled = tt.dueNow(next)
 		dropped += scheduled - next
 	}
-	return tt.sample(l.rec, elapsed, o.Unit, scheduled, dropped), nil
+	s := tt.sample(l.rec, elapsed, o.Unit, scheduled, dropped)
+	s.EngineCPUNs = busy
+	return s, nil
 }
 
 // runLoop is Closed.Run on the event loop: each connection sends its next
@@ -223,6 +246,14 @@ func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 	defer l.close()
 	start, end := l.start, l.end
 	var issued int64
+	// each answer read frees its connection for the next request at once,
+	// not after every other answer of the poll has been read
+	l.refill = func() {
+		if c.Requests <= 0 || issued < c.Requests {
+			l.send(time.Time{})
+			issued++
+		}
+	}
 	idle := false // a quantum went by without an answer
 	for ctx.Err() == nil {
 		now := time.Now()
@@ -252,10 +283,14 @@ func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 			continue
 		}
 		idle = false
-		l.poll(waitFor(now, until))
+		if l.spin(now) == 0 {
+			l.poll(waitFor(now, until))
+		}
 	}
-	elapsed := time.Since(start)
-	return l.rec.sample(elapsed, elapsed, c.Unit, 0, 0), nil
+	elapsed, busy := time.Since(start), l.busyNs()
+	s := l.rec.sample(elapsed, elapsed, c.Unit, 0, 0)
+	s.EngineCPUNs = busy
+	return s, nil
 }
 
 // dial opens connection i: a blocking connect (loopback answers at once),
@@ -339,7 +374,7 @@ func (l *eventLoop) send(intended time.Time) {
 // writeAll writes b, waiting for room in the socket's buffer if it must.
 func writeAll(fd int, b []byte, deadline time.Time) error {
 	for len(b) > 0 {
-		n, err := unix.Write(fd, b)
+		n, err := rawWrite(fd, b)
 		if n > 0 {
 			b = b[n:]
 		}
@@ -420,8 +455,18 @@ func sleepTo(ctx context.Context, t time.Time) {
 	}
 }
 
-// expire ends the requests in flight past their timeout.
+// expire ends the requests in flight past their timeout, after reading
+// the answers that came (an answer the loop has not read yet, stamped in
+// time, is not a timeout).
 func (l *eventLoop) expire(now time.Time) {
+	late := false
+	for _, c := range l.conns {
+		late = late || c.busy && now.Sub(c.sent) >= l.timeout
+	}
+	if !late {
+		return
+	}
+	l.poll(0)
 	for i, c := range l.conns {
 		if c.busy && now.Sub(c.sent) >= l.timeout {
 			l.finish(i, now, Result{Status: "timeout"}, true)
@@ -429,10 +474,44 @@ func (l *eventLoop) expire(now time.Time) {
 	}
 }
 
+// spin polls for answers without blocking, for up to spinFor from now, and
+// returns how many connections had some. A thread blocked in epoll_wait is
+// woken by the answer's sender, inside the sender's write (on loopback: the
+// server's core pays for the generator's wake-up); one that polls is not.
+func (l *eventLoop) spin(now time.Time) int {
+	for {
+		n := l.poll(0)
+		if n > 0 {
+			return n
+		}
+		if d := l.polled.Sub(now); d >= spinFor {
+			l.spun += d // waiting, not work: left out of busyNs
+			return 0
+		}
+	}
+}
+
+// busyNs is the loop thread's CPU time so far, less what it spent polling
+// for answers that had not come: the generator's work, which a run that
+// keeps the loop busy all the time is limited by.
+func (l *eventLoop) busyNs() int64 {
+	return max(0, int64(threadCPU()-l.cpu0-l.spun))
+}
+
+// threadCPU is the calling thread's CPU time.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
+
 // poll waits up to wait for answers (0: only what is there) and reads
 // them; it returns the number of connections that had something.
 func (l *eventLoop) poll(wait time.Duration) int {
 	n := epollWait(l.ep, l.events, wait)
+	l.polled = time.Now()
 	for _, ev := range l.events[:n] {
 		l.read(int(ev.Fd), ev.Events)
 	}
@@ -446,7 +525,7 @@ func (l *eventLoop) read(i int, events uint32) {
 		return
 	}
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(c.fd, l.rbuf, l.oob, unix.MSG_DONTWAIT)
+		n, oobn, err := l.recvmsg(c.fd)
 		if err == unix.EINTR {
 			continue
 		}
@@ -486,9 +565,15 @@ func (l *eventLoop) read(i int, events uint32) {
 		}
 		rest := copy(c.buf, c.buf[n:])
 		c.buf = c.buf[:rest]
+		if c.rx.Sub(c.sent) >= l.timeout { // came, but after its timeout
+			res, closeAfter = Result{Status: "timeout"}, true
+		}
 		l.finish(i, c.rx, res, closeAfter)
 		if closeAfter {
 			return
+		}
+		if l.refill != nil && len(c.buf) == 0 {
+			l.refill() // the connection i is the last free one
 		}
 	}
 }
@@ -559,4 +644,40 @@ func sleepUntil(t time.Duration) {
 			return
 		}
 	}
+}
+
+// isTransport says a dial failed on the way to the target (refused, reset,
+// unreachable), not for want of a socket: a request can try it again.
+func isTransport(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op)
+}
+
+// The loop's reads and writes are raw system calls on non-blocking sockets
+// (they never block), so the runtime does not hand the thread's P around
+// for each (see above).
+
+// recvmsg reads what fd has into rbuf, its control data (the kernel's
+// receive stamp) into oob, without allocating.
+func (l *eventLoop) recvmsg(fd int) (n, oobn int, err error) {
+	l.iov.Base = &l.rbuf[0]
+	l.iov.SetLen(len(l.rbuf))
+	l.msg.Iov = &l.iov
+	l.msg.SetIovlen(1)
+	l.msg.Control = &l.oob[0]
+	l.msg.SetControllen(len(l.oob))
+	r, _, e := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&l.msg)), unix.MSG_DONTWAIT)
+	if e != 0 {
+		return 0, 0, e
+	}
+	return int(r), int(l.msg.Controllen), nil
+}
+
+// rawWrite is write(2) as a raw system call.
+func rawWrite(fd int, b []byte) (int, error) {
+	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return int(r), e
+	}
+	return int(r), nil
 }

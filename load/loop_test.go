@@ -9,11 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/tandem-bench/tandem/driver/httpdrv"
+	"github.com/tandem-bench/tandem/internal/pong"
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
@@ -194,10 +194,14 @@ func TestLoopRefuses(t *testing.T) {
 			t.Errorf("%+v: the loop took it", o)
 		}
 	}
+	// a closed port: every request fails as refused, on either engine
+	// (the loop dials again for each, as the workers' dialers do)
 	c, _ := httpdrv.New(httpdrv.Options{URL: "http://127.0.0.1:1/"})
-	_, err := load.Open{Schedule: load.Constant{Rate: 10}, Duration: 100 * time.Millisecond, Engine: "loop"}.Run(context.Background(), c)
-	if err == nil || !strings.Contains(err.Error(), "refused") {
-		t.Errorf("closed port: %v", err)
+	for _, engine := range []string{"loop", "workers"} {
+		s, err := load.Open{Schedule: load.Constant{Rate: 100}, Connections: 2, Duration: 100 * time.Millisecond, Engine: engine}.Run(context.Background(), c)
+		if err != nil || s.Engine != engine || s.Requests != 10 || s.Errors["refused"] != 10 {
+			t.Errorf("%s on a closed port: %v, engine %q, %d requests, errors %v; want 10 refused", engine, err, s.Engine, s.Requests, s.Errors)
+		}
 	}
 }
 
@@ -232,8 +236,8 @@ func TestLoopQuantum(t *testing.T) {
 	if err != nil || s.Requests != 100 || s.ScheduleLagNs.P50 < int64(15*time.Millisecond) {
 		t.Errorf("50 ms quantum: %v, %d requests, lag p50 %v; want 100, and about 25 ms (at least 15 ms)", err, s.Requests, time.Duration(s.ScheduleLagNs.P50))
 	}
-	if _, err := (load.Open{Schedule: load.Constant{Rate: 10}, Duration: 100 * time.Millisecond, Quantum: time.Millisecond}).Run(context.Background(), c); err == nil {
-		t.Error("a quantum without the loop was accepted")
+	if _, err := (load.Open{Schedule: load.Constant{Rate: 10}, Duration: 100 * time.Millisecond, Engine: "workers", Quantum: time.Millisecond}).Run(context.Background(), c); err == nil {
+		t.Error("a quantum on the workers engine was accepted")
 	}
 }
 
@@ -294,8 +298,8 @@ func TestLoopClosedQuantum(t *testing.T) {
 	if s.ThinkTimeNs == nil || time.Duration(s.ThinkTimeNs.P50) < 10*time.Millisecond {
 		t.Errorf("think time %+v; want the wait for the quantum's end (about 49 ms)", s.ThinkTimeNs)
 	}
-	if _, err := (load.Closed{Concurrency: 1, Requests: 10, Quantum: q}).Run(context.Background(), c); err == nil {
-		t.Error("a quantum without the loop was accepted")
+	if _, err := (load.Closed{Concurrency: 1, Requests: 10, Engine: "workers", Quantum: q}).Run(context.Background(), c); err == nil {
+		t.Error("a quantum on the workers engine was accepted")
 	}
 
 	s, err = load.Closed{Concurrency: 2, Requests: 200, Engine: "loop"}.Run(context.Background(), c)
@@ -307,7 +311,7 @@ func TestLoopClosedQuantum(t *testing.T) {
 	}
 	for name, run := range map[string]func() (results.Sample, error){
 		"workers": func() (results.Sample, error) {
-			return load.Closed{Concurrency: 2, Requests: 20}.Run(context.Background(), c)
+			return load.Closed{Concurrency: 2, Requests: 20, Engine: "workers"}.Run(context.Background(), c)
 		},
 		"open loop": func() (results.Sample, error) {
 			return load.Open{Schedule: load.Constant{Rate: 200}, Requests: 20, Engine: "loop"}.Run(context.Background(), c)
@@ -315,6 +319,49 @@ func TestLoopClosedQuantum(t *testing.T) {
 	} {
 		if s, err := run(); err != nil || s.ThinkTimeNs != nil {
 			t.Errorf("%s: %v, think time %+v; want none", name, err, s.ThinkTimeNs)
+		}
+	}
+}
+
+// With no engine named, a run takes the event loop wherever it applies
+// (plain HTTP/1.1 on Linux) and the workers elsewhere (HTTP/2 here), and
+// its sample says which ran.
+func TestEngineByDefault(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go pong.ServeH2(ln, pong.H2Options{}) // h2c
+	loop := "workers"
+	if runtime.GOOS == "linux" {
+		loop = "loop"
+	}
+	for _, tc := range []struct {
+		o    httpdrv.Options
+		want string
+	}{
+		{httpdrv.Options{URL: srv.URL + "/"}, loop},
+		{httpdrv.Options{URL: "http://" + ln.Addr().String() + "/", HTTP2: true}, "workers"},
+	} {
+		c, err := httpdrv.New(tc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed, err := load.Closed{Concurrency: 2, Requests: 20}.Run(context.Background(), c)
+		if err != nil || closed.OK != 20 || closed.Engine != tc.want {
+			t.Errorf("closed loop, %+v: %v, %d ok on engine %q; want 20 on %q", tc.o, err, closed.OK, closed.Engine, tc.want)
+		}
+		// the loop's thread's own work: some, and never more than the
+		// run's time (one thread); the workers' is not measured
+		if busy := closed.EngineCPUNs; (tc.want == "loop") != (busy > 0) || busy > closed.DurationNs {
+			t.Errorf("closed loop on %q: engine CPU %v over %v", closed.Engine, time.Duration(busy), time.Duration(closed.DurationNs))
+		}
+		open, err := load.Open{Schedule: load.Constant{Rate: 200}, Connections: 2, Requests: 20}.Run(context.Background(), c)
+		if err != nil || open.OK != 20 || open.Engine != tc.want {
+			t.Errorf("open loop, %+v: %v, %d ok on engine %q; want 20 on %q", tc.o, err, open.OK, open.Engine, tc.want)
 		}
 	}
 }

@@ -99,6 +99,9 @@ func sampleText(w io.Writer, s results.Sample, warnings []string, stoppedBy stri
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "errors        %s\n", ErrorList(s))
+	if s.Engine != "" {
+		fmt.Fprintf(&b, "engine        %s\n", s.Engine)
+	}
 	if f := s.Fleet; f != nil {
 		fmt.Fprintf(&b, "fleet         %s\n", fleetLine(f))
 		for _, w := range f.Workers {
@@ -169,6 +172,9 @@ func sampleJSON(w io.Writer, s results.Sample, warnings []string, stoppedBy stri
 	}
 	if s.Fleet != nil {
 		out["fleet"] = s.Fleet
+	}
+	if s.Engine != "" {
+		out["engine"] = s.Engine
 	}
 	return encodeJSON(w, out)
 }

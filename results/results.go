@@ -173,8 +173,9 @@ type Load struct {
 	// Prefetch is an AMQP consumer's window: the in-flight window of the
 	// server-bound rule.
 	Prefetch int `json:"prefetch,omitempty"`
-	// Engine is the load engine of a closed or open loop, "loop" or
-	// "workers" (absent: workers); QuantumNs the event loop's wake-up
+	// Engine is the load engine a closed or open loop asked for, "loop" or
+	// "workers" (absent: the loop wherever it applies; each sample records
+	// the one that ran); QuantumNs the event loop's wake-up
 	// quantum, if one was set.
 	Engine    string `json:"engine,omitempty"`
 	QuantumNs int64  `json:"quantum_ns,omitempty"`
@@ -203,7 +204,9 @@ type Round struct {
 	// Headline is the round's value of the scenario's metric.
 	Headline float64 `json:"headline"`
 	// GeneratorCPUNs is the CPU time tandem used during the round, and
-	// GeneratorCPUUse that time as a share of the generator's cores.
+	// GeneratorCPUUse that time as a share of the generator's cores; on
+	// the event loop, the loop thread's own work (EngineCPUNs) as a share
+	// of the one core it runs on.
 	GeneratorCPUNs  int64   `json:"generator_cpu_ns"`
 	GeneratorCPUUse float64 `json:"generator_cpu_use"`
 	// Failed is true when the round did not complete; Error says why.
@@ -294,6 +297,14 @@ type Sample struct {
 	// part of each cycle: from an answer's arrival, as the kernel stamped
 	// it, to the next request on its connection.
 	ThinkTimeNs *Distribution `json:"think_time_ns,omitempty"`
+	// Engine is the load engine that ran a closed or open loop: "loop"
+	// (one thread owns every connection) or "workers" (a goroutine per
+	// connection); absent for other shapes.
+	Engine string `json:"engine,omitempty"`
+	// EngineCPUNs (the event loop) is the CPU time of the loop's thread
+	// over the run, less its polls for answers that had not yet come:
+	// the generator's own work, at most one core.
+	EngineCPUNs int64 `json:"engine_cpu_ns,omitempty"`
 	// OfferedRate is the schedule's mean arrival rate (open and batched
 	// loops); AchievedRate is the rate requests were actually sent at.
 	OfferedRate  float64 `json:"offered_rate,omitempty"`

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/internal/tooltest"
+	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/runner/internal/runtest"
@@ -509,7 +510,7 @@ func TestPairedRounds(t *testing.T) {
 	}
 	for _, rd := range res.Scenarios[0].Rounds {
 		if rd.GeneratorCPUNs <= 0 || rd.GeneratorCPUUse <= 0 || rd.GeneratorCPUUse > 1 {
-			t.Errorf("round %d %s: generator CPU %d ns, use %.2f", rd.Round, rd.Target, rd.GeneratorCPUNs, rd.GeneratorCPUUse)
+			t.Errorf("round %d %s: generator CPU %d ns, use %.2f (engine %s %d ns over %d ns, %d requests)", rd.Round, rd.Target, rd.GeneratorCPUNs, rd.GeneratorCPUUse, rd.Engine, rd.EngineCPUNs, rd.DurationNs, rd.Requests)
 		}
 	}
 }
@@ -598,10 +599,10 @@ func TestHeadline(t *testing.T) {
 // core, so client-bound can fire on a machine of many cores.
 func TestGeneratorCapacity(t *testing.T) {
 	r := &runner{generatorCores: 8}
-	if got := r.generatorCapacity(study.Load{Engine: "loop"}); got != 1 {
+	if got := r.generatorCapacity(load.EngineLoop); got != 1 {
 		t.Errorf("event loop on 8 cores: capacity %v; want 1", got)
 	}
-	if got := r.generatorCapacity(study.Load{}); got != 8 {
+	if got := r.generatorCapacity(load.EngineWorkers); got != 8 {
 		t.Errorf("workers on 8 cores: capacity %v; want 8", got)
 	}
 }

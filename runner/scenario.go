@@ -353,8 +353,11 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 			cpu1, _ := host.CPUTime()
 			cpu := int64(cpu1 - cpu0)
 			rd := results.Round{Round: round, Order: i + 1, Target: l.spec.Name, Concurrency: level, Sample: s, Headline: headline(s, higher),
-				GeneratorCPUNs: cpu, GeneratorCPUUse: float64(cpu) / float64(time.Since(t0)) / r.generatorCapacity(sc.Load),
+				GeneratorCPUNs: cpu, GeneratorCPUUse: float64(cpu) / float64(time.Since(t0)) / r.generatorCapacity(s.Engine),
 				Perturbations: events}
+			if s.EngineCPUNs > 0 && s.DurationNs > 0 { // the event loop's thread: the generator itself
+				rd.GeneratorCPUUse = float64(s.EngineCPUNs) / float64(s.DurationNs)
+			}
 			if sc.Metric == "recovery" {
 				rd.Headline = recoveryHeadline(events)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
 	"github.com/tandem-bench/tandem/study"
@@ -70,10 +71,10 @@ func sameTransport(a, b *study.Call, t *study.Target) bool {
 	return errA == nil && errB == nil && ea == eb
 }
 
-// generatorCapacity is the cores a scenario's load engine can use: one for
-// the event loop, which runs on one thread, else the generator's cores.
-func (r *runner) generatorCapacity(l study.Load) float64 {
-	if l.Engine == "loop" {
+// generatorCapacity is the cores the engine that ran a sample can use: one
+// for the event loop, which runs on one thread, else the generator's cores.
+func (r *runner) generatorCapacity(engine string) float64 {
+	if engine == load.EngineLoop {
 		return 1
 	}
 	return float64(r.generatorCores)

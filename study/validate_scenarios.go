@@ -1,7 +1,6 @@
 package study
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -137,8 +136,12 @@ func (v *validator) scenario(path string, sc *Scenario) {
 		v.errorf(path+".load.engine", "engine loop for a closed or an open loop", "engine loop for a batched loop")
 	case l.Engine == "loop" && c != nil && c.HTTP == nil && c.JSONRPC == nil:
 		v.errorf(path+".load.engine", "an http or jsonrpc call for engine loop", "call %s is not HTTP", sc.Call)
-	case l.Quantum > 0 && l.Engine != "loop":
-		v.errorf(path+".load.quantum", "a quantum with engine: loop", "a quantum for the %s engine", cmp.Or(l.Engine, "workers"))
+	case l.Quantum > 0 && l.Engine == "workers":
+		v.errorf(path+".load.quantum", "a quantum on the event loop (engine loop, or no engine)", "a quantum for the workers engine")
+	case l.Quantum > 0 && l.Model() == KindBatched:
+		v.errorf(path+".load.quantum", "a quantum for a closed or an open loop", "a quantum for a batched loop")
+	case l.Quantum > 0 && c != nil && c.HTTP == nil && c.JSONRPC == nil:
+		v.errorf(path+".load.quantum", "an http or jsonrpc call for a quantum (the event loop's)", "call %s is not HTTP", sc.Call)
 	}
 	if l.Ramp != nil && l.Ramp.From == 0 && l.Ramp.To == 0 {
 		v.errorf(path+".load.ramp", "a ramp with a positive rate somewhere", "ramp from 0 to 0")

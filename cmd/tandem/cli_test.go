@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -272,11 +273,13 @@ func TestLoadAgainstSample(t *testing.T) {
 		unitsPS bool
 	}{
 		{"grpc unary", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/GetBlock", "--data", `{"height": 3}`, "--requests", "200", "--concurrency", "4"}, 200, map[string]any{}, true},
+		{"grpc unary, clients sharing a connection", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/GetBlock", "--data", `{"height": 3}`, "--requests", "200", "--concurrency", "8", "--connections", "1"}, 200, map[string]any{}, true},
 		{"grpc error statuses", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/GetBlock", "--data", `{"height": 100}`, "--requests", "20"}, 0, map[string]any{"grpc:NOT_FOUND": 20.0}, false},
 		{"grpc stream", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/GetBlockRange", "--data", `{"start": 0, "end": 9}`, "--requests", "5"}, 5, map[string]any{}, true},
 		{"jsonrpc", []string{"http://" + s.HTTPAddr() + "/", "--jsonrpc", "getbalance", "--params", `["tz1000042"]`, "--requests", "50"}, 50, map[string]any{}, true},
 		{"jsonrpc error", []string{"http://" + s.HTTPAddr() + "/", "--jsonrpc", "getbalance", "--params", `["x"]`, "--requests", "10"}, 0, map[string]any{"jsonrpc:-32602": 10.0}, false},
 		{"http", []string{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10"}, 10, map[string]any{}, true},
+		{"http, engine workers", []string{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10", "--engine", "workers"}, 10, map[string]any{}, true},
 		{"open loop", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "500", "--connections", "2", "--duration", "1s"}, 500, map[string]any{}, true},
 		{"closed loop, engine loop", []string{"http://" + s.HTTPAddr() + "/", "--jsonrpc", "getbalance", "--params", `["tz1000042"]`, "--requests", "300", "--concurrency", "4", "--engine", "loop"}, 300, map[string]any{}, true},
 		{"open loop, engine loop", []string{"http://" + s.HTTPAddr() + "/", "--jsonrpc", "getbalance", "--params", `["tz1000042"]`, "--rate", "500", "--connections", "2", "--duration", "1s", "--engine", "loop"}, 500, map[string]any{}, true},
@@ -305,9 +308,23 @@ func TestLoadAgainstSample(t *testing.T) {
 			if got["ok"] != c.ok || !equalJSON(got["errors"], c.errors) || (got["units_per_s"].(float64) > 0) != c.unitsPS {
 				t.Errorf("ok %v, errors %v, units/s %v; want %v, %v", got["ok"], got["errors"], got["units_per_s"], c.ok, c.errors)
 			}
-			// think time: the closed loops of the event loop, no other
+			// the engine: the event loop wherever it applies (HTTP and
+			// JSON-RPC on Linux, not --batch), unless --engine says
+			// otherwise; think time: the closed loops of the event loop
+			args := strings.Join(c.args, " ")
+			engine := "loop"
+			switch {
+			case strings.Contains(args, "--batch"):
+				engine = ""
+			case strings.HasPrefix(args, "grpc://"), strings.Contains(args, "--engine workers"), runtime.GOOS != "linux":
+				engine = "workers"
+			}
+			if got, _ := got["engine"].(string); got != engine {
+				t.Errorf("engine %q; want %q", got, engine)
+			}
 			_, think := got["think_time_ns"]
-			if want := strings.Contains(c.name, "closed loop, engine loop"); think != want {
+			closed := !strings.Contains(args, "--rate") && !strings.Contains(args, "--batch")
+			if want := closed && engine == "loop"; think != want {
 				t.Errorf("think_time_ns given: %v; want %v", think, want)
 			}
 		})
@@ -322,12 +339,19 @@ func TestLoadAgainstSample(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{
-		{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10", "--quantum", "1ms"},
+		{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10", "--engine", "workers", "--quantum", "1ms"},
+		{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--requests", "10", "--quantum", "1ms"},
+		{"http://" + s.HTTPAddr() + "/metrics", "--batch", "10", "--duration", "1s", "--quantum", "1ms"},
 		{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10", "--engine", "loop", "--quantum", "-1ms"},
 	} {
 		if code, _, stderr := tandem(t, append([]string{"load"}, args...)...); code != exitBadInput || !strings.Contains(stderr, "--quantum") {
 			t.Errorf("%v: exit %d, %q; want exit 2 naming --quantum", args, code, stderr)
 		}
+	}
+	// a closed loop's clients share connections only where calls are
+	// streams (gRPC)
+	if code, _, stderr := tandem(t, "load", "http://"+s.HTTPAddr()+"/metrics", "--requests", "10", "--concurrency", "4", "--connections", "2"); code != exitBadInput || !strings.Contains(stderr, "--connections") {
+		t.Errorf("--connections with an HTTP closed loop: exit %d, %q; want exit 2 naming --connections", code, stderr)
 	}
 	code, out, _ := tandem(t, "load", "grpc://"+s.GRPCAddr()+"/tandem.sample.v1.Ledger/GetBlockRange", "--data", `{"start": 0, "end": 9}`, "--requests", "3", "--format", "json")
 	var stream map[string]any

@@ -99,6 +99,7 @@ func (sp loadSpec) options() (loadOptions, error) {
 		return o, fmt.Errorf("the load's flags: %w", err)
 	}
 	o.concurrencySet = f.Changed("concurrency")
+	o.connectionsSet = f.Changed("connections")
 	if sp.Data != nil {
 		o.body = []byte(*sp.Data) // read by the coordinator: the workers need not have the file
 	}

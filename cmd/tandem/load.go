@@ -34,8 +34,10 @@ type loadOptions struct {
 	requests                                    int64
 	duration, warmup, step, period, quantum     time.Duration
 	rate, unit, engine                          string
-	// concurrencySet says --concurrency was given: it is the closed loop's.
-	concurrencySet bool
+	// concurrencySet says --concurrency was given: it is the closed loop's;
+	// connectionsSet says --connections was (with a closed loop over gRPC:
+	// the connections its clients share).
+	concurrencySet, connectionsSet bool
 	// The request.
 	timeout                      time.Duration
 	headers, protos, importPaths []string
@@ -98,6 +100,7 @@ stop the run and print what it measured so far, marked interrupted.`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			defer func() { err = interruptedExit(cmd.Context(), err) }()
 			o.concurrencySet = cmd.Flags().Changed("concurrency")
+			o.connectionsSet = cmd.Flags().Changed("connections")
 			return runLoad(cmd, args[0], o, stdout, stderr)
 		},
 	}
@@ -111,13 +114,13 @@ stop the run and print what it measured so far, marked interrupted.`,
 func loadFlags(f *pflag.FlagSet, o *loadOptions) {
 	f.IntVar(&o.concurrency, "concurrency", 1, "closed loop: clients, each waiting for its answer")
 	f.StringVar(&o.rate, "rate", "", "open loop: arrivals per second in total (R, FROM-TO for a ramp, R1,R2,… for steps)")
-	f.IntVar(&o.connections, "connections", 1, "open and batched loops: connections to spread the load over")
+	f.IntVar(&o.connections, "connections", 1, "open and batched loops: connections to spread the load over; a closed loop over gRPC: connections its clients share (default one each)")
 	f.IntVar(&o.batch, "batch", 0, "batched loop: requests per period on each connection")
 	f.DurationVar(&o.period, "period", time.Second, "batched loop: the period")
 	f.DurationVar(&o.step, "step", 0, "length of each step of --rate R1,R2,…")
 	f.IntVar(&o.maxWaiting, "max-waiting", 10000, "open loop: arrivals that may wait for a free connection before arrivals are dropped")
-	f.DurationVar(&o.quantum, "quantum", 0, "with --engine loop: wake at most once per quantum; an open loop sends every arrival due by then (less CPU; the lateness shows in schedule lag and latency), a closed loop reads every answer that came by then (a server the generator saturates serves more; the wait shows in think time)")
-	f.StringVar(&o.engine, "engine", "", "workers (a goroutine per connection) or loop (one thread owns every connection; in an open loop it sleeps through the answers, which the kernel stamps: less CPU per request; plain HTTP/1.1 only)")
+	f.DurationVar(&o.quantum, "quantum", 0, "on the event loop: wake at most once per quantum; an open loop sends every arrival due by then (less CPU; the lateness shows in schedule lag and latency), a closed loop reads every answer that came by then (a server the generator saturates serves more; the wait shows in think time)")
+	f.StringVar(&o.engine, "engine", "", "loop (one thread owns every connection; in an open loop it sleeps through the answers, which the kernel stamps: less CPU per request; plain HTTP/1.1 only) or workers (a goroutine per connection); default: loop wherever it applies, else workers")
 	f.Int64Var(&o.requests, "requests", 0, "stop after this many requests")
 	f.DurationVar(&o.duration, "duration", 0, "stop after this long (default 10s without --requests)")
 	f.DurationVar(&o.warmup, "warmup", 0, "send for this long first and discard it")
@@ -211,7 +214,7 @@ func prepareLoad(ctx context.Context, target string, o loadOptions) (load.Dialer
 			return nil, o, badInput(err)
 		}
 	}
-	d, err := loadDialer(ctx, target, body, o.rpcMethod, o.params, o.headers, o.protos, o.importPaths, o.timeout, o.http2, o.insecure, o.quickACK)
+	d, err := loadDialer(ctx, target, body, o)
 	if err != nil {
 		return nil, o, badInput(err)
 	}
@@ -276,13 +279,15 @@ func (o loadOptions) checkShape() error {
 }
 
 // checkEngine refuses an --engine or --quantum the dialer d and the load
-// shape cannot run.
+// shape cannot run. Without --engine the event loop runs wherever it
+// applies (a closed or open loop over plain HTTP/1.1 to IPv4, on Linux).
 func (o loadOptions) checkEngine(d load.Dialer) error {
-	if w, err := load.EngineWire(o.engine, d); err != nil || w != nil && o.batch > 0 {
+	w, err := load.EngineWire(o.engine, d)
+	if err != nil || o.engine == load.EngineLoop && o.batch > 0 {
 		return fmt.Errorf("--engine %s: workers, or loop for a closed or open loop (not --batch) over plain HTTP/1.1 (http://, no --http2) to an IPv4 address", o.engine)
 	}
-	if o.quantum < 0 || o.quantum > 0 && o.engine != "loop" {
-		return errors.New("--quantum: a positive duration, with --engine loop")
+	if o.quantum < 0 || o.quantum > 0 && (w == nil || o.batch > 0) {
+		return errors.New("--quantum: a positive duration, on the event loop (a closed or open loop over plain HTTP/1.1)")
 	}
 	return nil
 }
@@ -435,22 +440,28 @@ func readData(data string) ([]byte, error) {
 
 // loadDialer builds the driver of the call a target URL and the flags
 // describe (see driver.CallFromURL); --header values are Name: value.
-func loadDialer(ctx context.Context, target string, body []byte, rpcMethod, params string, headers, protos, importPaths []string,
-	timeout time.Duration, http2, insecure, quickACK bool) (load.Dialer, error) {
+func loadDialer(ctx context.Context, target string, body []byte, o loadOptions) (load.Dialer, error) {
 	hdr := map[string]string{}
-	for _, h := range headers {
+	for _, h := range o.headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok {
 			return nil, fmt.Errorf("--header %q: want Name: value", h)
 		}
 		hdr[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
-	call, endpoint, err := driver.CallFromURL(target, driver.URLOptions{Body: body, RPCMethod: rpcMethod, Params: params, Headers: hdr,
-		Protos: protos, ImportPaths: importPaths, HTTP2: http2, Insecure: insecure})
+	call, endpoint, err := driver.CallFromURL(target, driver.URLOptions{Body: body, RPCMethod: o.rpcMethod, Params: o.params, Headers: hdr,
+		Protos: o.protos, ImportPaths: o.importPaths, HTTP2: o.http2, Insecure: o.insecure})
 	if err != nil {
 		return nil, err
 	}
-	return driver.New(ctx, call, endpoint, driver.Options{Timeout: timeout, QuickACK: quickACK})
+	shared := 0
+	if o.rate == "" && o.batch == 0 && o.connectionsSet { // a closed loop's clients share connections
+		if call.GRPC == nil {
+			return nil, errors.New("--connections with --concurrency: gRPC only (its calls share a connection as streams); a closed loop over any other protocol has a connection per client")
+		}
+		shared = o.connections
+	}
+	return driver.New(ctx, call, endpoint, driver.Options{Timeout: o.timeout, QuickACK: o.quickACK, Connections: shared})
 }
 
 // progressLine redraws one status line on a terminal every half second

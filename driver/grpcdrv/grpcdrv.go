@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +48,10 @@ type Options struct {
 	// QuickACK makes the client acknowledge every segment at once (see
 	// package quickack); for diagnosis, not for load.
 	QuickACK bool
+	// Connections, if positive, is how many connections the Conns of all
+	// Dials share, handed out in turn (gRPC carries each call as a stream,
+	// many at once on one connection); zero: each Dial its own.
+	Connections int
 }
 
 // Caller calls one method. It resolves the method's descriptor once, on the
@@ -58,10 +63,19 @@ type Caller struct {
 	path    string
 	md      metadata.MD
 
-	mu     sync.Mutex
-	desc   protoreflect.MethodDescriptor
-	frame  []byte
-	stream bool
+	mu      sync.Mutex
+	desc    protoreflect.MethodDescriptor
+	frame   []byte
+	stream  bool
+	shared  []*sharedConn // with Options.Connections
+	turn    int
+	dialing sync.Mutex // held while a shared connection is chosen or opened
+}
+
+// sharedConn is a connection that several Conns use.
+type sharedConn struct {
+	cc   *grpc.ClientConn
+	refs int
 }
 
 // New checks opts and returns a Caller. With Proto files it compiles them
@@ -166,6 +180,59 @@ func (c *Caller) Dial(ctx context.Context) (load.Conn, error) {
 
 // DialConn is Dial with the concrete type, which can also Ask.
 func (c *Caller) DialConn(ctx context.Context) (*Conn, error) {
+	if c.opts.Connections <= 0 {
+		cc, err := c.dial(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return c.conn(cc, nil), nil
+	}
+	c.dialing.Lock() // one at a time: never more than Connections
+	defer c.dialing.Unlock()
+	c.mu.Lock()
+	if len(c.shared) < c.opts.Connections {
+		c.mu.Unlock()
+		cc, err := c.dial(ctx)
+		if err != nil {
+			return nil, err
+		}
+		sh := &sharedConn{cc: cc, refs: 1}
+		c.mu.Lock()
+		c.shared = append(c.shared, sh)
+		c.mu.Unlock()
+		return c.conn(cc, sh), nil
+	}
+	sh := c.shared[c.turn%len(c.shared)]
+	c.turn++
+	sh.refs++
+	c.mu.Unlock()
+	return c.conn(sh.cc, sh), nil
+}
+
+// conn is a Conn over cc (shared by others if sh is not nil).
+func (c *Caller) conn(cc *grpc.ClientConn, sh *sharedConn) *Conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return &Conn{c: c, cc: cc, sh: sh, frame: &frame{data: c.frame}, stream: c.stream, out: c.desc.Output()}
+}
+
+// release drops a Conn's hold on a shared connection, closing it with the
+// last.
+func (c *Caller) release(sh *sharedConn) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sh.refs--; sh.refs > 0 {
+		return nil
+	}
+	if i := slices.Index(c.shared, sh); i >= 0 {
+		c.shared = slices.Delete(c.shared, i, i+1)
+	}
+	return sh.cc.Close()
+}
+
+// dial opens a connection and waits until it is ready; the first also
+// resolves the method by reflection.
+func (c *Caller) dial(ctx context.Context) (*grpc.ClientConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	dialOpts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
@@ -197,15 +264,14 @@ func (c *Caller) DialConn(ctx context.Context) (*Conn, error) {
 		cc.Close()
 		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return &Conn{c: c, cc: cc, frame: &frame{data: c.frame}, stream: c.stream, out: c.desc.Output()}, nil
+	return cc, nil
 }
 
 // Conn is one connection to the server.
 type Conn struct {
 	c      *Caller
 	cc     *grpc.ClientConn
+	sh     *sharedConn // nil: cc is this Conn's own
 	frame  *frame
 	reply  frame
 	stream bool
@@ -322,7 +388,12 @@ func (cn *Conn) Raw(ctx context.Context) ([][]byte, load.Result) {
 }
 
 // Close closes the connection.
-func (cn *Conn) Close() error { return cn.cc.Close() }
+func (cn *Conn) Close() error {
+	if cn.sh != nil {
+		return cn.c.release(cn.sh)
+	}
+	return cn.cc.Close()
+}
 
 // codeNames are the canonical upper-case names of the gRPC status codes.
 var codeNames = map[codes.Code]string{}

@@ -11,6 +11,7 @@ import (
 	"github.com/tandem-bench/tandem/sample"
 	"github.com/tandem-bench/tandem/sample/ledgerpb"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -166,4 +167,72 @@ func FuzzDecodeJSON(f *testing.F) {
 			t.Fatalf("DecodeJSON(%x) gave invalid JSON %s", wire, js)
 		}
 	})
+}
+
+// With Options.Connections the Conns of every Dial share that many
+// connections in turn, calls from all of them go through at once as
+// streams, and a shared connection closes with its last Conn.
+func TestSharedConnections(t *testing.T) {
+	addr := startSample(t)
+	for _, tc := range []struct {
+		name        string
+		connections int
+		dials       int
+		distinct    int
+	}{{"one each", 0, 4, 4}, {"two shared", 2, 5, 2}, {"one shared", 1, 6, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New(context.Background(), Options{Addr: addr, Method: "tandem.sample.v1.Ledger/GetBlock", Request: []byte(`{"height": 3}`),
+				Connections: tc.connections})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var conns []*Conn
+			seen := map[any]bool{}
+			for range tc.dials {
+				cn, err := c.DialConn(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				conns = append(conns, cn)
+				seen[cn.cc] = true
+			}
+			if len(seen) != tc.distinct {
+				t.Errorf("%d dials over %d connections: %d distinct connections; want %d", tc.dials, tc.connections, len(seen), tc.distinct)
+			}
+			errs := make(chan string, len(conns)*20)
+			done := make(chan struct{})
+			for _, cn := range conns {
+				go func() {
+					defer func() { done <- struct{}{} }()
+					for range 20 {
+						if res := cn.Do(context.Background(), time.Now().Add(5*time.Second)); res.Status != "" {
+							errs <- res.Status
+						}
+					}
+				}()
+			}
+			for range conns {
+				<-done
+			}
+			close(errs)
+			for s := range errs {
+				t.Errorf("a call failed: %s", s)
+			}
+			last := conns[len(conns)-1]
+			for _, cn := range conns[:len(conns)-1] {
+				if err := cn.Close(); err != nil {
+					t.Errorf("close: %v", err)
+				}
+			}
+			if res := last.Do(context.Background(), time.Now().Add(5*time.Second)); res.Status != "" {
+				t.Errorf("the last Conn after the others closed: %s", res.Status)
+			}
+			if err := last.Close(); err != nil {
+				t.Errorf("close the last: %v", err)
+			}
+			if s := last.cc.GetState(); s != connectivity.Shutdown {
+				t.Errorf("after the last Conn closed its connection is %v; want Shutdown", s)
+			}
+		})
+	}
 }

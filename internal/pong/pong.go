@@ -1,7 +1,14 @@
-// Package pong is a minimal HTTP/1.1 server for measuring clients: it
-// answers every request on a keep-alive connection with a fixed "pong",
-// reading into one buffer and allocating nothing per request, so that what
-// a benchmark counts is the client's cost.
+// Package pong holds minimal servers for measuring clients, so that what a
+// benchmark counts is the client's cost, not the server's:
+//
+//   - Serve, HTTP/1.1: it answers every request on a keep-alive connection
+//     with a fixed "pong", reading into one buffer.
+//   - ServeH2, HTTP/2 (h2c, or h2 behind TLS): it answers every stream with
+//     pre-encoded frames, a plain "pong" or a gRPC answer of empty messages
+//     that any unary or server-streaming method accepts.
+//
+// Both serve a connection with one goroutine and allocate nothing per
+// request.
 package pong
 
 import (
