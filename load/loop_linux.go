@@ -217,6 +217,7 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 		}
 		l.poll(waitFor(now, until))
 	}
+	l.poll(0) // answers that came but were not read yet (see the lazy reads above)
 	elapsed, busy := time.Since(start), l.busyNs()
 	// Arrivals due but never sent (the run was cut short) were dropped;
 	// so were requests still in flight when it was cut, or answered after.
@@ -261,12 +262,23 @@ func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 			break // requests in flight are cut off, not counted
 		}
 		l.expire(now)
-		for len(l.free) > 0 && (c.Requests <= 0 || issued < c.Requests) {
-			l.send(time.Time{})
+		failed := false // a request could not be sent: the target is down
+		for len(l.free) > 0 && (c.Requests <= 0 || issued < c.Requests) && !failed {
+			failed = !l.send(time.Time{})
 			issued++
 		}
 		if l.inUse == 0 {
-			break
+			if !failed {
+				break // every request was answered
+			}
+			// nothing in flight, the target refuses: try again in a
+			// millisecond (each attempt a failed request), not at once
+			until := now.Add(time.Millisecond)
+			if !end.IsZero() && end.Before(until) {
+				until = end
+			}
+			sleepTo(ctx, until)
+			continue
 		}
 		until := l.deadlines(time.Time{}, end)
 		if q := c.Quantum; q > 0 && l.stamped && !idle {
@@ -308,7 +320,15 @@ func (l *eventLoop) dial(i int) error {
 	}
 	sa := &unix.SockaddrInet4{Port: a.Port}
 	copy(sa.Addr[:], ip4)
+	// a blocking connect, bounded by the request timeout (a target whose
+	// backlog is full drops the handshake: the kernel would retry for
+	// minutes)
+	tv := unix.NsecToTimeval(int64(max(l.timeout, time.Millisecond)))
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
 	if err := unix.Connect(fd, sa); err != nil {
+		if err == unix.EINPROGRESS { // the send timeout ran out
+			err = unix.ETIMEDOUT
+		}
 		unix.Close(fd)
 		return &net.OpError{Op: "dial", Net: "tcp", Addr: a, Err: err}
 	}
@@ -343,8 +363,9 @@ func (l *eventLoop) close() {
 	runtime.UnlockOSThread()
 }
 
-// send sends one arrival on a free connection.
-func (l *eventLoop) send(intended time.Time) {
+// send sends one arrival on a free connection; false if it could not (the
+// request is recorded as failed and its connection is free again).
+func (l *eventLoop) send(intended time.Time) bool {
 	i := l.free[len(l.free)-1]
 	l.free = l.free[:len(l.free)-1]
 	c := l.conns[i]
@@ -359,16 +380,17 @@ func (l *eventLoop) send(intended time.Time) {
 	if c.fd < 0 {
 		if err := l.dial(i); err != nil {
 			l.finish(i, sent, Result{Status: TransportStatus(err)}, false)
-			return
+			return false
 		}
 	}
 	l.req = c.wc.AppendRequest(l.req[:0])
 	if err := writeAll(c.fd, l.req, sent.Add(l.timeout)); err != nil {
 		l.finish(i, time.Now(), Result{Status: TransportStatus(err)}, true)
-		return
+		return false
 	}
 	c.busy = true
 	l.inUse++
+	return true
 }
 
 // writeAll writes b, waiting for room in the socket's buffer if it must.
@@ -459,14 +481,11 @@ func sleepTo(ctx context.Context, t time.Time) {
 // the answers that came (an answer the loop has not read yet, stamped in
 // time, is not a timeout).
 func (l *eventLoop) expire(now time.Time) {
-	late := false
-	for _, c := range l.conns {
-		late = late || c.busy && now.Sub(c.sent) >= l.timeout
+	for i, c := range l.conns {
+		if c.busy && now.Sub(c.sent) >= l.timeout {
+			l.read(i, 0) // an answer that came in time is not a timeout
+		}
 	}
-	if !late {
-		return
-	}
-	l.poll(0)
 	for i, c := range l.conns {
 		if c.busy && now.Sub(c.sent) >= l.timeout {
 			l.finish(i, now, Result{Status: "timeout"}, true)
@@ -479,16 +498,16 @@ func (l *eventLoop) expire(now time.Time) {
 // woken by the answer's sender, inside the sender's write (on loopback: the
 // server's core pays for the generator's wake-up); one that polls is not.
 func (l *eventLoop) spin(now time.Time) int {
-	for {
-		n := l.poll(0)
-		if n > 0 {
-			return n
-		}
-		if d := l.polled.Sub(now); d >= spinFor {
-			l.spun += d // waiting, not work: left out of busyNs
-			return 0
-		}
+	n := l.poll(0)
+	if n > 0 {
+		return n
 	}
+	cpu := threadCPU()
+	for n == 0 && l.polled.Sub(now) < spinFor {
+		n = l.poll(0)
+	}
+	l.spun += threadCPU() - cpu // waiting, not work: left out of busyNs
+	return n
 }
 
 // busyNs is the loop thread's CPU time so far, less what it spent polling

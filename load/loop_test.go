@@ -365,3 +365,21 @@ func TestEngineByDefault(t *testing.T) {
 		}
 	}
 }
+
+// A closed loop bounded by time against a target that refuses every
+// connection ends on time, each attempt a failed request, about one a
+// millisecond per connection rather than as fast as the loop can spin.
+func TestLoopClosedTargetDown(t *testing.T) {
+	c, err := httpdrv.New(httpdrv.Options{URL: "http://127.0.0.1:1/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	s, err := load.Closed{Concurrency: 2, Duration: 300 * time.Millisecond, Engine: "loop"}.Run(context.Background(), c)
+	if el := time.Since(start); err != nil || el > 3*time.Second {
+		t.Fatalf("%v after %v; want the run over in about 300 ms", err, el)
+	}
+	if n := s.Errors["refused"]; n == 0 || n > 2*300+10 || s.OK != 0 {
+		t.Errorf("%d ok, errors %v; want only refused, at most about one a millisecond", s.OK, s.Errors)
+	}
+}

@@ -69,7 +69,10 @@ func (r *runner) confirmStall(ctx context.Context, l *live, sc results.Scenario,
 		if err != nil {
 			return finding.Probe{}, err
 		}
-		s, err := load.Closed{Concurrency: 1, Requests: probeRequests, Duration: 20 * time.Second, Timeout: r.s.Defaults.Timeout}.Run(ctx, c)
+		// both probes on the workers: the loop does not speak QuickACK, and
+		// the two must differ in that alone
+		s, err := load.Closed{Concurrency: 1, Requests: probeRequests, Duration: 20 * time.Second, Timeout: r.s.Defaults.Timeout,
+			Engine: load.EngineWorkers}.Run(ctx, c)
 		if err != nil {
 			return finding.Probe{}, err
 		}

@@ -153,6 +153,21 @@ func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Sce
 		m.callers[l.spec.Name] = c
 	}
 	timeout, ld := r.s.Defaults.Timeout, sc.Load
+	if ld.Engine == "" && kind != study.KindBatched {
+		// one engine for every target, so that they are compared on one
+		// generator: the event loop if it can run them all
+		ld.Engine = load.EngineLoop
+		for _, l := range ls {
+			if w, err := load.EngineWire("", m.callers[l.spec.Name]); w == nil || err != nil {
+				if ld.Quantum > 0 {
+					return nil, fmt.Errorf("scenario %s: a quantum needs the event loop, which cannot run target %s's call %s (plain HTTP/1.1 or JSON-RPC to IPv4, on Linux, not round-robin)",
+						sc.Name, l.spec.Name, sc.Call)
+				}
+				ld.Engine = load.EngineWorkers
+				break
+			}
+		}
+	}
 	m.shape = func(level int) loopRun { return closedLoop(level, ld, timeout, unit) }
 	switch kind {
 	case study.KindOpen:

@@ -15,7 +15,12 @@ import (
 func diagnose(s results.Sample, cpu time.Duration, connections int) []string {
 	var warnings []string
 	elapsed := time.Duration(s.DurationNs)
-	if elapsed > 0 {
+	switch {
+	case elapsed > 0 && s.EngineCPUNs > 0: // the event loop: one thread
+		if use := float64(s.EngineCPUNs) / float64(elapsed); use >= 0.9 {
+			warnings = append(warnings, fmt.Sprintf("the event loop's thread was busy %.0f%% of the run: the generator may have been the bottleneck, not the target", use*100))
+		}
+	case elapsed > 0:
 		cores := float64(runtime.GOMAXPROCS(0))
 		if use := cpu.Seconds() / elapsed.Seconds() / cores; use >= 0.9 {
 			warnings = append(warnings, fmt.Sprintf("the generator used %.0f%% of its %d cores: it may have been the bottleneck, not the target", use*100, int(cores)))

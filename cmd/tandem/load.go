@@ -73,12 +73,18 @@ TARGET is one of:
 
 Load shapes:
   --concurrency N            closed loop: N clients, each waiting for its answer (default)
+  --concurrency N --connections C
+                             gRPC: the N clients share C connections (calls as streams)
   --rate R --connections C   open loop: R arrivals/s in total over C connections, on an
                              absolute timetable; latency counts from the intended send
   --rate 100-1000            a linear ramp over --duration
   --rate 100,500,1000        steps, each --step long (default: --duration split evenly)
   --batch R --connections C  batched: R requests at the start of every --period on each
                              connection (CometBFT's load-runner shape)
+
+Engines: HTTP/1.1 and JSON-RPC run on one thread that owns every connection (the
+event loop, on Linux); every other protocol on a goroutine per connection; the
+result names the engine (--engine loop|workers chooses).
 
 Beyond one machine: --local-workers N starts N worker processes here, and
 --workers N waits for N workers that join by themselves (tandem worker
@@ -221,8 +227,8 @@ func prepareLoad(ctx context.Context, target string, o loadOptions) (load.Dialer
 	if err := o.checkEngine(d); err != nil {
 		return nil, o, badInput(err)
 	}
-	if (o.rate != "" || o.batch > 0) && runtime.GOMAXPROCS(0) < 2 {
-		runtime.GOMAXPROCS(2) // a P for the open loop's waits beside the rest (see load.Open)
+	if w, _ := load.EngineWire(o.engine, d); (w != nil || o.rate != "" || o.batch > 0) && runtime.GOMAXPROCS(0) < 2 {
+		runtime.GOMAXPROCS(2) // a P for the open loop's waits, or the event loop's, beside the rest (see load.Open)
 	}
 	if o.rate != "" {
 		if _, err := load.ParseRate(o.rate, o.duration, o.step); err != nil {
@@ -327,7 +333,7 @@ func (o loadOptions) warm(ctx context.Context, d load.Dialer) error {
 	if o.warmup <= 0 {
 		return nil
 	}
-	if _, err := (load.Closed{Concurrency: max(o.concurrency, o.connections), Duration: o.warmup, Timeout: o.timeout}).Run(ctx, d); err != nil {
+	if _, err := (load.Closed{Concurrency: max(o.concurrency, o.connections), Duration: o.warmup, Timeout: o.timeout, Engine: o.engine}).Run(ctx, d); err != nil {
 		return badInput(err)
 	}
 	if ctx.Err() != nil {

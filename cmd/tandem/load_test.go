@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -351,5 +352,32 @@ func TestLoadCancelledInProcess(t *testing.T) {
 	json.Unmarshal(out.Bytes(), &got)
 	if code != exitInterrupted || !got.Interrupted || !strings.Contains(errb.String(), "stopped by cancellation") {
 		t.Errorf("exit %d, interrupted %v, stderr %q; want 130, true", code, got.Interrupted, errb.String())
+	}
+}
+
+// The generator-busy warning reads the event loop's own thread where it ran
+// (one core) and the process's CPU on the workers (all its cores), and
+// stays quiet when the generator had room.
+func TestDiagnoseBusyGenerator(t *testing.T) {
+	sec := int64(time.Second)
+	cores := time.Duration(runtime.GOMAXPROCS(0))
+	for _, c := range []struct {
+		name string
+		s    results.Sample
+		cpu  time.Duration
+		want bool
+	}{
+		{"loop busy", results.Sample{DurationNs: sec, Engine: "loop", EngineCPUNs: sec * 95 / 100}, 0, true},
+		{"loop with room", results.Sample{DurationNs: sec, Engine: "loop", EngineCPUNs: sec / 2}, 2 * cores * time.Second, false},
+		{"workers busy", results.Sample{DurationNs: sec, Engine: "workers"}, cores * time.Second, true},
+		{"workers with room", results.Sample{DurationNs: sec, Engine: "workers"}, cores * time.Second / 2, false},
+	} {
+		got := false
+		for _, w := range diagnose(c.s, c.cpu, 1) {
+			got = got || strings.Contains(w, "may have been the bottleneck")
+		}
+		if got != c.want {
+			t.Errorf("%s: warned %v; want %v", c.name, got, c.want)
+		}
 	}
 }

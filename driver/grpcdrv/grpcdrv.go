@@ -272,6 +272,7 @@ type Conn struct {
 	c      *Caller
 	cc     *grpc.ClientConn
 	sh     *sharedConn // nil: cc is this Conn's own
+	closed bool
 	frame  *frame
 	reply  frame
 	stream bool
@@ -389,6 +390,10 @@ func (cn *Conn) Raw(ctx context.Context) ([][]byte, load.Result) {
 
 // Close closes the connection.
 func (cn *Conn) Close() error {
+	if cn.closed {
+		return nil // a shared connection is released once
+	}
+	cn.closed = true
 	if cn.sh != nil {
 		return cn.c.release(cn.sh)
 	}

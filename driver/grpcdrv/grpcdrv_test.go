@@ -223,6 +223,7 @@ func TestSharedConnections(t *testing.T) {
 				if err := cn.Close(); err != nil {
 					t.Errorf("close: %v", err)
 				}
+				cn.Close() // again: released once, not twice
 			}
 			if res := last.Do(context.Background(), time.Now().Add(5*time.Second)); res.Status != "" {
 				t.Errorf("the last Conn after the others closed: %s", res.Status)
