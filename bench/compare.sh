@@ -51,7 +51,7 @@ go build -o "$TOOLS/tandem-hotpath" ./cmd/tandem-hotpath
 T="$TOOLS/tandem"
 H="$TOOLS/tandem-hotpath"
 QUANTUM=${QUANTUM:-50us}
-echo "peers: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), vegeta $VEGETA_VERSION, ghz $GHZ_VERSIONS, $(h2load --version | head -1); tandem $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $(go version | cut -d' ' -f3); $(nproc) cores"
+echo "peers: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), vegeta $VEGETA_VERSION, ghz $GHZ_VERSIONS, $(h2load --version | head -1); tandem $(git rev-parse --short HEAD 2>/dev/null || echo "?")$(git diff --quiet HEAD 2>/dev/null || echo "+changes"); $(go version | cut -d' ' -f3); $(nproc) cores"
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 data=$(mktemp -d)
@@ -233,8 +233,8 @@ if is rss; then
   N=${RSS_REQUESTS:-10000000}
   PP=$(port); serve "$H" --serve "127.0.0.1:$PP"; URL="http://127.0.0.1:$PP/ping"; wait_http "$URL"
   echo "== RSS over $N requests (tandem's default, closed loop, $CONNS connections, minimal server)"
-  gen "$T" load "$URL" --concurrency "$CONNS" --requests "$N" --format json > "$data/rss.json" &
-  pid=$!
+  taskset -c 0 "$T" load "$URL" --concurrency "$CONNS" --requests "$N" --format json > "$data/rss.json" &
+  pid=$!  # tandem's own (taskset execs it)
   first=""; peak=0; t=0
   while kill -0 $pid 2>/dev/null; do
     rss=$(awk '/VmRSS/ {print $2}' /proc/$pid/status 2>/dev/null || echo 0)

@@ -185,10 +185,14 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 			waiting = waiting[over:]
 		}
 		l.expire(now)
-		for len(waiting) > 0 && len(l.free) > 0 {
-			l.send(waiting[0])
-			waiting = waiting[1:]
+		sent := 0
+		for sent < len(waiting) && len(l.free) > 0 {
+			l.send(waiting[sent])
+			sent++
 		}
+		// keep the waiting arrivals at the start of their array, so that
+		// it is reused, not grown again for every arrival
+		waiting = waiting[:copy(waiting, waiting[sent:])]
 		nextDue, more := tt.due(next)
 		if !more && len(waiting) == 0 && l.inUse == 0 {
 			break
