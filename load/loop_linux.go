@@ -254,6 +254,9 @@ func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 	// each answer read frees its connection for the next request at once,
 	// not after every other answer of the poll has been read
 	l.refill = func() {
+		if !end.IsZero() && !time.Now().Before(end) {
+			return // the run is over: a request now would only be cut off
+		}
 		if c.Requests <= 0 || issued < c.Requests {
 			l.send(time.Time{})
 			issued++

@@ -34,7 +34,7 @@ func listens(t *testing.T, file string) []time.Time {
 }
 
 // TestPerturbationsUnderOpenLoop kills a plain HTTP target under an open
-// loop and starts it again (it listens 1 s after its start): the
+// loop and starts it again (it listens 2 s after its start): the
 // results say when it answered again and when the load recovered, both
 // within 100 ms of when the fixture really listened again, and count the
 // error burst. A pause stalls the load without errors; a wipe-and-restart
@@ -57,7 +57,7 @@ defaults: {rounds: 1, warmup: 50ms, max_rate_shortfall: 50}
 targets:
   - name: a
     start:
-      command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --start-delay, 1s, --listen-log, "${workdir}/listens"]
+      command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --start-delay, 2s, --listen-log, "${workdir}/listens"]
       env: {TANDEM_TEST_DELAY: "1"}
     endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
     ready: {first_answer: {call: ping}, timeout: 20s}
@@ -74,7 +74,7 @@ scenarios:
   - name: outage
     call: ping
     load: {rate: 200, connections: 2}
-    duration: 3s
+    duration: 4s
     targets: [a]
     perturbations: [{at: 1s, action: kill, for: 200ms}]
   - name: stall
@@ -97,7 +97,7 @@ scenarios:
   - name: recovery
     call: ping
     load: {rate: 100, connections: 1}
-    duration: 2s
+    duration: 3s
     rounds: 3
     metric: recovery
     perturbations: [{at: 500ms, action: kill}]
@@ -136,8 +136,8 @@ scenarios:
 		t.Fatalf("the fixture listened %d times; want a start and a restart", len(ls))
 	}
 	down := ls[1].Sub(ev.Time)
-	if down < 1200*time.Millisecond {
-		t.Fatalf("the fixture was down %v: less than the kill's 200 ms and its 1 s start", down)
+	if down < 2200*time.Millisecond {
+		t.Fatalf("the fixture was down %v: less than the kill's 200 ms and its 2 s start", down)
 	}
 	within("answers again after", time.Duration(ev.AnswersAfterNs), down)
 	within("the load recovered after", time.Duration(ev.RecoveredNs), down)
@@ -184,10 +184,14 @@ scenarios:
 		c.Perturbations[0].Errors == 0 || c.Confirmed >= c.Expected || c.Confirmed == 0 {
 		t.Errorf("the perturbed cell: %d of %d confirmed, perturbations %+v; want the kill, its failures short of expected", c.Confirmed, c.Expected, c.Perturbations)
 	}
-	// recovery: w starts at once, a listens 1 s after its start (a restart
-	// of this -race binary on a busy machine can take a few hundred ms
-	// more or less); the fault's errors do not make either failing
+	// recovery: w starts at once, a listens 2 s after its start (a restart
+	// of this -race binary on a machine whose every core is busy, beside
+	// other packages' tests, varied by 1 s: a 1 s start was within that
+	// spread); the fault's errors do not make either failing
 	sc := res.Scenarios[3]
+	for _, rd := range sc.Rounds {
+		t.Logf("recovery round %d on %s (%s engine): %v", rd.Round, rd.Target, rd.Engine, time.Duration(rd.Headline))
+	}
 	if len(sc.Comparisons) != 1 || sc.Comparisons[0].Candidate != "w" || sc.Comparisons[0].Verdict != "faster" {
 		t.Errorf("recovery: %+v; want w faster than a", sc.Comparisons)
 	}
