@@ -2,15 +2,15 @@
 // There are three executors: Closed (each client sends when its last
 // answer is in), Open (arrivals on an absolute timetable, whatever the
 // server does) and Batched (a batch per connection at the start of every
-// period, as CometBFT's load runner sends). By default each runs one
-// worker goroutine per connection and nothing else: there is no pacer. An
-// open loop's worker, when its connection is free, claims the next
-// arrival of the timetable and sleeps until it is due on an alarm of its
-// own (a timerfd on Linux); a batched loop's worker sleeps until each
-// period starts. With engine loop (Linux; plain HTTP/1.1 to IPv4) a
-// closed or open loop instead runs on one goroutine, locked to its thread,
-// that owns every connection through epoll. None starts a goroutine per
-// request. Each worker, or the event loop, records into histograms of its
+// period, as CometBFT's load runner sends). A closed or open loop over a
+// dialer that offers a Wire (plain HTTP/1.1 to IPv4) runs by default, on
+// Linux, on the event loop: one goroutine, locked to its thread, that owns
+// every connection through epoll. Otherwise, or with engine workers, each
+// executor runs one worker goroutine per connection and nothing else:
+// there is no pacer. An open loop's worker, when its connection is free,
+// claims the next arrival of the timetable and sleeps until it is due on
+// an alarm of its own (a timerfd on Linux); a batched loop's worker sleeps
+// until each period starts. None starts a goroutine per request. Each worker, or the event loop, records into histograms of its
 // own, merged when the run ends, so memory does not grow with run length.
 // A failed request is data (a status in Result), never an error.
 package load
