@@ -71,10 +71,10 @@ func TestTapTakesAddUpToTheRun(t *testing.T) {
 		run  run
 	}{
 		{"closed", func(tap *load.Tap) (results.Sample, error) {
-			return load.Closed{Concurrency: 3, Duration: 1200 * time.Millisecond, Tap: tap}.Run(context.Background(), c)
+			return load.Closed{Concurrency: 3, Duration: 1200 * time.Millisecond, Engine: "workers", Tap: tap}.Run(context.Background(), c)
 		}},
 		{"open", func(tap *load.Tap) (results.Sample, error) {
-			return load.Open{Schedule: load.Constant{Rate: 2000}, Connections: 3, Duration: 1200 * time.Millisecond, Tap: tap}.Run(context.Background(), c)
+			return load.Open{Schedule: load.Constant{Rate: 2000}, Connections: 3, Duration: 1200 * time.Millisecond, Engine: "workers", Tap: tap}.Run(context.Background(), c)
 		}},
 		{"batched", func(tap *load.Tap) (results.Sample, error) {
 			return load.Batched{Connections: 2, PerPeriod: 50, Period: 300 * time.Millisecond, Duration: 1200 * time.Millisecond, Tap: tap}.Run(context.Background(), c)
@@ -102,8 +102,10 @@ func TestTapTakesAddUpToTheRun(t *testing.T) {
 				return agreed, nil
 			}}
 			s, sum, takes := tapWhile(t, tap, func() (results.Sample, error) { return tc.run(tap) })
-			if late := tap.Started().Sub(agreed); late < 0 || late > 50*time.Millisecond {
-				t.Errorf("started %v after the agreed time; want within [0, 50ms]", late)
+			// never early; late by what a machine with every core busy
+			// adds (63 ms was seen), well short of a period or a second
+			if late := tap.Started().Sub(agreed); late < 0 || late > 150*time.Millisecond {
+				t.Errorf("started %v after the agreed time; want within [0, 150ms]", late)
 			}
 			got := sum.Sample(time.Duration(s.DurationNs), s.Unit)
 			if s.Requests == 0 || got.Requests != s.Requests || got.OK != s.OK || hits.Load() < s.Requests || takes < 3 {

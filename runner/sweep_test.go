@@ -337,8 +337,11 @@ func delayServer(t *testing.T, delay time.Duration) string {
 // a target slowed down between them is a regression, one sped up is not.
 func TestSweepRoundsJudgedAndCompared(t *testing.T) {
 	tooltest.Long(t)
-	t.Parallel() // its verdicts are on 30 ms against < 1 ms
-	fast, slow := delayServer(t, 0), delayServer(t, 30*time.Millisecond)
+	// its verdicts are on 60 ms against < 1 ms (a cell is 20 requests:
+	// with every core busy a cell's mean swung by 27 ms, as wide as the
+	// 30 ms it had)
+	t.Parallel()
+	fast, slow := delayServer(t, 0), delayServer(t, 60*time.Millisecond)
 	grid := func(a, b string) *results.Results {
 		s := runtest.Parse(t, fmt.Sprintf(`
 version: 1
