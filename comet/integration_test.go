@@ -85,7 +85,7 @@ func qaGrid(t *testing.T, timeoutCommit string) *results.Results {
 	for _, r := range [][2]string{
 		{"CMT_CONSENSUS_TIMEOUT_COMMIT: 500ms", "CMT_CONSENSUS_TIMEOUT_COMMIT: " + timeoutCommit},
 		{"    call: tx\n    sweep:\n      connections: [1, 2, 4]\n      rate: [25, 50, 100, 200]\n      duration: 90s",
-			"    call: tx\n    rounds: 3\n    sweep:\n      connections: [1]\n      rate: [20]\n      duration: 4s\n      load: open"},
+			"    call: tx\n    rounds: 4\n    sweep:\n      connections: [1]\n      rate: [20]\n      duration: 4s\n      load: open"},
 	} {
 		if !strings.Contains(y, r[0]) {
 			t.Fatalf("the example no longer has %q", r[0])
@@ -121,11 +121,11 @@ func TestCompareQAGridPlantedSlowdown(t *testing.T) {
 	// 200 ms blocks, as wide as the slowdown)
 	base, head := qaGrid(t, "200ms"), qaGrid(t, "1s")
 	for _, r := range []*results.Results{base, head} {
-		if len(r.Sweeps) != 1 || len(r.Sweeps[0].Cells) != 3 || r.Sweeps[0].Summary[0].Saturated != 0 {
+		if len(r.Sweeps) != 1 || len(r.Sweeps[0].Cells) != 4 || r.Sweeps[0].Summary[0].Saturated != 0 {
 			t.Fatalf("sweeps: %+v", r.Sweeps)
 		}
 	}
-	cmp, err := verdict.CompareRuns(base, head, 5)
+	cmp, err := verdict.CompareRuns(base, head, verdict.Options{MaxRegression: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestCompareQAGridPlantedSlowdown(t *testing.T) {
 	if len(cmp.Changes) != 1 || cmp.Changes[0].Verdict != stats.Slower || !cmp.Regressed() || cmp.Gate() == nil {
 		t.Errorf("blocks 5× slower: %+v; want the cell slower, a regression", cmp.Changes)
 	}
-	back, err := verdict.CompareRuns(head, base, 5)
+	back, err := verdict.CompareRuns(head, base, verdict.Options{MaxRegression: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,13 +6,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
+	"github.com/tandem-bench/tandem/verdict"
 )
 
 // GateOptions say what a gate holds a run against and how strictly.
@@ -20,53 +19,33 @@ type GateOptions struct {
 	// BaseBranch is the branch whose history is the baseline.
 	BaseBranch string
 	// Baseline is last (the branch's newest run), pinned (its newest
-	// pinned run) or median:N (per series the median of its newest N).
+	// pinned run) or median:N (the newest N runs' rounds pooled).
 	Baseline string
 	// MaxRegression is the tolerated worsening, in percent of the base.
 	MaxRegression float64
-	// Alpha is the significance a regression needs on the rounds.
+	// Alpha, if set, is the false-alarm rate of the gate's rows taken
+	// together, when it is stricter (higher) than the runs recorded.
 	Alpha float64
+	// OnInconclusive says whether an undecided row fails; AllowChanged
+	// passes a row whose definition changed.
+	OnInconclusive verdict.OnInconclusive
+	AllowChanged   bool
 	// FailOnMissingBaseline fails a gate that finds no baseline; else it
 	// passes with a warning.
 	FailOnMissingBaseline bool
 }
 
-// MinRounds is the fewest rounds a side needs for a change to be judged
-// significant; with fewer, a change past the limit is low confidence.
-const MinRounds = 4
-
-// Row states of a gate.
-const (
-	Regressed     = "regressed"
-	Improved      = "improved"
-	Unchanged     = "unchanged"
-	LowConfidence = "low confidence"
-	NotComparable = "not comparable"
-	New           = "new"
-	Missing       = "missing"
-)
-
-// GateRow is one series held against its baseline.
-type GateRow struct {
-	Series     Series  `json:"series"`
-	Base       float64 `json:"base"`
-	Head       float64 `json:"head"`
-	Unit       string  `json:"unit"`
-	Change     float64 `json:"change"` // how much worse the head is, a fraction of the base (negative: better)
-	P          float64 `json:"p"`      // two-sided Mann–Whitney p on the rounds; 1 without rounds
-	BaseRounds int     `json:"base_rounds"`
-	HeadRounds int     `json:"head_rounds"`
-	State      string  `json:"state"`
-	Note       string  `json:"note,omitempty"`
-}
-
-// Gate is a run held against its branch's history.
+// Gate is a run held against its branch's history: the comparison of
+// tandem compare against the baseline run (or the newest runs pooled),
+// and what only history knows: verdicts newly failing and compat
+// differences not seen before.
 type Gate struct {
 	// Baseline says what the run was held against, in words.
 	Baseline string `json:"baseline"`
 	// BaseRuns are the stored runs the baseline came from.
-	BaseRuns []string  `json:"base_runs"`
-	Rows     []GateRow `json:"rows"`
+	BaseRuns []string `json:"base_runs"`
+	// Changes are the rows of the comparison (tandem compare's).
+	Changes []verdict.Change `json:"changes"`
 	// NewFailing are the head's failing verdicts the baseline did not
 	// have; NewDifferences its compat differences the baseline did not.
 	NewFailing     []Verdict    `json:"new_failing"`
@@ -75,6 +54,8 @@ type Gate struct {
 	// Failed says whether the gate fails, and Reasons why.
 	Failed  bool     `json:"failed"`
 	Reasons []string `json:"reasons"`
+	// Comparison is the comparison itself, for a report to render.
+	Comparison verdict.Comparison `json:"-"`
 }
 
 // ParseBaseline checks a --baseline value.
@@ -103,8 +84,8 @@ func (s *Store) GateRun(ctx context.Context, data []byte, o GateOptions) (Gate, 
 	if err != nil {
 		return Gate{}, err
 	}
-	if o.Alpha <= 0 || o.Alpha >= 1 {
-		return Gate{}, fmt.Errorf("--alpha %v: want a probability between 0 and 1", o.Alpha)
+	if o.Alpha < 0 || o.Alpha >= 0.5 || math.IsNaN(o.Alpha) {
+		return Gate{}, fmt.Errorf("--alpha %v: want a probability above 0 and below 0.5", o.Alpha)
 	}
 	if o.MaxRegression < 0 || math.IsNaN(o.MaxRegression) || math.IsInf(o.MaxRegression, 0) {
 		return Gate{}, fmt.Errorf("--max-regression %v: want a percentage of 0 or more", o.MaxRegression)
@@ -134,16 +115,16 @@ func (s *Store) GateRun(ctx context.Context, data []byte, o GateOptions) (Gate, 
 		}
 		return g, nil
 	}
-	var basePoints [][]Point
+	var baseRuns []*results.Results
 	knownDiffs := map[string]bool{}
 	failingBefore := map[string]bool{}
 	for i, r := range base {
 		g.BaseRuns = append(g.BaseRuns, r.ID)
-		pts, err := s.Points(ctx, r.ID)
+		res, err := s.Results(ctx, r.ID)
 		if err != nil {
 			return Gate{}, err
 		}
-		basePoints = append(basePoints, pts)
+		baseRuns = append(baseRuns, res)
 		ds, err := s.Differences(ctx, r.ID)
 		if err != nil {
 			return Gate{}, err
@@ -157,7 +138,7 @@ func (s *Store) GateRun(ctx context.Context, data []byte, o GateOptions) (Gate, 
 				return Gate{}, err
 			}
 			for _, v := range vs {
-				if v.Verdict == stats.Failing {
+				if v.Verdict == string(stats.Failing) {
 					failingBefore[verdictKey(v)] = true
 				}
 			}
@@ -167,10 +148,16 @@ func (s *Store) GateRun(ctx context.Context, data []byte, o GateOptions) (Gate, 
 				r.Short(), r.EnvFP, EnvFingerprint(head.Machine)))
 		}
 	}
+	cmp, err := verdict.CompareRuns(verdict.Pool(baseRuns), head, verdict.Options{MaxRegression: o.MaxRegression, Alpha: o.Alpha,
+		OnInconclusive: o.OnInconclusive, AllowChanged: o.AllowChanged})
+	if err != nil {
+		return Gate{}, err
+	}
+	g.Comparison, g.Changes = cmp, cmp.Changes
+	g.Warnings = append(g.Warnings, cmp.Warnings...)
 	x := indexOf(head)
-	g.Rows = compareSeries(merge(basePoints), x.points, o)
 	for _, v := range x.verdicts {
-		if v.Verdict == stats.Failing && !failingBefore[verdictKey(v)] {
+		if v.Verdict == string(stats.Failing) && !failingBefore[verdictKey(v)] {
 			g.NewFailing = append(g.NewFailing, v)
 		}
 	}
@@ -179,9 +166,10 @@ func (s *Store) GateRun(ctx context.Context, data []byte, o GateOptions) (Gate, 
 			g.NewDifferences = append(g.NewDifferences, d)
 		}
 	}
-	for _, r := range g.Rows {
-		if r.State == Regressed {
-			g.Reasons = append(g.Reasons, fmt.Sprintf("%s regressed: %s worse (p = %.2g)", r.Series, stats.Percent(r.Change), r.P))
+	g.Reasons = append(g.Reasons, cmp.Failures...)
+	for _, ch := range cmp.Changes {
+		if ch.Regression {
+			g.Reasons = append(g.Reasons, fmt.Sprintf("%s %s %s: %s: %s", ch.Scenario, ch.Target, ch.Where(), ch.Verdict, ch.Reason))
 		}
 	}
 	for _, v := range g.NewFailing {
@@ -200,112 +188,4 @@ func verdictKey(v Verdict) string { return fmt.Sprintf("%q/%q/%d", v.Scenario, v
 func contentID(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
-}
-
-// merge makes one baseline point per series from several runs: the median
-// value, with every run's rounds pooled; a series whose configuration
-// changed within the runs keeps the newest run's.
-func merge(runs [][]Point) map[string]Point {
-	by := map[string][]Point{}
-	var order []string
-	for _, pts := range runs {
-		for _, p := range pts {
-			k := p.Series.Key()
-			if _, ok := by[k]; !ok {
-				order = append(order, k)
-			}
-			by[k] = append(by[k], p)
-		}
-	}
-	out := map[string]Point{}
-	for _, k := range order {
-		ps := by[k]
-		newest := ps[0]
-		var vals, rounds []float64
-		for _, p := range ps {
-			if p.ConfigFP != newest.ConfigFP {
-				continue
-			}
-			vals = append(vals, p.Value)
-			rounds = append(rounds, p.Rounds...)
-		}
-		sort.Float64s(vals)
-		m := vals[len(vals)/2]
-		if len(vals)%2 == 0 {
-			m = (vals[len(vals)/2-1] + vals[len(vals)/2]) / 2
-		}
-		newest.Value, newest.Rounds = m, rounds
-		out[k] = newest
-	}
-	return out
-}
-
-// compareSeries holds each head point against its baseline. A
-// regression needs both the direction-aware change past the limit and
-// significance on the rounds (at least MinRounds a side); counted
-// figures (instructions, allocations) are exact and need no rounds.
-func compareSeries(base map[string]Point, head []Point, o GateOptions) []GateRow {
-	var rows []GateRow
-	seen := map[string]bool{}
-	limit := o.MaxRegression / 100
-	for _, h := range head {
-		k := h.Series.Key()
-		seen[k] = true
-		b, ok := base[k]
-		row := GateRow{Series: h.Series, Head: h.Value, Unit: h.Unit, P: 1, HeadRounds: len(h.Rounds)}
-		if !ok {
-			row.State = New
-			rows = append(rows, row)
-			continue
-		}
-		row.Base, row.BaseRounds = b.Value, len(b.Rounds)
-		if b.ConfigFP != h.ConfigFP {
-			row.State, row.Note = NotComparable, "the series measured something else (call, load or metric changed)"
-			rows = append(rows, row)
-			continue
-		}
-		switch {
-		case b.Value != 0:
-			row.Change = (h.Value - b.Value) / math.Abs(b.Value)
-		case h.Value != 0:
-			row.Change = math.Inf(1)
-		}
-		if h.Direction == "higher" {
-			row.Change = -row.Change
-		}
-		exact := h.Unit == "instructions" || h.Unit == "allocations"
-		significant := exact
-		if len(h.Rounds) >= MinRounds && len(b.Rounds) >= MinRounds {
-			_, row.P = stats.MannWhitney(b.Rounds, h.Rounds)
-			significant = row.P < o.Alpha
-		}
-		lowConfidence := !exact && (len(h.Rounds) < MinRounds || len(b.Rounds) < MinRounds)
-		switch {
-		case math.Abs(row.Change) <= limit:
-			row.State = Unchanged
-		case lowConfidence:
-			row.State = LowConfidence
-			row.Note = fmt.Sprintf("%d and %d rounds: a change needs %d a side to be judged", row.BaseRounds, row.HeadRounds, MinRounds)
-		case !significant:
-			row.State = Unchanged
-			row.Note = fmt.Sprintf("past the limit but not significant (p = %.2g ≥ %.2g)", row.P, o.Alpha)
-		case row.Change > 0:
-			row.State = Regressed
-		default:
-			row.State = Improved
-		}
-		rows = append(rows, row)
-	}
-	var missing []string
-	for k := range base {
-		if !seen[k] {
-			missing = append(missing, k)
-		}
-	}
-	slices.Sort(missing)
-	for _, k := range missing {
-		b := base[k]
-		rows = append(rows, GateRow{Series: b.Series, Base: b.Value, Unit: b.Unit, P: 1, BaseRounds: len(b.Rounds), State: Missing})
-	}
-	return rows
 }

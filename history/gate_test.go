@@ -10,6 +10,7 @@ import (
 	"github.com/tandem-bench/tandem/internal/runfixture"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
+	"github.com/tandem-bench/tandem/verdict"
 )
 
 // runOf is a small run of study "gate" made at day d of 2026 whose rounds
@@ -31,27 +32,40 @@ func TestGate(t *testing.T) {
 		name   string
 		head   []byte
 		opts   func(*GateOptions)
-		state  string
+		state  stats.Verdict
 		failed bool
 		reason string
 	}{
-		{"30 % slower, significant", runOf(t, 10, []float64{130, 131, 129, 130.5, 130.2}, nil), nil, Regressed, true, "lat a c=1 headline regressed"},
-		{"within the limit", runOf(t, 10, []float64{102, 103, 101, 102.5, 102.2}, nil), nil, Unchanged, false, ""},
-		{"faster", runOf(t, 10, []float64{70, 71, 69, 70.5, 70.2}, nil), nil, Improved, false, ""},
-		{"30 % slower on 3 rounds", runOf(t, 10, []float64{130, 131, 129}, nil), nil, LowConfidence, false, ""},
-		{"past the limit, not significant", runOf(t, 10, []float64{80, 200, 90, 150, 300}, func(r *results.Results) {
-			r.Scenarios[0].Summary[0].Best = 120e3 // a best past the limit, rounds all over
-		}), nil, Unchanged, false, ""},
+		{"30 % slower", runOf(t, 10, []float64{130, 131, 129, 130.5, 130.2}, nil), nil, stats.Slower, true, "lat a c=1: slower"},
+		{"within the limit", runOf(t, 10, []float64{103, 104, 102, 103.5, 103.2}, nil), nil, stats.Slower, false, ""},
+		{"faster", runOf(t, 10, []float64{70, 71, 69, 70.5, 70.2}, nil), nil, stats.Faster, false, ""},
+		{"3× slower on 3 rounds", runOf(t, 10, []float64{300, 310, 290}, nil), nil, stats.Slower, true, "slower"},
+		{"rounds all over: undecided fails", runOf(t, 10, []float64{80, 200, 90, 150, 300}, nil), nil, stats.Inconclusive, true, "inconclusive"},
+		{"rounds all over, --on-inconclusive pass", runOf(t, 10, []float64{80, 200, 90, 150, 300}, nil), func(o *GateOptions) {
+			o.OnInconclusive = verdict.InconclusivePasses
+		}, stats.Inconclusive, false, ""},
 		{"another load", runOf(t, 10, []float64{130, 131, 129, 130.5, 130.2}, func(r *results.Results) {
 			r.Scenarios[0].Load.Concurrency = []int{8}
-		}), nil, NotComparable, false, ""},
-		{"a limit of 50 %", runOf(t, 10, []float64{130, 131, 129, 130.5, 130.2}, nil), func(o *GateOptions) { o.MaxRegression = 50 }, Unchanged, false, ""},
+		}), nil, stats.NotComparable, true, "changed between the runs"},
+		{"another load, allowed", runOf(t, 10, []float64{130, 131, 129, 130.5, 130.2}, func(r *results.Results) {
+			r.Scenarios[0].Load.Concurrency = []int{8}
+		}), func(o *GateOptions) { o.AllowChanged = true }, stats.NotComparable, false, ""},
+		{"a limit of 50 %", runOf(t, 10, []float64{130, 131, 129, 130.5, 130.2}, nil), func(o *GateOptions) { o.MaxRegression = 50 }, stats.Slower, false, ""},
+		{"38 % of arrivals dropped", runOf(t, 10, steady, func(r *results.Results) {
+			for i := range r.Scenarios[0].Rounds {
+				rd := &r.Scenarios[0].Rounds[i]
+				rd.Dropped, rd.OfferedRate, rd.AchievedRate = 380, 1000, 620
+			}
+		}), nil, stats.Withheld, true, "could not keep up"},
 		{"newly failing", runOf(t, 10, steady, func(r *results.Results) {
 			r.Scenarios[0].Comparisons = []results.Comparison{{Base: "b", Candidate: "a", Concurrency: 1, Verdict: stats.Failing, Reason: "failing: 40 % of requests failed"}}
-		}), nil, Unchanged, true, "is failing, not before"},
+		}), nil, stats.Indistinguishable, true, "is failing, not before"},
 		{"a new compat difference", runOf(t, 10, steady, func(r *results.Results) {
 			r.Compat = &results.Compat{Reference: "b", Cases: []results.Case{{Call: "get", Differences: []results.Difference{{Target: "a", Path: "height", Kind: "value"}}}}}
-		}), nil, Unchanged, true, "a new compat difference: get on a at height"},
+		}), nil, stats.Indistinguishable, true, "a new compat difference: get on a at height"},
+		{"an empty interrupted run", runOf(t, 10, steady, func(r *results.Results) {
+			r.Scenarios, r.Interrupted = nil, true
+		}), nil, stats.Missing, true, "interrupted"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for name, open := range stores(t) {
@@ -72,8 +86,8 @@ func TestGate(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if len(g.Rows) == 0 || g.Rows[0].State != c.state || g.Failed != c.failed || len(g.BaseRuns) != 1 {
-						t.Fatalf("gate: rows %+v, failed %v (%v), base %v; want %s, failed %v", g.Rows, g.Failed, g.Reasons, g.BaseRuns, c.state, c.failed)
+					if len(g.Changes) == 0 || g.Changes[0].Verdict != c.state || g.Failed != c.failed || len(g.BaseRuns) != 1 {
+						t.Fatalf("gate: rows %+v, failed %v (%v), base %v; want %s, failed %v", g.Changes, g.Failed, g.Reasons, g.BaseRuns, c.state, c.failed)
 					}
 					if c.reason != "" && !strings.Contains(strings.Join(g.Reasons, "\n"), c.reason) {
 						t.Errorf("reasons %v; want %q", g.Reasons, c.reason)
@@ -115,20 +129,22 @@ func TestGateBaselines(t *testing.T) {
 				}
 				ids = append(ids, r.ID)
 			}
-			if g, _ := s.GateRun(ctx, head, o); g.Rows[0].State != Regressed || g.BaseRuns[0] != ids[3] {
-				t.Errorf("last: %+v from %v; want regressed against the newest", g.Rows[0], g.BaseRuns)
+			if g, _ := s.GateRun(ctx, head, o); g.Changes[0].Verdict != stats.Slower || !g.Failed || g.BaseRuns[0] != ids[3] {
+				t.Errorf("last: %+v from %v; want slower against the newest", g.Changes[0], g.BaseRuns)
 			}
 			o.Baseline = "median:4"
-			if g, _ := s.GateRun(ctx, head, o); g.Rows[0].State != Unchanged || len(g.BaseRuns) != 4 {
-				t.Errorf("median:4: %+v from %d runs; want unchanged against the median of 4", g.Rows[0], len(g.BaseRuns))
+			// three runs like the head and one faster, pooled: not slower (the
+			// pooled rounds are bimodal, so the pair is undecided)
+			if g, _ := s.GateRun(ctx, head, o); g.Changes[0].Verdict == stats.Slower || len(g.BaseRuns) != 4 || g.Changes[0].Estimate.N != 5 {
+				t.Errorf("median:4: %+v from %d runs; want not slower against the rounds of 4 pooled", g.Changes[0], len(g.BaseRuns))
 			}
 			o.Baseline = "pinned"
 			if g, _ := s.GateRun(ctx, head, o); len(g.BaseRuns) != 0 {
 				t.Errorf("pinned with none pinned: %v", g.BaseRuns)
 			}
 			s.Pin(ctx, ids[0], true)
-			if g, _ := s.GateRun(ctx, head, o); !slices.Equal(g.BaseRuns, ids[:1]) || g.Rows[0].State != Unchanged {
-				t.Errorf("pinned: %v, %+v; want the pinned slow run, unchanged", g.BaseRuns, g.Rows[0])
+			if g, _ := s.GateRun(ctx, head, o); !slices.Equal(g.BaseRuns, ids[:1]) || g.Changes[0].Verdict != stats.Indistinguishable {
+				t.Errorf("pinned: %v, %+v; want the pinned slow run, indistinguishable", g.BaseRuns, g.Changes[0])
 			}
 			for _, bad := range []string{"median:0", "first", "median:x"} {
 				o.Baseline = bad
@@ -160,6 +176,6 @@ func TestGateFailsOnErrorShare(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !g.Failed {
-		t.Fatalf("error share 0 -> 90 %%: gate passed; rows %+v", g.Rows)
+		t.Fatalf("error share 0 -> 90 %%: gate passed; rows %+v", g.Changes)
 	}
 }

@@ -129,7 +129,7 @@ func indexOf(r *results.Results) index {
 			}
 		}
 		for _, c := range sc.Comparisons {
-			x.verdicts = append(x.verdicts, Verdict{sc.Name, c.Candidate, c.Concurrency, c.Verdict, c.Reason})
+			x.verdicts = append(x.verdicts, Verdict{sc.Name, c.Candidate, c.Concurrency, string(c.Verdict), c.Reason})
 		}
 	}
 	for _, sw := range r.Sweeps {

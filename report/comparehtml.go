@@ -13,26 +13,29 @@ import (
 )
 
 // changeClass sorts a change for the glance: regressed, improved,
-// unchanged, new, missing or withheld.
+// unchanged, inconclusive, not comparable, new, missing or withheld.
 func changeClass(ch verdict.Change) string {
 	switch {
 	case ch.Regression && ch.Verdict == verdict.Missing:
-		return verdict.Missing
+		return string(verdict.Missing)
 	case ch.Regression:
 		return "regressed"
 	case ch.Verdict == verdict.New:
-		return verdict.New
+		return string(verdict.New)
 	case ch.Verdict == stats.Faster && ch.Change < 0:
 		return "improved"
-	case ch.Verdict == stats.Faster, ch.Verdict == stats.Slower, ch.Verdict == stats.Indistinguishable:
+	case ch.Verdict.Speed(), ch.Verdict == stats.Indistinguishable:
 		return "unchanged"
+	case ch.Verdict == stats.Inconclusive, ch.Verdict == stats.NotComparable:
+		return string(ch.Verdict)
 	}
-	return stats.Withheld
+	return string(stats.Withheld)
 }
 
 // changeColour colours a change's glance line as a verdict.
-var changeColour = map[string]string{"regressed": stats.Failing, verdict.Missing: stats.Failing, "improved": stats.Faster,
-	"unchanged": stats.Indistinguishable, verdict.New: "single", stats.Withheld: "withheld"}
+var changeColour = map[string]string{"regressed": verdictClass(stats.Failing), string(verdict.Missing): verdictClass(stats.Failing),
+	"improved": verdictClass(stats.Faster), "unchanged": verdictClass(stats.Indistinguishable), string(verdict.New): "single",
+	string(stats.Inconclusive): verdictClass(stats.Inconclusive), string(stats.NotComparable): "withheld", string(stats.Withheld): "withheld"}
 
 // comparisonHTML writes base against head on one page: the tally and one
 // line per change at a glance, then per scenario its changes and each
@@ -48,13 +51,16 @@ func comparisonHTML(w io.Writer, c verdict.Comparison) error {
 			Text: human.Printable(class + ": " + changeText(ch)), Class: changeColour[class]})
 	}
 	var parts []string
-	for _, k := range []string{"regressed", "improved", "unchanged", verdict.New, verdict.Missing, stats.Withheld} {
-		parts = append(parts, fmt.Sprintf("%d %s", tally[k], k))
+	for _, k := range []string{"regressed", "improved", "unchanged", string(stats.Inconclusive), string(stats.NotComparable), string(verdict.New), string(verdict.Missing), string(stats.Withheld)} {
+		if tally[k] > 0 || k == "regressed" || k == "unchanged" {
+			parts = append(parts, fmt.Sprintf("%d %s", tally[k], k))
+		}
 	}
 	g.Summary = "no regression"
 	if c.Regressed() {
-		g.Summary = fmt.Sprintf("regression beyond %.3g %%, failing or missing", c.MaxRegression)
+		g.Summary = "regression: " + c.Gate().Error()
 	}
+	g.Trust = append(g.Trust, c.Failures...)
 	g.Summary += ": " + strings.Join(parts, ", ")
 	for i := range g.Trust {
 		g.Trust[i] = human.Printable(g.Trust[i])
@@ -84,8 +90,8 @@ func comparisonHTML(w io.Writer, c verdict.Comparison) error {
 				continue
 			}
 			ratio := "–"
-			if ch.Verdict == stats.Faster || ch.Verdict == stats.Slower {
-				ratio = fmt.Sprintf("%.3g", ch.Ratio)
+			if ch.Verdict.Speed() {
+				ratio = stats.Ratio(ch.Ratio)
 			}
 			text := changeText(ch)
 			if ch.Regression {
@@ -93,13 +99,13 @@ func comparisonHTML(w io.Writer, c verdict.Comparison) error {
 			}
 			p, baseRange, headRange := "–", "–", "–"
 			switch {
-			case ch.Verdict == verdict.New || ch.Verdict == verdict.Missing:
-			case ch.Rate > 0: // a sweep's cell: mean latencies
-				p = fmt.Sprintf("%.2g", ch.P)
+			case ch.Verdict == verdict.New || ch.Verdict == verdict.Missing || ch.Kind == verdict.KindKnee || ch.Kind == verdict.KindCost:
+			case ch.Rate > 0 || ch.Kind == verdict.KindStartup: // mean latencies, ready times
+				p = stats.Sig(ch.P)
 				baseRange = fmt.Sprintf("%s … %s", human.Duration(ch.BaseRange[0]), human.Duration(ch.BaseRange[1]))
 				headRange = fmt.Sprintf("%s … %s", human.Duration(ch.HeadRange[0]), human.Duration(ch.HeadRange[1]))
 			case sc != nil:
-				p = fmt.Sprintf("%.2g", ch.P)
+				p = stats.Sig(ch.P)
 				baseRange = fmt.Sprintf("%s … %s", value(sc, ch.BaseRange[0]), value(sc, ch.BaseRange[1]))
 				headRange = fmt.Sprintf("%s … %s", value(sc, ch.HeadRange[0]), value(sc, ch.HeadRange[1]))
 			}

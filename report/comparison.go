@@ -22,8 +22,8 @@ func Comparison(w io.Writer, format string, c verdict.Comparison) error {
 }
 
 // changeText says a change in words: a speed verdict with how much worse
-// or better the head is, any other verdict with its reason. An
-// indistinguishable pair shows no number, as everywhere.
+// or better the head is and its interval, an indistinguishable pair with
+// its floor and no number, any other verdict with its reason.
 func changeText(ch verdict.Change) string {
 	switch ch.Verdict {
 	case stats.Faster, stats.Slower:
@@ -31,76 +31,112 @@ func changeText(ch verdict.Change) string {
 		if ch.Change < 0 {
 			word = "better"
 		}
-		return fmt.Sprintf("%s (head/base %.3g: %s %s)", ch.Verdict, ch.Ratio, stats.Percent(math.Abs(ch.Change)), word)
+		s := fmt.Sprintf("%s (head/base %s: %s %s", ch.Verdict, stats.Ratio(ch.Ratio), stats.Percent(math.Abs(ch.Change)), word)
+		if e := ch.Estimate; e != nil && e.Bounded() {
+			s += fmt.Sprintf(", [%s … %s] at %s", stats.Ratio(e.Lo), stats.Ratio(e.Hi), stats.Percent(e.Confidence))
+		}
+		return s + ")"
 	case stats.Indistinguishable:
-		return ch.Verdict
+		if e := ch.Estimate; e != nil {
+			return fmt.Sprintf("indistinguishable (within ±%s)", stats.Percent(e.Floor))
+		}
+		return string(ch.Verdict)
 	}
-	if strings.HasPrefix(ch.Reason, ch.Verdict) {
-		return ch.Reason // "failing: …"
+	if strings.HasPrefix(ch.Reason, string(ch.Verdict)) {
+		return ch.Reason // "failing: …", "inconclusive: …"
 	}
-	return ch.Verdict + ": " + ch.Reason
+	return string(ch.Verdict) + ": " + ch.Reason
 }
 
 // errorShares gives a change's shares of failed requests, base → head.
 func errorShares(ch verdict.Change) string {
-	if ch.Verdict == verdict.Missing || ch.Verdict == verdict.New {
+	if ch.Verdict == verdict.Missing || ch.Verdict == verdict.New || ch.Kind == verdict.KindKnee || ch.Kind == verdict.KindCost {
 		return "–"
 	}
 	return fmt.Sprintf("%s → %s", stats.Percent(ch.BaseErrorShare), stats.Percent(ch.HeadErrorShare))
 }
 
-// comparisonText writes the warnings, then one line per change.
-func comparisonText(w io.Writer, c verdict.Comparison) error {
-	var b strings.Builder
-	for _, wn := range c.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", human.Printable(wn))
+// outcome is the comparison's outcome in a few words.
+func outcome(c verdict.Comparison) string {
+	if !c.Regressed() {
+		return "no regression"
 	}
+	return "regression: " + c.Gate().Error()
+}
+
+// ComparisonRows writes only the rows of a comparison (for a gate that
+// writes its own heading): text lines, or a Markdown table.
+func ComparisonRows(w io.Writer, format string, c verdict.Comparison) error {
+	var b strings.Builder
+	if format == "md" {
+		rowsMarkdown(&b, c)
+	} else {
+		rowsText(&b, c)
+	}
+	_, err := io.WriteString(w, human.Printable(b.String()))
+	return err
+}
+
+func rowsText(b *strings.Builder, c verdict.Comparison) {
 	for _, ch := range c.Changes {
 		line := fmt.Sprintf("%s %s %s (errors %s): %s", ch.Scenario, ch.Target, ch.Where(), errorShares(ch), changeText(ch))
 		if ch.Regression {
 			line += "  REGRESSION"
 		}
-		fmt.Fprintln(&b, human.Printable(line))
+		fmt.Fprintln(b, line)
 	}
-	_, err := io.WriteString(w, b.String())
+}
+
+func rowsMarkdown(b *strings.Builder, c verdict.Comparison) {
+	fmt.Fprintln(b, "| scenario | target | level | verdict | head/base | errors (base → head) |")
+	fmt.Fprintln(b, "|---|---|---|---|---|---|")
+	for _, ch := range c.Changes {
+		ratio := "–"
+		if ch.Verdict.Speed() {
+			ratio = stats.Ratio(ch.Ratio)
+		}
+		text := mdEscape(changeText(ch))
+		if ch.Regression {
+			text = "**" + text + ", regression**"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(ch.Scenario), mdEscape(ch.Target),
+			ch.Where(), text, ratio, errorShares(ch))
+	}
+}
+
+// comparisonText writes the outcome, the warnings, then one line per
+// change.
+func comparisonText(w io.Writer, c verdict.Comparison) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tandem compare: %s\n", outcome(c))
+	for _, wn := range c.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", wn)
+	}
+	rowsText(&b, c)
+	_, err := io.WriteString(w, human.Printable(b.String()))
 	return err
 }
 
 // comparisonMarkdown writes the comparison as a GitHub-flavoured table,
 // under a heading with the outcome.
 func comparisonMarkdown(w io.Writer, c verdict.Comparison) error {
-	v := "no regression"
-	if c.Regressed() {
-		v = fmt.Sprintf("**regression** beyond %.3g %%, failing or missing", c.MaxRegression)
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "## tandem compare: %s\n\n", v)
+	if c.Regressed() {
+		fmt.Fprintf(&b, "## tandem compare: **regression**: %s\n\n", mdEscape(c.Gate().Error()))
+	} else {
+		fmt.Fprintf(&b, "## tandem compare: no regression\n\n")
+	}
 	for _, wn := range c.Warnings {
 		fmt.Fprintf(&b, "> warning: %s\n\n", mdEscape(wn))
 	}
-	fmt.Fprintln(&b, "| scenario | target | level | verdict | head/base | errors (base → head) |")
-	fmt.Fprintln(&b, "|---|---|---|---|---|---|")
-	for _, ch := range c.Changes {
-		ratio := "–"
-		if ch.Verdict == stats.Faster || ch.Verdict == stats.Slower {
-			ratio = fmt.Sprintf("%.3g", ch.Ratio)
-		}
-		text := mdEscape(changeText(ch))
-		if ch.Verdict == stats.Faster || ch.Verdict == stats.Slower {
-			text = ch.Verdict
-		}
-		if ch.Regression {
-			text = "**" + text + ", regression**"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(ch.Scenario), mdEscape(ch.Target),
-			ch.Where(), text, ratio, errorShares(ch))
-	}
+	rowsMarkdown(&b, c)
 	_, err := io.WriteString(w, human.Printable(b.String()))
 	return err
 }
 
-// comparisonJSON writes the changes, the warnings, whether any change is a
-// regression, and the policy they were judged by.
+// comparisonJSON writes the changes, the warnings, whether the gate
+// fails and why, the policy they were judged by and the family.
 func comparisonJSON(w io.Writer, c verdict.Comparison) error {
-	return encodeJSON(w, map[string]any{"changes": c.Changes, "warnings": c.Warnings, "regression": c.Regressed(), "policy": c.Policy})
+	return encodeJSON(w, map[string]any{"changes": c.Changes, "warnings": c.Warnings, "failures": c.Failures, "regression": c.Regressed(),
+		"policy": c.Policy, "family": c.Family})
 }

@@ -129,13 +129,13 @@ func TestComparison(t *testing.T) {
 		format string
 		want   []string
 	}{
-		{"text", []string{"warning: the machines differ\n", "lat a c=1 (errors 0.0 % → 0.0 %): slower (head/base 1.49: 49.0 % worse)  REGRESSION\n",
+		{"text", []string{"tandem compare: regression: 2 regressions (beyond 5 %", "warning: the machines differ\n", "lat a c=1 (errors 0.0 % → 0.0 %): slower (head/base 1.49×: 49.0 % worse)  REGRESSION\n",
 			"lat b\\x1b[2J c=1 (errors 0.0 % → 0.0 %): indistinguishable\n", "lat c c=1 (errors –): missing: measured in the base, not in the head  REGRESSION\n"}},
-		{"md", []string{"## tandem compare: **regression** beyond 5 %, failing or missing\n", "> warning: the machines differ\n",
-			"| lat | a | c=1 | **slower, regression** | 1.49 | 0.0 % → 0.0 % |\n", "| lat | b\\x1b\\[2J | c=1 | indistinguishable | – | 0.0 % → 0.0 % |\n"}},
-		{"json", []string{`"regression": true`, `"verdict": "slower"`, `"warnings": [`, `"policy": {`}},
-		{"html", []string{"regression beyond 5 %, failing or missing: 1 regressed, 0 improved, 1 unchanged, 0 new, 1 missing, 0 withheld",
-			`<li class="v-failing"><a href="#scenario-1">lat, a, c=1</a>: regressed: slower (head/base 1.49: 49.0 % worse)</li>`,
+		{"md", []string{"## tandem compare: **regression**: 2 regressions (beyond 5 %", "> warning: the machines differ\n",
+			"| lat | a | c=1 | **slower (head/base 1.49×: 49.0 % worse), regression** | 1.49× | 0.0 % → 0.0 % |\n", "| lat | b\\x1b\\[2J | c=1 | indistinguishable | – | 0.0 % → 0.0 % |\n"}},
+		{"json", []string{`"regression": true`, `"verdict": "slower"`, `"warnings": [`, `"policy": {`, `"family": {`}},
+		{"html", []string{"regression: 2 regressions (beyond 5 %, failing, dropping, missing, changed or undecided): 1 regressed, 1 unchanged, 1 missing",
+			`<li class="v-failing"><a href="#scenario-1">lat, a, c=1</a>: regressed: slower (head/base 1.49×: 49.0 % worse)</li>`,
 			`<li class="v-indistinguishable"><a href="#scenario-1">lat, b\x1b[2J, c=1</a>: unchanged: indistinguishable</li>`,
 			`<li class="v-withheld">the machines differ</li>`}},
 	} {

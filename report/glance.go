@@ -35,40 +35,14 @@ type mark struct {
 	Anchor, Head, Text, Class string
 }
 
-// verdictClass colours a verdict: a speed verdict by its word, failing and
-// withheld as what they are.
-func verdictClass(v string) string {
-	switch v {
-	case stats.Faster, stats.Slower, stats.Indistinguishable, stats.Failing:
-		return v
-	case stats.NoiseReference:
-		return "noise"
-	}
-	return "withheld"
-}
-
 // shortVerdict says a comparison in a few words: the ratio of a real
 // difference, the reason of one withheld.
 func shortVerdict(sc *results.Scenario, c results.Comparison) string {
-	switch c.Verdict {
-	case stats.Faster, stats.Slower:
-		f := c.Ratio
-		if (sc.Direction == "lower") == (c.Verdict == stats.Faster) {
-			f = 1 / f
-		}
-		s := fmt.Sprintf("%s is %.3g× %s than %s", c.Candidate, f, c.Verdict, c.Base)
-		if c.ClientBound {
-			s += " (client-bound)"
-		}
-		return s
-	case stats.Indistinguishable:
-		return fmt.Sprintf("%s and %s are indistinguishable", c.Candidate, c.Base)
-	case stats.Failing:
-		return fmt.Sprintf("%s is %s", c.Candidate, c.Reason)
-	case stats.NoiseReference:
-		return fmt.Sprintf("%s is the noise reference: %s", c.Candidate, c.Reason)
+	s := speedWords(c.Candidate, c.Base, c.Verdict, c.Ratio, sc.Direction == "higher", c.Reason, c.Estimate)
+	if c.ClientBound && c.Verdict.Speed() {
+		s += " (client-bound)"
 	}
-	return fmt.Sprintf("%s vs %s: withheld, %s", c.Candidate, c.Base, c.Reason)
+	return s
 }
 
 func scenarioAnchor(i int) string { return fmt.Sprintf("scenario-%d", i+1) }
@@ -165,7 +139,7 @@ func newGlance(r *results.Results) glance {
 	for _, c := range r.Costs {
 		m := mark{Anchor: "costs", Head: c.Name, Class: "single"}
 		if c.Error != "" {
-			m.Text, m.Class = "failed: "+firstLine(c.Error), stats.Failing
+			m.Text, m.Class = "failed: "+firstLine(c.Error), verdictClass(stats.Failing)
 		} else {
 			m.Text = fmt.Sprintf("%s instructions, %.4g allocations, %.4g bytes per operation (%s)", human.Number(c.InstructionsPerOp),
 				c.AllocationsPerOp, c.BytesPerOp, cost.Exactness(c))
@@ -219,10 +193,10 @@ func compatMark(c *results.Compat) mark {
 		}
 		text += " (" + strings.Join(parts, ", ") + ")"
 	}
-	class := stats.Indistinguishable
+	class := verdictClass(stats.Indistinguishable)
 	if c.Failed > 0 {
 		text += fmt.Sprintf("; %d fail where agreement is required", c.Failed)
-		class = stats.Failing
+		class = verdictClass(stats.Failing)
 	} else if differ > 0 {
 		class = "withheld"
 	}

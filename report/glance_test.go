@@ -17,13 +17,13 @@ func TestGlanceVerdicts(t *testing.T) {
 		class      string
 		text       string
 	}{
-		{"slower", results.Comparison{Base: "a", Candidate: "b", Ratio: 2, Verdict: stats.Slower}, "slower", "b is 2× slower than a"},
-		{"faster", results.Comparison{Base: "a", Candidate: "b", Ratio: 0.5, Verdict: stats.Faster}, "faster", "b is 2× faster than a"},
+		{"slower", results.Comparison{Base: "a", Candidate: "b", Ratio: 2, Verdict: stats.Slower}, "slower", "b is 2.00× slower than a"},
+		{"faster", results.Comparison{Base: "a", Candidate: "b", Ratio: 0.5, Verdict: stats.Faster}, "faster", "b is 2.00× faster than a"},
 		{"indistinguishable", results.Comparison{Base: "a", Candidate: "b", Ratio: 1.01, Verdict: stats.Indistinguishable}, "indistinguishable", "b and a are indistinguishable"},
 		{"errors", results.Comparison{Base: "a", Candidate: "b", Verdict: stats.Failing, Reason: "failing: 40.0 % of requests failed (http:503 ×400)"},
 			"failing", "b is failing: 40.0 % of requests failed (http:503 ×400)"},
 		{"busy generator", results.Comparison{Base: "a", Candidate: "b", Verdict: stats.Withheld, Reason: "client-bound: the generator used 97.0 %"},
-			"withheld", "b vs a: withheld, client-bound: the generator used 97.0 %"},
+			"withheld", "b vs a: verdict withheld (client-bound: the generator used 97.0 %)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := &results.Results{Scenarios: []results.Scenario{{Name: "s", Direction: "lower", Load: results.Load{Model: "closed"},
@@ -82,11 +82,11 @@ func TestGlanceCompat(t *testing.T) {
 		t.Errorf("report-only differences: %+v", m)
 	}
 	c.Failed = 1
-	if m := compatMark(c); !strings.HasSuffix(m.Text, "; 1 fail where agreement is required") || m.Class != stats.Failing {
+	if m := compatMark(c); !strings.HasSuffix(m.Text, "; 1 fail where agreement is required") || m.Class != string(stats.Failing) {
 		t.Errorf("a required agreement broken: %+v", m)
 	}
 	c = &results.Compat{Reference: "a", Cases: []results.Case{{Call: "get", Agreement: "identical"}}}
-	if m := compatMark(c); m.Class != stats.Indistinguishable || !strings.HasSuffix(m.Text, "0 differ from a") {
+	if m := compatMark(c); m.Class != string(stats.Indistinguishable) || !strings.HasSuffix(m.Text, "0 differ from a") {
 		t.Errorf("full agreement: %+v", m)
 	}
 }
@@ -102,7 +102,7 @@ func TestGlanceCostsSweepsFindings(t *testing.T) {
 	}
 	g := newGlance(r)
 	if len(g.Costs) != 2 || !strings.HasPrefix(g.Costs[0].Text, "12,345 instructions, 2 allocations, 64 bytes per operation") ||
-		g.Costs[1].Class != stats.Failing || g.Costs[1].Text != "failed: valgrind: not found" {
+		g.Costs[1].Class != string(stats.Failing) || g.Costs[1].Text != "failed: valgrind: not found" {
 		t.Errorf("costs %+v", g.Costs)
 	}
 	if len(g.Sweeps) != 1 || g.Sweeps[0].Text != "c=1 keeps up to 100/s per connection, saturates at 200/s" || g.Sweeps[0].Anchor != "sweep-1" {

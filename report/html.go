@@ -114,7 +114,7 @@ func findings(fs []results.Finding) []finding {
 			v := f.Evidence[k]
 			e := evidence{Key: k, Value: human.Printable(v)}
 			if len(v) > longEvidence || strings.HasSuffix(k, "hdr") {
-				e.Long, e.Size = true, fmt.Sprintf("%s characters", human.Number(float64(len(v))))
+				e.Long, e.Size = true, fmt.Sprintf("%s characters", human.Count(int64(len(v))))
 			}
 			x.Evidence = append(x.Evidence, e)
 		}

@@ -38,26 +38,9 @@ func value(sc *results.Scenario, v float64) string {
 
 // verdictText says a comparison in words; only a real difference gets a ratio.
 func verdictText(sc *results.Scenario, c results.Comparison) string {
-	var s string
-	switch c.Verdict {
-	case "faster", "slower":
-		f := c.Ratio
-		if (sc.Direction == "lower") == (c.Verdict == "faster") {
-			f = 1 / f // express as "N× faster/slower" with N ≥ 1
-		}
-		s = fmt.Sprintf("%s is %.3g× %s than %s", c.Candidate, f, c.Verdict, c.Base)
-		if p := c.Paired; p != nil {
-			s += fmt.Sprintf(" (paired ratio in [%.3g, %.3g] with %.1f%% confidence; sign test p = %.2g over %d rounds)",
-				p.Lo, p.Hi, p.Confidence*100, p.SignP, p.N)
-		}
-	case "indistinguishable":
-		s = fmt.Sprintf("%s and %s are indistinguishable", c.Candidate, c.Base)
-	case stats.Failing:
-		s = fmt.Sprintf("%s is %s", c.Candidate, c.Reason) // the reason starts "failing: "
-	case stats.NoiseReference:
-		s = "noise reference: " + c.Reason
-	default:
-		s = fmt.Sprintf("%s vs %s: verdict withheld (%s)", c.Candidate, c.Base, c.Reason)
+	s := speedWords(c.Candidate, c.Base, c.Verdict, c.Ratio, sc.Direction == "higher", c.Reason, c.Estimate)
+	if len(c.Unstable) > 0 {
+		s += fmt.Sprintf(" (unstable: %s)", strings.Join(c.Unstable, ", "))
 	}
 	var marks []string
 	if c.ServerBound {

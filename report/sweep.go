@@ -10,7 +10,6 @@ import (
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/metrics"
 	"github.com/tandem-bench/tandem/results"
-	"github.com/tandem-bench/tandem/stats"
 	"github.com/tandem-bench/tandem/verdict"
 )
 
@@ -145,17 +144,7 @@ func cellSummaryTables(sweeps []results.Sweep) []table {
 
 // cellVerdictText says a cell's verdict in words, as a scenario's.
 func cellVerdictText(target string, cv results.CellVerdict) string {
-	switch cv.Verdict {
-	case stats.Faster, stats.Slower:
-		f := cv.Ratio
-		if cv.Verdict == stats.Faster {
-			f = 1 / f
-		}
-		return fmt.Sprintf("%s is %.3g× %s than %s", target, f, cv.Verdict, cv.Base)
-	case stats.Indistinguishable:
-		return fmt.Sprintf("%s and %s are indistinguishable", target, cv.Base)
-	}
-	return fmt.Sprintf("%s vs %s: %s (%s)", target, cv.Base, cv.Verdict, cv.Reason)
+	return speedWords(target, cv.Base, cv.Verdict, cv.Ratio, false, cv.Reason, cv.Estimate)
 }
 
 // saturationText says where one connection count saturates. "keeps up to

@@ -26,14 +26,14 @@ func TestCellSummaryTable(t *testing.T) {
 		a, b  []float64
 		wants []string
 	}{
-		{"rounds", []float64{10e6, 11e6, 10.5e6}, []float64{20e6, 21e6, 20.5e6},
-			[]string{"Sweep qa: cells over their rounds", "2 conns × 50/s", "10ms [10.5ms … 11ms]", "b is 2× slower than a"}},
+		{"rounds", []float64{10e6, 11e6, 10.5e6, 10.2e6, 10.7e6, 10.4e6, 10.9e6}, []float64{20e6, 21e6, 20.5e6, 20.4e6, 21.4e6, 20.8e6, 21.8e6},
+			[]string{"Sweep qa: cells over their rounds", "2 conns × 50/s", "10ms [10.5ms … 11ms]", "b is 2.00× slower than a"}},
 		{"once", []float64{10e6}, []float64{20e6}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := results.New()
 			r.Sweeps = []results.Sweep{grid("a", tc.a...), grid("b", tc.b...)}
-			verdict.Sweep(stats.DefaultPolicy(), []*results.Sweep{&r.Sweeps[0], &r.Sweeps[1]}, "a")
+			verdict.Sweep(stats.DefaultPolicy(), []*results.Sweep{&r.Sweeps[0], &r.Sweeps[1]}, "a", 0.05)
 			var b bytes.Buffer
 			if err := Text(&b, r); err != nil {
 				t.Fatal(err)

@@ -30,7 +30,7 @@ func colour(c string) string {
 		return red
 	case strings.Contains(c, " faster"):
 		return green
-	case strings.Contains(c, "withheld"):
+	case strings.Contains(c, "withheld") || strings.Contains(c, "inconclusive"):
 		return yellow
 	case strings.Contains(c, "indistinguishable") || strings.HasPrefix(c, "noise reference"):
 		return dim

@@ -109,7 +109,7 @@ func TestTextKeepsVerdictMarks(t *testing.T) {
 		if !strings.Contains(flat, "server-bound") {
 			t.Errorf("colour %v: the server-bound mark is lost:\n%s", color, out)
 		}
-		if !strings.Contains(flat, cand+" is 2× slower than "+base) {
+		if !strings.Contains(flat, cand+" is 2.00× slower than "+base) {
 			t.Errorf("colour %v: the verdict is not whole:\n%s", color, out)
 		}
 		for _, l := range strings.Split(out, "\n") {

@@ -6,8 +6,12 @@
 package results
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/tandem-bench/tandem/stats"
@@ -43,6 +47,25 @@ type Results struct {
 	// compare judges by it too. Absent in files written before it was
 	// recorded: the default policy applies.
 	Policy *stats.Policy `json:"policy,omitempty"`
+	// Family is the study-wide error control over the run's
+	// comparisons.
+	Family *Family `json:"family,omitempty"`
+}
+
+// FamilyHolm names Holm's step-down procedure.
+const FamilyHolm = "holm"
+
+// Family is how the false-alarm rate of a set of comparisons is held
+// together: during a run each comparison is judged at Alpha/Planned
+// (Bonferroni over the comparisons the plan had), and at the end Holm's
+// step-down over the Size comparisons that reached the speed rule may
+// decide more (Upgraded of them).
+type Family struct {
+	Method   string  `json:"method"`
+	Alpha    float64 `json:"alpha"`
+	Planned  int     `json:"planned,omitempty"`
+	Size     int     `json:"size"`
+	Upgraded int     `json:"upgraded"`
 }
 
 // Tool names the tandem that wrote the file.
@@ -420,11 +443,13 @@ type Comparison struct {
 	Concurrency int    `json:"concurrency,omitempty"`
 	// Ratio is candidate best / base best of the headline value.
 	Ratio float64 `json:"ratio"`
-	// Verdict is "faster", "slower", "indistinguishable", "withheld" (no
-	// speed verdict from an unhealthy or too short run), "failing" (the
-	// candidate failed more requests than the base) or "noise-reference"
-	// (the A/A twin, whose distance is the noise floor).
-	Verdict string `json:"verdict"`
+	// Verdict is "faster", "slower", "indistinguishable", "inconclusive"
+	// (the interval neither clears no change nor lies within the noise
+	// floor), "withheld" (no speed verdict from an unhealthy or too short
+	// run), "failing" (the candidate failed more requests than the base)
+	// or "noise-reference" (the A/A twin, whose distance is the noise
+	// floor).
+	Verdict stats.Verdict `json:"verdict"`
 	// Reason says how the verdict was reached.
 	Reason      string `json:"reason"`
 	ServerBound bool   `json:"server_bound"`
@@ -434,6 +459,16 @@ type Comparison struct {
 	NoiseFloor float64 `json:"noise_floor,omitempty"`
 	// Paired is the paired-ratio interval and sign test, with ≥ 6 rounds.
 	Paired *Paired `json:"paired,omitempty"`
+	// Estimate is the shift rule's: the ratio, its interval and the
+	// looks it took (absent under the spread rule and for a verdict the
+	// health gate gave).
+	Estimate *stats.Estimate `json:"estimate,omitempty"`
+	// Unstable names the targets whose rounds scattered beyond the
+	// policy's unstable threshold.
+	Unstable []string `json:"unstable,omitempty"`
+	// Unhealthy names the target whose run withheld the verdict (dropped
+	// arrivals, a short rate, more errors than the other), if one did.
+	Unhealthy string `json:"unhealthy,omitempty"`
 }
 
 // Paired holds what paired rounds say: ratio rᵢ = candidate / base of
@@ -660,14 +695,16 @@ type CellSummary struct {
 // the study's policy on the cells' mean latencies (a cell that saturated
 // on either side withholds it).
 type CellVerdict struct {
-	Connections int     `json:"connections"`
-	Rate        float64 `json:"rate"`
-	Base        string  `json:"base"`
-	Verdict     string  `json:"verdict"`
+	Connections int           `json:"connections"`
+	Rate        float64       `json:"rate"`
+	Base        string        `json:"base"`
+	Verdict     stats.Verdict `json:"verdict"`
 	// Ratio is the target's best mean latency over the baseline's; 0
 	// without a speed verdict.
 	Ratio  float64 `json:"ratio,omitempty"`
 	Reason string  `json:"reason"`
+	// Estimate is the shift rule's, when it ran.
+	Estimate *stats.Estimate `json:"estimate,omitempty"`
 }
 
 // Cell is one (connections, rate) run of a sweep.
@@ -789,6 +826,27 @@ func (r Round) Outcome() stats.Round {
 	}
 	return stats.Round{Headline: r.Headline, Failed: r.Failed, Error: r.Error, Requests: requests, OK: r.OK, Errors: r.Errors,
 		Dropped: r.Dropped, Offered: r.OfferedRate, Achieved: r.AchievedRate, GeneratorUse: r.GeneratorCPUUse}
+}
+
+// Engines are the load engines the scenario's rounds ran on, sorted.
+func (sc *Scenario) Engines() []string {
+	var out []string
+	for _, rd := range sc.Rounds {
+		if rd.Engine != "" && !slices.Contains(out, rd.Engine) {
+			out = append(out, rd.Engine)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Fingerprint identifies what the scenario measured: its call, metric,
+// direction, unit, load and the engines that ran it. Two runs of a
+// scenario with different fingerprints measured different things.
+func (sc *Scenario) Fingerprint() string {
+	b, _ := json.Marshal([]any{sc.Call, sc.Metric, sc.Direction, sc.Unit, sc.Load, sc.Engines()})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }
 
 // Side is one target's rounds at one level (the concurrency of a closed

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tandem-bench/tandem/stats"
 	"github.com/tandem-bench/tandem/study"
 )
 
@@ -15,8 +16,15 @@ import (
 // nothing is started.
 type Plan struct {
 	Steps []PlanStep
-	// Total is the sum of the steps' estimates.
-	Total time.Duration
+	// Total is the sum of the steps' estimates; Budget the most the
+	// steps may take (adaptive rounds that decide nothing).
+	Total, Budget time.Duration
+	// Comparisons is the family of comparisons the run will judge by the
+	// speed rule: each is held at α ÷ Comparisons during the run.
+	Comparisons int
+	// Rule and Alpha are the study's speed rule and false-alarm rate.
+	Rule  stats.Rule
+	Alpha float64
 }
 
 // PlanStep is one phase of a plan, or one scenario or sweep.
@@ -27,8 +35,9 @@ type PlanStep struct {
 	// Detail says what the step does, e.g. "3 levels × 2 targets × 3
 	// rounds of ~2s, calibrated".
 	Detail string
-	// Estimate is the step's expected length.
-	Estimate time.Duration
+	// Estimate is the step's expected length; Budget the most it may
+	// take (adaptive rounds), else Estimate.
+	Estimate, Budget time.Duration
 	// Units counts the step's measured runs (rounds of a scenario, cells
 	// of a sweep): once some are done, how long they took refines what is
 	// left of the step. 0 when the step has none.
@@ -61,9 +70,15 @@ const (
 func NewPlan(s *study.Study, o Options) Plan {
 	var p Plan
 	add := func(st PlanStep) {
+		if st.Budget < st.Estimate {
+			st.Budget = st.Estimate
+		}
 		p.Steps = append(p.Steps, st)
 		p.Total += st.Estimate
+		p.Budget += st.Budget
 	}
+	p.Comparisons = Comparisons(s, o)
+	p.Rule, p.Alpha = s.Defaults.Policy().Rule, s.Defaults.Policy().Alpha
 	only := func(part string) bool { return len(o.Only) == 0 || slices.Contains(o.Only, part) }
 	started := 0
 	for _, t := range s.Targets {
@@ -109,7 +124,7 @@ func NewPlan(s *study.Study, o Options) Plan {
 		if sc.Sweep != nil {
 			add(sweepStep(s, sc, o.Rounds))
 		} else {
-			add(scenarioStep(s, sc, o.Rounds))
+			add(scenarioStep(s, sc, o.Rounds, p.Comparisons))
 		}
 	}
 	if len(s.Costs) > 0 && only("costs") {
@@ -119,13 +134,71 @@ func NewPlan(s *study.Study, o Options) Plan {
 	return p
 }
 
+// Comparisons counts the comparisons a run of s under o judges by the
+// speed rule: at every level of every scenario it runs, each target but
+// the baseline and its A/A twin; and each target's startup against the
+// baseline's, with three starts or more.
+func Comparisons(s *study.Study, o Options) int {
+	only := func(part string) bool { return len(o.Only) == 0 || slices.Contains(o.Only, part) }
+	candidates := func(targets []string) int {
+		if !slices.Contains(targets, s.Baseline) {
+			return 0
+		}
+		n := len(targets) - 1
+		if len(s.AA) == 2 && slices.Contains(s.AA, s.Baseline) {
+			for _, t := range s.AA {
+				if t != s.Baseline && slices.Contains(targets, t) {
+					n--
+				}
+			}
+		}
+		return n
+	}
+	n := 0
+	if s.Startup != nil && s.Startup.Runs >= 3 && only("startup") {
+		var started []string
+		for _, t := range s.Targets {
+			if t.Start != nil {
+				started = append(started, t.Name)
+			}
+		}
+		n += candidates(started)
+	}
+	for i := range s.Scenarios {
+		sc := &s.Scenarios[i]
+		if !only(sc.Name) {
+			continue
+		}
+		if sc.Sweep != nil {
+			rounds := sc.Rounds
+			if o.Rounds > 0 {
+				rounds = o.Rounds
+			}
+			if rounds > 1 && sc.Sweep.Search == nil {
+				n += len(sc.Sweep.Connections) * len(sc.Sweep.Rate) * candidates(sc.Targets)
+			}
+			continue
+		}
+		n += len(levels(s.Kind(sc), sc)) * candidates(sc.Targets)
+	}
+	return n
+}
+
 // scenarioStep estimates a scenario: per level, a warm-up (and a
-// calibration) on each target, then its rounds.
-func scenarioStep(s *study.Study, sc *study.Scenario, roundsOverride int) PlanStep {
+// calibration) on each target, then its rounds: a fixed number, or
+// adaptive rounds, estimated at the first look at which a comparison of
+// the family can decide (and at most the budget).
+func scenarioStep(s *study.Study, sc *study.Scenario, roundsOverride, family int) PlanStep {
 	kind := s.Kind(sc)
 	rounds := sc.Rounds
+	adaptive := sc.Adaptive && roundsOverride == 0
 	if roundsOverride > 0 {
 		rounds = roundsOverride
+	}
+	maxRounds := rounds
+	if adaptive {
+		looks := stats.Schedule(s.Defaults.Policy().Alpha/float64(max(family, 1)), rounds)
+		rounds = looks[0].Rounds
 	}
 	targets := len(sc.Targets)
 	nlevels := len(levels(kind, sc))
@@ -147,16 +220,24 @@ func scenarioStep(s *study.Study, sc *study.Scenario, roundsOverride int) PlanSt
 		run = s.Defaults.MinDuration
 		calibrated = sc.Requests == 0 && counted(kind, sc)
 	}
-	perLevel := time.Duration(targets)*warm + time.Duration(rounds*targets)*run
+	fixed := time.Duration(targets) * warm
 	if calibrated {
-		perLevel += time.Duration(targets*planCalibration) * s.Defaults.MinDuration
+		fixed += time.Duration(targets*planCalibration) * s.Defaults.MinDuration
 	}
-	detail := fmt.Sprintf("%s × %s × %s of ~%s", count(nlevels, "level"), count(targets, "target"), count(rounds, "round"),
+	perLevel := fixed + time.Duration(rounds*targets)*run
+	most := fixed + time.Duration(maxRounds*targets)*run
+	roundsText := count(rounds, "round")
+	if adaptive {
+		most = min(most, max(s.Defaults.MaxTime, perLevel))
+		roundsText = fmt.Sprintf("adaptive rounds (%d to %d, ≤ %s a level)", rounds, maxRounds, roundEstimate(s.Defaults.MaxTime))
+	}
+	detail := fmt.Sprintf("%s × %s × %s of ~%s", count(nlevels, "level"), count(targets, "target"), roundsText,
 		run.Round(time.Millisecond))
 	if calibrated {
 		detail += ", calibrated"
 	}
-	return PlanStep{Phase: "scenario", Name: sc.Name, Detail: detail, Estimate: time.Duration(nlevels) * perLevel, Units: nlevels * targets * rounds}
+	return PlanStep{Phase: "scenario", Name: sc.Name, Detail: detail, Estimate: time.Duration(nlevels) * perLevel,
+		Budget: time.Duration(nlevels) * most, Units: nlevels * targets * rounds}
 }
 
 // sweepStep estimates a sweep: its cells (or a search's probes) on each
@@ -204,10 +285,16 @@ func count(n int, noun string) string {
 func (p Plan) String() string {
 	var b strings.Builder
 	rows := [][]string{{"phase", "name", "what", "estimate"}}
-	for _, st := range p.Steps {
-		rows = append(rows, []string{st.Phase, st.Name, st.Detail, roundEstimate(st.Estimate)})
+	span := func(est, budget time.Duration) string {
+		if budget > est {
+			return roundEstimate(est) + " (≤ " + roundEstimate(budget) + ")"
+		}
+		return roundEstimate(est)
 	}
-	rows = append(rows, []string{"total", "", "", roundEstimate(p.Total)})
+	for _, st := range p.Steps {
+		rows = append(rows, []string{st.Phase, st.Name, st.Detail, span(st.Estimate, st.Budget)})
+	}
+	rows = append(rows, []string{"total", "", "", span(p.Total, p.Budget)})
 	widths := make([]int, 4)
 	for _, r := range rows {
 		for i, c := range r {
@@ -223,6 +310,10 @@ func (p Plan) String() string {
 			fmt.Fprintf(&b, "%s%s  ", c, strings.Repeat(" ", widths[i]-len([]rune(c))))
 		}
 	}
+	if p.Rule == stats.RuleShift && p.Comparisons > 0 {
+		fmt.Fprintf(&b, "verdicts: %d comparisons, the chance of any false alarm held at %s (each at %s during the run; Holm's step-down at the end)\n",
+			p.Comparisons, stats.Sig(p.Alpha), stats.Sig(p.Alpha/float64(p.Comparisons)))
+	}
 	return b.String()
 }
 
@@ -232,5 +323,12 @@ func roundEstimate(d time.Duration) string {
 	if d < time.Minute {
 		return d.Round(100 * time.Millisecond).String()
 	}
-	return d.Round(time.Second).String()
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s") // 2m0s is 2m
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m") // 1h0m is 1h
+	}
+	return s
 }

@@ -70,3 +70,14 @@ scenarios:
 		t.Errorf("--only compat,open --rounds 1:\n%s", p)
 	}
 }
+
+func TestRoundEstimate(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{{1500 * time.Millisecond, "1.5s"}, {90 * time.Second, "1m30s"}, {2 * time.Minute, "2m"}, {time.Hour, "1h"}, {time.Hour + 30*time.Second, "1h0m30s"}} {
+		if got := roundEstimate(c.d); got != c.want {
+			t.Errorf("roundEstimate(%v) = %q; want %q", c.d, got, c.want)
+		}
+	}
+}

@@ -95,8 +95,11 @@ type runner struct {
 	serviceEndpoints map[string]map[string]string
 	// brokerRTT caches the basic.qos probe by broker URL.
 	brokerRTT map[string]time.Duration
-	// policy is the study's verdict policy.
+	// policy is the study's verdict policy; family the comparisons the
+	// plan has and alpha each one's false-alarm rate during the run.
 	policy stats.Policy
+	family int
+	alpha  float64
 	// clock follows the run through its plan for Events; eventMu keeps
 	// its events in order.
 	clock   *progressClock
@@ -176,6 +179,8 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 		serviceEndpoints: map[string]map[string]string{}, brokerRTT: map[string]time.Duration{},
 		policy: s.Defaults.Policy()}
 	r.res.Policy = &r.policy
+	r.family = max(Comparisons(s, o), 1)
+	r.alpha = r.policy.Alpha / float64(r.family)
 	if o.Events != nil {
 		r.clock = newProgressClock(NewPlan(s, o), time.Now())
 	}
@@ -381,7 +386,7 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 		}
 	}
 	if runs >= 3 {
-		verdict.Startup(r.policy, r.res.Targets, r.s.Baseline)
+		verdict.Startup(r.policy, r.res.Targets, r.s.Baseline, r.alpha)
 	}
 	r.startMetrics()
 	defer r.stopMetrics()
@@ -409,12 +414,26 @@ func (r *runner) run(ctx context.Context, targetCPUs []int) error {
 			return err
 		}
 	}
+	r.judgeFamily()
 	r.diagnose(ctx)
 	if len(r.s.Costs) > 0 && (len(r.o.Only) == 0 || slices.Contains(r.o.Only, "costs")) {
 		r.enter("costs", "")
 		r.costs(ctx)
 	}
 	return ctx.Err()
+}
+
+// judgeFamily holds the run's comparisons together: Holm's step-down over
+// all of them may decide those each one's share of α left open.
+func (r *runner) judgeFamily() {
+	if r.policy.Rule != stats.RuleShift {
+		return
+	}
+	fam := verdict.Family(r.policy, r.res, r.family)
+	r.res.Family = &fam
+	if fam.Upgraded > 0 {
+		r.progress("verdicts: Holm's step-down over the run's %d comparisons decided %d more", fam.Size, fam.Upgraded)
+	}
 }
 
 // fail records a target's failure: it takes no further part in the run.

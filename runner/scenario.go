@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tandem-bench/tandem/driver"
@@ -16,8 +17,10 @@ import (
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/stats"
 	"github.com/tandem-bench/tandem/study"
 	"github.com/tandem-bench/tandem/target"
+	"github.com/tandem-bench/tandem/verdict"
 )
 
 // schedule is the open loop's timetable for a run of length d.
@@ -347,6 +350,16 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 		r.progress("%s: calibrated to %d requests per run", name, requests)
 	}
 	out.Requests, out.DurationNs = requests, int64(bound)
+	adaptive := sc.Adaptive && r.o.Rounds == 0
+	plan := []stats.Look{{Rounds: rounds, Share: 1}}
+	if adaptive {
+		if !r.judged(sc, ls) {
+			rounds = study.DefaultRounds // nothing to compare: a summary of a few rounds
+			adaptive = false
+		}
+		plan = stats.Schedule(r.alpha, rounds)
+	}
+	started, done := time.Now(), 0
 	for round := 1; round <= rounds; round++ {
 		order := roundOrder(ls, r.s.Defaults.Order, r.s.Seed, sc.Name, level, round)
 		for i, l := range order {
@@ -398,10 +411,74 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 				return err
 			}
 		}
+		done = round
+		if adaptive && r.decided(sc, out, ls, level, plan, round, name) {
+			break
+		}
+		if adaptive && round < rounds {
+			// another round would take about as long as the average one
+			if spent := time.Since(started); spent+spent/time.Duration(round) > r.s.Defaults.MaxTime {
+				r.progress("%s: the budget (max_time %s) is spent after %d rounds", name, roundEstimate(r.s.Defaults.MaxTime), round)
+				break
+			}
+		}
 	}
-	r.summarize(sc, out, ls, level)
+	r.summarize(sc, out, ls, level, stats.Design{Paired: true, Alpha: r.alpha, Looks: stats.Final(plan, done)})
 	r.send(Event{Line: name + ": done", Done: out, Level: level})
 	return r.save()
+}
+
+// judged reports whether a scenario's level has a comparison to judge:
+// the baseline and a candidate running.
+func (r *runner) judged(sc *study.Scenario, ls []*live) bool {
+	base := slices.ContainsFunc(ls, func(l *live) bool { return l.spec.Name == r.s.Baseline })
+	return base && len(ls) > 1
+}
+
+// decided reports, at a planned look, whether every comparison of the
+// level is decided on the rounds so far; it says which are still open.
+func (r *runner) decided(sc *study.Scenario, out *results.Scenario, ls []*live, level int, plan []stats.Look, round int, name string) bool {
+	var taken []stats.Look
+	for _, l := range plan {
+		if l.Rounds <= round {
+			taken = append(taken, l)
+		}
+	}
+	names := make([]string, 0, len(ls))
+	for _, l := range ls {
+		if l.err == nil {
+			names = append(names, l.spec.Name)
+		}
+	}
+	if round >= r.policy.MinRounds && verdict.Gated(r.policy, out, level, names, r.s.Baseline, r.s.AA) {
+		r.progress("%s: after %d rounds the health gate decides every comparison: no speed verdict more rounds could give", name, round)
+		return true
+	}
+	if len(taken) == 0 || taken[len(taken)-1].Rounds != round {
+		return false // not a look
+	}
+	open := verdict.Open(r.policy, out, level, names, r.s.Baseline, r.s.AA, stats.Design{Paired: true, Alpha: r.alpha, Looks: taken})
+	if len(open) == 0 {
+		r.progress("%s: every comparison decided after %d rounds", name, round)
+		return true
+	}
+	var what []string
+	for _, c := range open {
+		w := c.Candidate
+		if e := c.Estimate; e != nil && e.Bounded() {
+			w += fmt.Sprintf(" (ratio %s [%s … %s])", stats.Ratio(e.Ratio), stats.Ratio(e.Lo), stats.Ratio(e.Hi))
+		}
+		what = append(what, w)
+	}
+	next := ""
+	for _, l := range plan {
+		if l.Rounds > round {
+			next = fmt.Sprintf("; next look after round %d", l.Rounds)
+			break
+		}
+	}
+	r.progress("%s: after %d rounds still open: %s%s", name, round, strings.Join(what, ", "), next)
+	return false
 }
 
 // roundOrder is the order of the targets in a round: alternating (round 1
@@ -450,18 +527,22 @@ func describeRound(rd results.Round) string {
 	if rd.Failed {
 		return "failed: " + rd.Error
 	}
-	s := fmt.Sprintf("%s of %s ok, p50 %s, p99 %s, %s %s/s", human.Number(float64(rd.OK)), human.Number(float64(rd.Requests)),
+	s := fmt.Sprintf("%s of %s ok, p50 %s, p99 %s, %s %s/s", human.Count(rd.OK), human.Count(rd.Requests),
 		human.Duration(float64(rd.LatencyNs.P50)), human.Duration(float64(rd.LatencyNs.P99)), human.Number(rd.UnitsPerS), rd.Unit)
 	if rd.OfferedRate > 0 {
 		s += fmt.Sprintf(" (offered %s/s, achieved %s/s, dropped %s)", human.Number(rd.OfferedRate), human.Number(rd.AchievedRate),
-			human.Number(float64(rd.Dropped)))
+			human.Count(rd.Dropped))
 	}
 	return s
 }
 
 // minCalibrated is the fewest requests a calibrated run makes, so the
-// fastest target's percentiles rest on enough samples.
-const minCalibrated = 200
+// fastest target's percentiles rest on enough samples; with adaptive
+// rounds, whose many rounds carry the verdict, minAdaptive.
+const (
+	minCalibrated = 200
+	minAdaptive   = 20
+)
 
 // calibrate doubles the request count until a run on every target lasts
 // at least min_duration, and returns the count that makes the slowest
@@ -495,6 +576,9 @@ func (r *runner) calibrate(ctx context.Context, sc *study.Scenario, kind study.K
 	}
 	if best == math.MaxInt64 {
 		return 0, nil // every target failed and is recorded so
+	}
+	if sc.Adaptive && r.o.Rounds == 0 {
+		return max(best, minAdaptive), nil
 	}
 	return max(best, minCalibrated), nil
 }

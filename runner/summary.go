@@ -82,13 +82,13 @@ func (r *runner) generatorCapacity(engine string) float64 {
 
 // summarize judges the level by the study's verdict policy and marks each
 // comparison server-bound where the baseline's run was spent on round trips.
-func (r *runner) summarize(sc *study.Scenario, out *results.Scenario, ls []*live, level int) {
+func (r *runner) summarize(sc *study.Scenario, out *results.Scenario, ls []*live, level int, d stats.Design) {
 	names := make([]string, len(ls))
 	for i, l := range ls {
 		names[i] = l.spec.Name
 	}
 	first := len(out.Comparisons)
-	verdict.Level(r.policy, out, level, names, r.s.Baseline, r.s.AA)
+	verdict.Level(r.policy, out, level, names, r.s.Baseline, r.s.AA, d)
 	bound, why := r.serverBound(sc, out, level)
 	for i := first; i < len(out.Comparisons); i++ {
 		c := &out.Comparisons[i]
@@ -96,11 +96,11 @@ func (r *runner) summarize(sc *study.Scenario, out *results.Scenario, ls []*live
 			continue
 		}
 		c.ServerBound = bound
-		if why != "" && (c.Verdict == stats.Faster || c.Verdict == stats.Slower || c.Verdict == stats.Indistinguishable) {
+		if why != "" && (c.Verdict.Speed() || c.Verdict == stats.Indistinguishable || c.Verdict == stats.Inconclusive) {
 			c.Reason += "; " + why
 		}
 		b, cand := out.Side(c.Base, level).Summary, out.Side(c.Candidate, level).Summary
-		if out.Load.Model == "drain" && (c.Verdict == stats.Faster || c.Verdict == stats.Slower) && cand.Best > 0 && b.Best > 0 {
+		if out.Load.Model == "drain" && c.Verdict.Speed() && cand.Best > 0 && b.Best > 0 {
 			// a layer's overhead: the time per message it adds to the baseline's
 			c.Reason += fmt.Sprintf("; %+.2f µs per message against %s", 1e6/cand.Best-1e6/b.Best, c.Base)
 		}

@@ -129,7 +129,7 @@ func (r *runner) judgeSweep(sc *study.Scenario, ls []*live, idx map[string]int, 
 			r.warn(fmt.Sprintf("sweep %s on %s: %s", sc.Name, l.spec.Name, w))
 		}
 	}
-	verdict.Sweep(r.policy, sweeps, r.s.Baseline)
+	verdict.Sweep(r.policy, sweeps, r.s.Baseline, r.alpha)
 }
 
 // minBlocksPerCell is how many blocks a cell confirmed in blocks should

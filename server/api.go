@@ -290,7 +290,11 @@ func (s *Server) comparison(r *http.Request) (verdict.Comparison, error) {
 			return verdict.Comparison{}, badRequest{fmt.Errorf("max_regression %q: want a percentage of 0 or more", m)}
 		}
 	}
-	c, err := verdict.CompareRuns(base, head, max)
+	on, err := verdict.ParseOnInconclusive(q.Get("on_inconclusive"))
+	if err != nil {
+		return verdict.Comparison{}, badRequest{err}
+	}
+	c, err := verdict.CompareRuns(base, head, verdict.Options{MaxRegression: max, OnInconclusive: on})
 	if err != nil {
 		return c, badRequest{err} // two runs that cannot be compared
 	}

@@ -102,7 +102,7 @@ func TestPagesInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 		glance := browsertest.Eval[string](t, b, `document.getElementById('glance').innerText`)
-		if !strings.Contains(glance, "regression beyond 5 %") || !strings.Contains(glance, "1 regressed") {
+		if !strings.Contains(glance, "(beyond 5 %") || !strings.Contains(glance, "1 regressed") {
 			t.Errorf("%d px: the comparison's glance:\n%s", width, glance)
 		}
 		if c := b.Console(); len(c) > 0 {

@@ -6,26 +6,29 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-)
 
-// Verdicts that say why no speed verdict was given.
-const (
-	// Failing is a candidate whose error share is worse than the base's
-	// (or that has no successful round where the base has): it gets no
-	// speed verdict, since failing fast is not serving fast.
-	Failing = "failing"
-	// NoiseReference is the second target of an A/A pair: it runs the
-	// base's build, so its distance is the noise floor, not a verdict.
-	NoiseReference = "noise-reference"
+	"github.com/tandem-bench/tandem/internal/human"
 )
 
 // Policy is the verdict policy: the gate a comparison passes before any
 // speed rule, and the rule itself. tandem run and tandem compare judge by
 // the same Policy, and results.json records the one a run used.
 type Policy struct {
-	// NoiseFloor is δ as a fraction: a relative difference of bests at or
-	// below it is indistinguishable. Default 0.02.
+	// Rule is the speed rule: RuleShift (the default) or RuleSpread. A
+	// file written before rules were recorded has none: RuleSpread.
+	Rule Rule `json:"rule,omitempty"`
+	// Alpha is the false-alarm rate of a study's verdicts, taken
+	// together: the chance that any of them calls a difference where
+	// there is none. Default 0.05.
+	Alpha float64 `json:"alpha,omitempty"`
+	// NoiseFloor is δ as a fraction: a shift smaller than it is no speed
+	// verdict, and a pair whose whole interval lies within ±δ is
+	// indistinguishable (the spread rule: a relative difference of bests
+	// at or below it is indistinguishable). Default 0.02.
 	NoiseFloor float64 `json:"noise_floor"`
+	// Unstable is the scatter (interquartile range over median) of a
+	// target's rounds beyond which it is marked unstable. Default 0.10.
+	Unstable float64 `json:"unstable,omitempty"`
 	// MaxErrorShareDiff is how far (a fraction: 0.01 is one percentage
 	// point) a candidate's share of failed requests may exceed the base's
 	// before it is failing. Any errors where the base has none are failing
@@ -46,7 +49,24 @@ type Policy struct {
 
 // DefaultPolicy is the policy of a study that sets none of its thresholds.
 func DefaultPolicy() Policy {
-	return Policy{NoiseFloor: DefaultNoiseFloor, MaxErrorShareDiff: 0.01, MaxShortfall: 0.01, ClientBoundUse: 0.90, MinRounds: 2}
+	return Policy{Rule: RuleShift, Alpha: DefaultAlpha, NoiseFloor: DefaultNoiseFloor, Unstable: DefaultUnstable,
+		MaxErrorShareDiff: 0.01, MaxShortfall: 0.01, ClientBoundUse: 0.90, MinRounds: 2}
+}
+
+// Normalized is the policy with what a file written before a setting
+// existed leaves out filled in as it was then: no rule is the spread
+// rule (the only one there was), no alpha the default.
+func (p Policy) Normalized() Policy {
+	if p.Rule == "" {
+		p.Rule = RuleSpread
+	}
+	if p.Alpha == 0 {
+		p.Alpha = DefaultAlpha
+	}
+	if p.Unstable == 0 {
+		p.Unstable = DefaultUnstable
+	}
+	return p
 }
 
 // Validate reports a threshold out of its range.
@@ -61,6 +81,17 @@ func (p Policy) Validate() error {
 	}
 	if math.IsNaN(p.ClientBoundUse) || p.ClientBoundUse <= 0 || p.ClientBoundUse > 1 {
 		return fmt.Errorf("policy: client_bound_use %v: want a fraction above 0, at most 1", p.ClientBoundUse)
+	}
+	switch p.Rule {
+	case RuleShift, RuleSpread:
+	default:
+		return fmt.Errorf("policy: rule %q: want %s or %s", p.Rule, RuleShift, RuleSpread)
+	}
+	if p.Rule == RuleShift && (math.IsNaN(p.Alpha) || p.Alpha <= 0 || p.Alpha >= 0.5) {
+		return fmt.Errorf("policy: alpha %v: want a probability above 0, below 0.5", p.Alpha)
+	}
+	if math.IsNaN(p.Unstable) || p.Unstable < 0 {
+		return fmt.Errorf("policy: unstable %v: want a fraction of 0 or more", p.Unstable)
 	}
 	if p.MinRounds < 2 {
 		return fmt.Errorf("policy: min_rounds %d: want at least 2 (one round has no spread)", p.MinRounds)
@@ -112,7 +143,9 @@ type Side struct {
 	Dropped, Arrivals int64
 	Shortfall         float64
 	Offered, Achieved float64
-	// GeneratorUse is the busiest round's.
+	// GeneratorUse is the median round's: with many short rounds one
+	// round's garbage collection or scrape is not the generator setting
+	// the pace, and a generator that sets it does so in most rounds.
 	GeneratorUse float64
 }
 
@@ -120,7 +153,7 @@ type Side struct {
 // which end of the headline is best.
 func NewSide(name string, rounds []Round, higherBetter bool) Side {
 	s := Side{Name: name, Rounds: len(rounds), Errors: map[string]int64{}}
-	var vals []float64
+	var vals, uses []float64
 	for _, rd := range rounds {
 		s.Requests += rd.Requests
 		s.OK += rd.OK
@@ -134,7 +167,7 @@ func NewSide(name string, rounds []Round, higherBetter bool) Side {
 				s.Shortfall, s.Offered, s.Achieved = short, rd.Offered, rd.Achieved
 			}
 		}
-		s.GeneratorUse = max(s.GeneratorUse, rd.GeneratorUse)
+		uses = append(uses, rd.GeneratorUse)
 		if rd.Failed || math.IsNaN(rd.Headline) {
 			s.Failed++
 			if s.FirstError == "" {
@@ -147,6 +180,7 @@ func NewSide(name string, rounds []Round, higherBetter bool) Side {
 		s.Headlines = append(s.Headlines, rd.Headline)
 	}
 	s.Summary = Summarize(vals, higherBetter)
+	s.GeneratorUse = Summarize(uses, true).Median
 	return s
 }
 
@@ -175,7 +209,7 @@ func (s Side) ErrorKinds() string {
 	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = k + " ×" + strconv.FormatInt(s.Errors[k], 10)
+		parts[i] = k + " ×" + human.Count(s.Errors[k])
 	}
 	return strings.Join(parts, ", ")
 }
@@ -194,129 +228,17 @@ func (m Metric) format(v float64) string {
 	return m.Format(v)
 }
 
-// Judgement is the policy's answer for one candidate against a base.
-type Judgement struct {
-	Verdict string
-	// Reason says how the verdict was reached, in words and units.
-	Reason string
-	// Ratio is candidate best / base best; NaN without a speed verdict.
-	Ratio float64
-	// ClientBound is set when the generator may have set the pace.
-	ClientBound bool
-	// Unhealthy names the side whose run withheld the verdict (dropped
-	// arrivals, a short rate, more errors than the other), if one did.
-	Unhealthy string
-	// Paired is the paired-ratio interval and sign test, when there are
-	// at least MinPaired pairs; nil otherwise.
-	Paired *Paired
-}
+// Percent prints a fraction as a percentage with one decimal: "99.0 %"
+// (human.Percent: never e-notation, never Inf).
+func Percent(f float64) string { return human.Percent(f) }
 
-// Floor is the noise floor at one scenario and level: the policy's,
-// raised to aa, the relative distance of an A/A pair measured there.
-func (p Policy) Floor(aa float64) float64 {
-	if math.IsNaN(aa) {
-		return p.NoiseFloor
-	}
-	return max(p.NoiseFloor, aa)
-}
+// Ratio prints a ratio with three significant digits: "1.21×", "1,450×".
+func Ratio(f float64) string { return human.Ratio(f) }
 
-// Judge holds a candidate against a base. First the gate: a candidate
-// with a worse error share, or no successful round where the base has
-// one, is Failing; a base that fails more (beyond MaxErrorShareDiff),
-// dropped arrivals or an achieved
-// rate short of the offered one, a client-bound round, or fewer than
-// MinRounds successful rounds on either side withhold the verdict. Only a
-// healthy pair gets the speed rule: Indistinguishable when the bests
-// differ by less than the larger spread or by at most floor relative to
-// the base, else Faster or Slower.
-func (p Policy) Judge(base, cand Side, m Metric, floor float64) Judgement {
-	j := Judgement{Ratio: math.NaN()}
-	withheld := func(format string, args ...any) Judgement {
-		j.Verdict, j.Reason = Withheld, fmt.Sprintf(format, args...)
-		return j
-	}
-	if pr, ok := Pair(base.Headlines, cand.Headlines); ok {
-		j.Paired = &pr
-	}
-	bs, cs := base.ErrorShare(), cand.ErrorShare()
-	switch {
-	case cand.Rounds == 0:
-		return withheld("%s has no rounds", cand.Name)
-	case cs > 0 && bs == 0, cs-bs > p.MaxErrorShareDiff:
-		j.Verdict, j.Reason = Failing, fmt.Sprintf("failing: %s of requests failed (%s); %s: %s", Percent(cs), cand.ErrorKinds(), base.Name, Percent(bs))
-		return j
-	case cand.Summary.N == 0 && base.Summary.N > 0:
-		j.Verdict, j.Reason = Failing, fmt.Sprintf("failing: no successful round of %d (%s)", cand.Rounds, orNone(cand.FirstError))
-		return j
-	case bs-cs > p.MaxErrorShareDiff:
-		j.Unhealthy = base.Name
-		return withheld("the baseline %s failed %s of requests (%s), %s %s: no speed verdict", base.Name, Percent(bs), base.ErrorKinds(), cand.Name, Percent(cs))
-	case base.Summary.N == 0:
-		return withheld("the baseline %s has no successful round (%s)", base.Name, orNone(base.FirstError))
-	}
-	for _, s := range []Side{base, cand} {
-		if s.Dropped > 0 {
-			j.Unhealthy = s.Name
-			return withheld("could not keep up: %s dropped %d of %d arrivals", s.Name, s.Dropped, s.Arrivals)
-		}
-		if s.Shortfall > p.MaxShortfall {
-			j.Unhealthy = s.Name
-			return withheld("could not keep up: %s achieved %.4g/s of %.4g/s offered (%s short)", s.Name, s.Achieved, s.Offered, Percent(s.Shortfall))
-		}
-	}
-	for _, s := range []Side{base, cand} {
-		if s.GeneratorUse >= p.ClientBoundUse {
-			j.ClientBound = true
-			return withheld("client-bound: the generator used %s of its capacity in a round of %s: it, not the targets, may have set the pace", Percent(s.GeneratorUse), s.Name)
-		}
-	}
-	for _, s := range []Side{base, cand} {
-		if s.Summary.N < p.MinRounds {
-			if s.Summary.N == 1 {
-				return withheld("one round: no spread to judge by (%s has 1 successful round; %d needed)", s.Name, p.MinRounds)
-			}
-			return withheld("%s has %d successful rounds; %d needed", s.Name, s.Summary.N, p.MinRounds)
-		}
-	}
-	b, c := base.Summary, cand.Summary
-	if b.Best == 0 {
-		return withheld("the baseline's best is 0: no ratio")
-	}
-	j.Ratio = c.Best / b.Best
-	diff := math.Abs(c.Best - b.Best)
-	spread := math.Max(b.Spread, c.Spread)
-	rel := diff / math.Abs(b.Best)
-	note := ""
-	if n := base.Failed + cand.Failed; n > 0 {
-		note = fmt.Sprintf(" (%d failed rounds left out)", n)
-	}
-	switch {
-	case diff < spread:
-		j.Verdict = Indistinguishable
-		j.Reason = fmt.Sprintf("the bests differ by %s, within the run-to-run spread %s", m.format(diff), m.format(spread)) + note
-		return j
-	case rel <= floor:
-		j.Verdict = Indistinguishable
-		j.Reason = fmt.Sprintf("the bests differ by %s, within the %s noise floor", Percent(rel), Percent(floor)) + note
-		return j
-	}
-	better := c.Best < b.Best
-	if m.HigherBetter {
-		better = !better
-	}
-	j.Verdict = Slower
-	if better {
-		j.Verdict = Faster
-	}
-	j.Reason = fmt.Sprintf("the bests differ by %s (%s), beyond the run-to-run spread %s and the %s noise floor",
-		m.format(diff), Percent(rel), m.format(spread), Percent(floor)) + note
-	return j
-}
+// Sig prints a figure with three significant digits, never in e-notation.
+func Sig(f float64) string { return human.Sig(f) }
 
-// Percent prints a fraction as a percentage with one decimal: "99.0 %".
-func Percent(f float64) string {
-	return strconv.FormatFloat(100*f, 'f', 1, 64) + " %"
-}
+func count(n int64) string { return human.Count(n) }
 
 func orNone(s string) string {
 	if s == "" {

@@ -28,15 +28,18 @@ func with(rs []Round, f func(*Round)) []Round {
 
 var latency = Metric{Format: func(v float64) string { return time.Duration(v).String() }}
 
-func TestJudge(t *testing.T) {
+// TestJudgeSpread holds the health gate and the spread rule (the layered
+// broker study's, defaults.rule: spread) to their worked examples.
+func TestJudgeSpread(t *testing.T) {
 	p := DefaultPolicy()
+	p.Rule = RuleSpread
 	failFast := func(r *Round) { r.OK, r.Errors = 10, map[string]int64{"http:503": 990} }
 	cases := []struct {
 		name       string
 		base, cand []Round
 		higher     bool
 		floor      float64
-		want       string
+		want       Verdict
 		reason     string
 	}{
 		{"identical builds, three noisy rounds", rounds(100e3, 104e3, 98e3), rounds(101e3, 97e3, 103e3), false, 0.02, Indistinguishable, "within the run-to-run spread 6µs"},
@@ -49,7 +52,7 @@ func TestJudge(t *testing.T) {
 		{"4x less throughput", rounds(400, 390, 395), rounds(100, 98, 99), true, 0.02, Slower, ""},
 		// 1. a target that fails fast is failing, not faster
 		{"fast failures", rounds(1e6, 1e6, 1e6), with(rounds(22e3, 22e3, 22e3), failFast), false, 0.02, Failing,
-			"failing: 99.0 % of requests failed (http:503 ×2970); a: 0.0 %"},
+			"failing: 99.0 % of requests failed (http:503 ×2,970); a: 0.0 %"},
 		{"one error where the base has none", rounds(100e3, 100e3), with(rounds(100e3, 100e3), func(r *Round) { r.OK, r.Errors = 999, map[string]int64{"timeout": 1} }), false, 0.02, Failing, "0.1 % of requests failed (timeout ×2)"},
 		{"errors within a point of the base's", with(rounds(100e3, 100e3), func(r *Round) { r.OK, r.Errors = 990, map[string]int64{"timeout": 10} }),
 			with(rounds(100e3, 100e3), func(r *Round) { r.OK, r.Errors = 985, map[string]int64{"timeout": 15} }), false, 0.02, Indistinguishable, ""},
@@ -58,9 +61,9 @@ func TestJudge(t *testing.T) {
 			rounds(400e3, 400e3), false, 0.02, Slower, ""},
 		// 2. drops and a short achieved rate withhold
 		{"dropped arrivals", rounds(1e6, 1e6), with(rounds(3e5, 3e5), func(r *Round) { r.Requests, r.OK, r.Dropped = 485, 485, 515 }), false, 0.02, Withheld,
-			"could not keep up: b dropped 1030 of 2000 arrivals"},
+			"could not keep up: b dropped 1,030 of 2,000 arrivals"},
 		{"achieved short of offered", with(rounds(1e6, 1e6), func(r *Round) { r.Offered, r.Achieved = 4000, 3592.7 }), rounds(1e6, 1e6), false, 0.02, Withheld,
-			"could not keep up: a achieved 3593/s of 4000/s offered (10.2 % short)"},
+			"could not keep up: a achieved 3,593/s of 4,000/s offered (10.2 % short)"},
 		{"achieved within 1 % of offered", with(rounds(1e6, 1e6), func(r *Round) { r.Offered, r.Achieved = 4000, 3990 }), rounds(4e6, 4e6), false, 0.02, Slower, ""},
 		// 3. failed rounds are not rounds
 		{"a throughput round with no success", rounds(100, 101, 99), append(rounds(100, 100), Round{Failed: true, Error: "no successful request"}), true, 0.02, Indistinguishable, "(1 failed rounds left out)"},
@@ -77,12 +80,11 @@ func TestJudge(t *testing.T) {
 		if c.higher {
 			m = Metric{HigherBetter: true}
 		}
-		j := p.Judge(NewSide("a", c.base, c.higher), NewSide("b", c.cand, c.higher), m, c.floor)
+		j := p.Judge(NewSide("a", c.base, c.higher), NewSide("b", c.cand, c.higher), m, c.floor, Design{Paired: true})
 		if j.Verdict != c.want || !strings.Contains(j.Reason, c.reason) {
 			t.Errorf("%s: Judge = %s (%s); want %s (%s)", c.name, j.Verdict, j.Reason, c.want, c.reason)
 		}
-		speed := j.Verdict == Faster || j.Verdict == Slower || j.Verdict == Indistinguishable
-		if speed == math.IsNaN(j.Ratio) {
+		if j.Verdict.Speed() == math.IsNaN(j.Ratio) {
 			t.Errorf("%s: verdict %s with ratio %v", c.name, j.Verdict, j.Ratio)
 		}
 		if j.ClientBound != strings.HasPrefix(j.Reason, "client-bound") {
@@ -120,8 +122,9 @@ func TestSideErrorKinds(t *testing.T) {
 	}
 }
 
-func ExamplePolicy_Judge() {
+func ExamplePolicy_Judge_spread() {
 	p := DefaultPolicy()
+	p.Rule = RuleSpread
 	ms := Metric{Format: func(v float64) string { return fmt.Sprintf("%.2fms", v) }}
 	ok := func(vs ...float64) []Round {
 		var rs []Round
@@ -134,10 +137,11 @@ func ExamplePolicy_Judge() {
 	same := NewSide("b", ok(1.01, 1.03, 0.99), false)
 	slow := NewSide("c", ok(4.10, 4.00, 4.20), false)
 	failing := NewSide("d", []Round{{Headline: 0.02, Requests: 1000, OK: 10, Errors: map[string]int64{"http:503": 990}}}, false)
-	fmt.Println(p.Judge(base, same, ms, p.NoiseFloor).Verdict)
-	j := p.Judge(base, slow, ms, p.NoiseFloor)
+	d := Design{Paired: true}
+	fmt.Println(p.Judge(base, same, ms, p.NoiseFloor, d).Verdict)
+	j := p.Judge(base, slow, ms, p.NoiseFloor, d)
 	fmt.Printf("%s %.1f\n", j.Verdict, j.Ratio)
-	fmt.Println(p.Judge(base, failing, ms, p.NoiseFloor).Reason)
+	fmt.Println(p.Judge(base, failing, ms, p.NoiseFloor, d).Reason)
 	// Output:
 	// indistinguishable
 	// slower 4.0

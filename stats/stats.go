@@ -44,14 +44,6 @@ func Summarize(values []float64, higherBetter bool) Summary {
 	return Summary{N: n, Best: best, Median: med, Worst: worst, Spread: math.Abs(best - worst)}
 }
 
-// Verdict words of a speed verdict, and of none.
-const (
-	Faster            = "faster"
-	Slower            = "slower"
-	Indistinguishable = "indistinguishable"
-	Withheld          = "withheld"
-)
-
 // Paired is what paired rounds say about a candidate against a base: round
 // i of both is one pair, ratio rᵢ = candidate / base.
 type Paired struct {

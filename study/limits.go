@@ -22,6 +22,9 @@ const (
 	// MaxArrivals is the most requests one run may send: its arrivals
 	// (rate × duration), or its requests.
 	MaxArrivals = 1_000_000_000
+	// MaxRoundsLimit is the most rounds a scenario's level may run (the
+	// shift rule's distributions are counted exactly up to 300 pairs).
+	MaxRoundsLimit = 300
 	// MaxConnections is the most connections (closed-loop clients) of one
 	// run, whatever the open-file limit: the generator keeps latency
 	// histograms of a few hundred KiB per connection.

@@ -27,9 +27,14 @@ const (
 
 // Defaults applied where a study is silent.
 const (
+	// DefaultRounds is the fixed design of rule spread (the shift rule's
+	// rounds are adaptive).
 	DefaultRounds       = 3
+	DefaultMaxRounds    = 40
+	DefaultMaxTime      = 2 * time.Minute
 	DefaultWarmup       = time.Second
-	DefaultMinDuration  = 5 * time.Second
+	DefaultMinDuration  = time.Second
+	SpreadMinDuration   = 5 * time.Second
 	DefaultTimeout      = 10 * time.Second
 	DefaultReadyTimeout = 120 * time.Second
 )
@@ -38,6 +43,12 @@ const (
 // fractions).
 func (d Defaults) Policy() stats.Policy {
 	p := stats.DefaultPolicy()
+	if d.Rule != "" {
+		p.Rule = stats.Rule(d.Rule)
+	}
+	if d.Alpha > 0 {
+		p.Alpha = d.Alpha
+	}
 	p.NoiseFloor = d.NoiseFloor / 100
 	p.MaxErrorShareDiff = d.MaxErrorShareDiff / 100
 	p.MaxShortfall = d.MaxShortfall / 100
@@ -102,6 +113,19 @@ func (s *Study) setDefaults() {
 		s.Baseline = s.Targets[0].Name
 	}
 	d := &s.Defaults
+	if d.Rule == "" {
+		d.Rule = string(stats.RuleShift)
+	}
+	if d.Alpha == 0 {
+		d.Alpha = stats.DefaultAlpha
+	}
+	if d.MaxRounds == 0 {
+		d.MaxRounds = DefaultMaxRounds
+	}
+	if d.MaxTime == 0 {
+		d.MaxTime = DefaultMaxTime
+	}
+	adaptive := d.Rounds == 0 && d.Rule == string(stats.RuleShift)
 	if d.Rounds == 0 {
 		d.Rounds = DefaultRounds
 	}
@@ -110,6 +134,9 @@ func (s *Study) setDefaults() {
 	}
 	if d.MinDuration == 0 {
 		d.MinDuration = DefaultMinDuration
+		if d.Rule == string(stats.RuleSpread) {
+			d.MinDuration = SpreadMinDuration
+		}
 	}
 	if d.Timeout == 0 {
 		d.Timeout = DefaultTimeout
@@ -144,6 +171,10 @@ func (s *Study) setDefaults() {
 		sc := &s.Scenarios[i]
 		if sc.Rounds == 0 {
 			sc.Rounds = d.Rounds
+			sc.Adaptive = adaptive && sc.Sweep == nil
+			if sc.Adaptive {
+				sc.Rounds = d.MaxRounds
+			}
 			if sc.Sweep != nil {
 				sc.Rounds = 1 // a grid runs once unless its scenario says otherwise
 			}

@@ -147,14 +147,15 @@ const (
 )
 
 // Quick shortens the study for a run that must end soon (--quick): one
-// start per target, short warm-ups and runs, at most two concurrency
-// levels, and each sweep's quick grid.
+// start per target, short warm-ups and runs, adaptive rounds within 15 s
+// a level, at most two concurrency levels, and each sweep's quick grid.
 func (s *Study) Quick() {
 	if s.Startup != nil {
 		s.Startup.Runs = 1
 	}
 	s.Defaults.Warmup = min(s.Defaults.Warmup, 200*time.Millisecond)
-	s.Defaults.MinDuration = min(s.Defaults.MinDuration, 500*time.Millisecond)
+	s.Defaults.MinDuration = min(s.Defaults.MinDuration, 200*time.Millisecond)
+	s.Defaults.MaxTime = min(s.Defaults.MaxTime, 15*time.Second)
 	for i := range s.Scenarios {
 		sc := &s.Scenarios[i]
 		if len(sc.Load.Concurrency) > 2 {

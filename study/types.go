@@ -41,12 +41,17 @@ type Calls map[string]*Call
 
 // Defaults are the settings a scenario inherits.
 type Defaults struct {
-	Rounds      int           `yaml:"rounds" doc:"Measured rounds per target; default 3."`
+	Rounds      int           `yaml:"rounds" doc:"Measured rounds per target, a fixed design; leave it out for adaptive rounds (rule shift): rounds go on until every comparison is decided or the budget (max_rounds, max_time) is spent. With rule spread the default is 3."`
 	Warmup      time.Duration `yaml:"warmup" doc:"Length of the discarded warm-up run per target and scenario; default 1s."`
-	MinDuration time.Duration `yaml:"min_duration" doc:"Calibration makes each measured run last at least this; default 5s."`
+	MinDuration time.Duration `yaml:"min_duration" doc:"Calibration makes each measured run last at least this; default 1s (rule spread: 5s), many short rounds telling more than a few long ones."`
 	Timeout     time.Duration `yaml:"timeout" doc:"Per-request timeout; default 10s."`
 	Order       string        `yaml:"order" doc:"Order of the targets within a round: alternate (A B, B A, …; default) or shuffle (seeded by seed)."`
-	NoiseFloor  float64       `yaml:"noise_floor" doc:"Relative differences of bests at or below this percentage are indistinguishable; default 2."`
+	NoiseFloor  float64       `yaml:"noise_floor" doc:"The noise floor δ in percent: a shift smaller than it is no speed verdict, and a pair whose interval lies within ±δ is indistinguishable (rule spread: relative differences of bests at or below it are indistinguishable); default 2."`
+	// The speed rule and its budget (docs/methods.md, Verdicts).
+	Rule      string        `yaml:"rule" doc:"The speed rule: shift (default: the shift of paired rounds with a distribution-free interval, adaptive rounds, the false-alarm rate held at alpha over the study) or spread (the bests against the run-to-run spread, as the layered broker study's table)."`
+	Alpha     float64       `yaml:"alpha" doc:"The false-alarm rate of the study's verdicts taken together (rule shift), a probability above 0 and below 0.5; default 0.05."`
+	MaxRounds int           `yaml:"max_rounds" doc:"Adaptive rounds: the most rounds per target at a scenario's level; default 40."`
+	MaxTime   time.Duration `yaml:"max_time" doc:"Adaptive rounds: the most time a scenario's level may take, its rounds and warm-up; default 2m."`
 	// The verdict's health gate (docs/methods.md, Verdicts).
 	MaxErrorShareDiff float64 `yaml:"max_error_share_diff" doc:"Percentage points by which a candidate's share of failed requests may exceed the baseline's before it is failing (any errors where the baseline has none are failing too); default 1."`
 	MaxShortfall      float64 `yaml:"max_rate_shortfall" doc:"Percent by which an open or batched loop's achieved rate may fall short of the offered rate before the verdict is withheld (any dropped arrival withholds it too); default 1."`
@@ -313,8 +318,11 @@ type Scenario struct {
 	Metric   string        `yaml:"metric" doc:"The headline value: latency (median, lower is better; default), throughput (units/s, higher is better) or recovery (with perturbations: the longest time until the load recovered and the target answered again, lower is better)."`
 	Duration time.Duration `yaml:"duration" doc:"Length of each measured run; with neither duration nor requests, calibration picks the count."`
 	Requests int64         `yaml:"requests" doc:"Requests in each measured run."`
-	Rounds   int           `yaml:"rounds" doc:"Measured rounds per target; default defaults.rounds."`
-	Targets  []string      `yaml:"targets" doc:"The targets this scenario measures; default all."`
+	Rounds   int           `yaml:"rounds" doc:"Measured rounds per target, a fixed design; default defaults.rounds (or adaptive rounds, when that is left out too)."`
+	// Adaptive is set when neither the scenario nor the defaults fix
+	// its rounds under the shift rule: Rounds is then the budget's most.
+	Adaptive bool     `yaml:"-"`
+	Targets  []string `yaml:"targets" doc:"The targets this scenario measures; default all."`
 	// Perturbations are done to the targets during every measured round.
 	Perturbations []Perturbation `yaml:"perturbations" doc:"Faults done to a target while each measured round's load runs (kill, stop, pause, restart, wipe-and-restart), each timed from the round's start; the recovery is measured."`
 }

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/tandem-bench/tandem/stats"
 )
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
@@ -95,6 +97,25 @@ func (v *validator) check() {
 		if f.v < 0 || f.v >= 100 || math.IsNaN(f.v) {
 			v.errorf("defaults."+f.key, "a percentage from 0 to 100", "%s %v", strings.ReplaceAll(f.key, "_", " "), f.v)
 		}
+	}
+	switch s.Defaults.Rule {
+	case "", string(stats.RuleShift), string(stats.RuleSpread):
+	default:
+		v.errorf("defaults.rule", "shift or spread", "unknown rule %q", s.Defaults.Rule)
+	}
+	if _, set := v.pos["defaults.alpha"]; set {
+		if a := s.Defaults.Alpha; !(a > 0 && a < 0.5) {
+			v.errorf("defaults.alpha", "a probability above 0 and below 0.5, e.g. 0.05", "alpha %v", a)
+		}
+	}
+	if _, set := v.pos["defaults.max_rounds"]; set && s.Defaults.MaxRounds < 2 {
+		v.errorf("defaults.max_rounds", "at least 2 (one round has no spread)", "max_rounds %d", s.Defaults.MaxRounds)
+	}
+	if _, set := v.pos["defaults.max_rounds"]; set && s.Defaults.MaxRounds > MaxRoundsLimit {
+		v.errorf("defaults.max_rounds", fmt.Sprintf("at most %d", MaxRoundsLimit), "max_rounds %d", s.Defaults.MaxRounds)
+	}
+	if _, set := v.pos["defaults.max_time"]; set && s.Defaults.MaxTime <= 0 {
+		v.errorf("defaults.max_time", "a positive duration, e.g. 2m", "max_time %v", s.Defaults.MaxTime)
 	}
 	if _, set := v.pos["defaults.client_bound"]; set {
 		if c := s.Defaults.ClientBound; c <= 0 || c > 100 || math.IsNaN(c) {

@@ -22,7 +22,9 @@ func run(p50s ...float64) *results.Results {
 
 // The head's latency grew by half: beyond a 5 % allowance, a regression.
 func ExampleCompareRuns() {
-	c, err := verdict.CompareRuns(run(100_000, 101_000, 100_500), run(150_000, 151_000, 150_500), 5)
+	base := run(100_000, 101_000, 100_500, 99_800, 100_200, 100_900, 99_900, 100_100)
+	head := run(150_000, 151_000, 150_500, 149_800, 150_200, 150_900, 149_900, 150_100)
+	c, err := verdict.CompareRuns(base, head, verdict.Options{MaxRegression: 5})
 	if err != nil {
 		panic(err)
 	}
@@ -32,5 +34,5 @@ func ExampleCompareRuns() {
 	fmt.Println(c.Gate())
 	// Output:
 	// lat a: slower, regression true
-	// 1 regressions (beyond 5 %, failing, or missing)
+	// 1 regressions (beyond 5 %, failing, dropping, missing, changed or undecided)
 }

@@ -17,10 +17,11 @@ func StartupSide(t *results.Target) stats.Side {
 	return stats.NewSide(t.Name, rs, false)
 }
 
-// Startup holds each target's ready times against the baseline's by p,
+// Startup holds each target's ready times against the baseline's by p
+// at false-alarm rate alpha (starts interleaved, A B, A B, …, so paired),
 // setting StartupVerdict on every target but the baseline. A target that
 // failed to start where the baseline did not is failing.
-func Startup(p stats.Policy, targets []results.Target, baseline string) {
+func Startup(p stats.Policy, targets []results.Target, baseline string, alpha float64) {
 	var base *results.Target
 	for i := range targets {
 		if targets[i].Name == baseline {
@@ -44,14 +45,15 @@ func Startup(p stats.Policy, targets []results.Target, baseline string) {
 		case base.Error != "":
 			c.Verdict, c.Reason = stats.Withheld, fmt.Sprintf("the baseline %s failed to start: %s", baseline, firstLine(base.Error))
 		default:
-			j := p.Judge(bs, StartupSide(t), stats.Metric{Format: CellMetric.Format}, p.Floor(0))
-			c.Verdict, c.Reason = j.Verdict, j.Reason
-			if j.Verdict == stats.Faster || j.Verdict == stats.Slower {
-				c.Ratio = j.Ratio
-			}
+			setJudgement(c, judgeStartup(p, bs, StartupSide(t), alpha))
 		}
 		t.StartupVerdict = c
 	}
+}
+
+// judgeStartup holds one target's starts against the baseline's.
+func judgeStartup(p stats.Policy, base, cand stats.Side, alpha float64) stats.Judgement {
+	return p.Judge(base, cand, stats.Metric{Format: CellMetric.Format}, p.Floor(0), stats.Design{Paired: true, Alpha: alpha})
 }
 
 // firstLine is s up to its first line break.

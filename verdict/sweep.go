@@ -95,7 +95,7 @@ func SummarizeCells(sw *results.Sweep) []results.CellSummary {
 // on their mean latencies. A cell that saturated in any run withholds the
 // verdict (its latency is of a backlog, not of the target's pace); the
 // side that saturated where the other did not is then the unhealthy one.
-func JudgeCell(p stats.Policy, base, cand stats.Side, baseRuns, candRuns []results.Cell) stats.Judgement {
+func JudgeCell(p stats.Policy, base, cand stats.Side, baseRuns, candRuns []results.Cell, d stats.Design) stats.Judgement {
 	sat := func(runs []results.Cell) int {
 		n := 0
 		for _, c := range runs {
@@ -107,7 +107,7 @@ func JudgeCell(p stats.Policy, base, cand stats.Side, baseRuns, candRuns []resul
 	}
 	bs, cs := sat(baseRuns), sat(candRuns)
 	if bs+cs == 0 {
-		return p.Judge(base, cand, CellMetric, p.Floor(0))
+		return p.Judge(base, cand, CellMetric, p.Floor(0), d)
 	}
 	j := stats.Judgement{Verdict: stats.Withheld, Ratio: math.NaN(),
 		Reason: fmt.Sprintf("saturated: %s in %d of %d runs, %s in %d of %d; no latency verdict on a backlog",
@@ -122,9 +122,10 @@ func JudgeCell(p stats.Policy, base, cand stats.Side, baseRuns, candRuns []resul
 }
 
 // Sweep summarises every sweep of one scenario cell by cell and judges
-// each target's cells against the baseline's, setting Summary (and
-// Verdicts, on the targets other than the baseline) of each.
-func Sweep(p stats.Policy, sweeps []*results.Sweep, baseline string) {
+// each target's cells against the baseline's at false-alarm rate alpha
+// (the grid's rounds pair the targets), setting Summary (and Verdicts, on
+// the targets other than the baseline) of each.
+func Sweep(p stats.Policy, sweeps []*results.Sweep, baseline string, alpha float64) {
 	var base *results.Sweep
 	for _, sw := range sweeps {
 		sw.Summary = SummarizeCells(sw)
@@ -147,9 +148,9 @@ func Sweep(p stats.Policy, sweeps []*results.Sweep, baseline string) {
 			if !ok {
 				continue
 			}
-			j := JudgeCell(p, CellSide(baseline, br), CellSide(sw.Target, runs[k]), br, runs[k])
-			v := results.CellVerdict{Connections: k.Connections, Rate: k.Rate, Base: baseline, Verdict: j.Verdict, Reason: j.Reason}
-			if j.Verdict == stats.Faster || j.Verdict == stats.Slower {
+			j := JudgeCell(p, CellSide(baseline, br), CellSide(sw.Target, runs[k]), br, runs[k], stats.Design{Paired: true, Alpha: alpha})
+			v := results.CellVerdict{Connections: k.Connections, Rate: k.Rate, Base: baseline, Verdict: j.Verdict, Reason: j.Reason, Estimate: j.Estimate}
+			if j.Verdict.Speed() {
 				v.Ratio = j.Ratio
 			}
 			sw.Verdicts = append(sw.Verdicts, v)

@@ -21,7 +21,7 @@ import (
 const ciStudy = `version: 1
 name: ci pipeline
 startup: {runs: 1}
-defaults: {rounds: 3, warmup: 100ms, min_duration: 300ms}
+defaults: {warmup: 100ms, min_duration: 200ms, max_rounds: 12}
 targets:
   - name: base
     start:
@@ -49,7 +49,10 @@ const ciBuild = `printf '#!/bin/sh\nexec tandem sample serve --build %s --blocks
 
 // ghWorkflow is what the pipeline test reads of a GitHub Actions workflow.
 type ghWorkflow struct {
-	Env  map[string]string
+	Env      map[string]string
+	Defaults struct {
+		Run struct{ Shell string }
+	}
 	Jobs map[string]struct {
 		Steps []ghStep
 	}
@@ -61,14 +64,14 @@ type ghStep struct {
 	With                    map[string]string
 }
 
-// tandem ci init writes a workflow that actionlint accepts, and its steps,
-// run in order here as GitHub would run them (the actions themselves
-// emulated: checkout, setup-go and cache do nothing, the artifact actions
-// copy files, gh answers with the base branch's last run), make the whole
-// pipeline work: a pull request before any baseline passes and says there
-// is no gate; a push to main (base and head both build a) makes the
-// baseline; a pull request that switches to build b builds both, runs them
-// side by side, and the gate fails on the regression.
+// tandem ci init --build writes a workflow whose steps, run in order here
+// with GitHub's default shell (bash -e, no pipefail: the steps must not
+// lean on the shell the workflow asks for), the actions themselves emulated
+// (checkout, setup-go and cache do nothing, the artifact actions copy
+// files), make the whole pipeline work: a pull request that switches to
+// build b builds the base and the head, runs them side by side, and the
+// gate on their paired rounds fails the job; a push to main (both build a)
+// passes without a gate.
 func TestCIInitPipeline(t *testing.T) {
 	tooltest.Long(t) // runs the study twice
 	t.Parallel()     // child processes and waits; asserts outcomes, not speed
@@ -118,20 +121,34 @@ func TestCIInitPipeline(t *testing.T) {
 	p := &pipeline{t: t, w: w, repo: repo, artifacts: t.TempDir(), bin: t.TempDir()}
 	p.setup()
 
-	// 1. a pull request before main has results: no gate, said so (its
-	// baseline and gate steps; the study itself runs in 3)
+	for _, st := range w.Jobs["tandem"].Steps {
+		if st.Uses != "" && !regexp.MustCompile(`@[0-9a-f]{40}$`).MatchString(st.Uses) {
+			t.Errorf("step %s uses %s: not pinned to a full commit", st.ID, st.Uses)
+		}
+	}
+	if w.Defaults.Run.Shell != "bash" {
+		t.Errorf("defaults.run.shell %q; want bash (-eo pipefail)", w.Defaults.Run.Shell)
+	}
+
+	// 1. a pull request that switches to build b: base and head side by
+	// side, head stalls, the gate fails the job
 	git("checkout", "-qb", "pr")
 	write(t, filepath.Join(repo, "BUILD"), "b")
 	git("commit", "-qam", "build b")
-	sum, failed := p.run("1", "pull_request", mainSHA, "", "baseline", "download", "gate")
-	if failed != "" {
-		t.Fatalf("a pull request without a baseline failed at step %s:\n%s", failed, sum)
+	sum, failed := p.run("1", "pull_request", mainSHA, "")
+	if failed != "gate" {
+		t.Fatalf("the pull request with build b: failed at step %q, want the gate:\n%s", failed, sum)
 	}
-	if !strings.Contains(sum, "no gate: the base branch has no tandem results yet") {
-		t.Errorf("the summary does not say there was no gate:\n%s", sum)
+	if !regexp.MustCompile(`(?i)regression`).MatchString(sum) || !strings.Contains(sum, "head vs base") || !strings.Contains(sum, "slower") {
+		t.Errorf("the gate's summary does not name head's regression against base:\n%s", sum)
+	}
+	for _, f := range []string{"results.json", "report.html"} {
+		if _, err := os.Stat(filepath.Join(p.artifacts, "1", "tandem-results", f)); err != nil {
+			t.Errorf("artifact %s: %v", f, err)
+		}
 	}
 
-	// 2. a push to main: both sides build a; its results are the baseline
+	// 2. a push to main: both sides build a, no gate
 	git("checkout", "-q", "main")
 	sum, failed = p.run("2", "push", mainSHA, "")
 	if failed != "" {
@@ -140,25 +157,53 @@ func TestCIInitPipeline(t *testing.T) {
 	if !strings.Contains(sum, "no gate") || !strings.Contains(sum, "balance-latency") {
 		t.Errorf("the push's summary lacks the report or the word on the gate:\n%s", sum)
 	}
+}
 
-	// 3. the pull request again: head (b) stalls, the gate fails
-	git("checkout", "-q", "pr")
-	sum, failed = p.run("3", "pull_request", mainSHA, "2")
-	if failed != "gate" {
-		t.Fatalf("the pull request with build b: failed at step %q, want the gate:\n%s", failed, sum)
-	}
-	if !regexp.MustCompile(`(?i)regression`).MatchString(sum) || !strings.Contains(sum, "head") {
-		t.Errorf("the gate's summary does not name the regression:\n%s", sum)
-	}
-	if !strings.Contains(sum, "slower") {
-		t.Errorf("the side-by-side report does not find head slower than base:\n%s", sum)
-	}
-	if args, _ := os.ReadFile(filepath.Join(p.bin, "gh.args")); !bytes.Contains(args, []byte("--branch main --event push --status success")) {
-		t.Errorf("gh was asked %q", args)
-	}
-	for _, f := range []string{"results.json", "report.html"} {
-		if _, err := os.Stat(filepath.Join(p.artifacts, "3", "tandem-results", f)); err != nil {
-			t.Errorf("artifact %s: %v", f, err)
+// The gate step fails the job when tandem compare exits 1, with GitHub's
+// default shell (bash -e {0}: a pipe into tee would have hidden it), with
+// and without --build; its report still reaches the summary.
+func TestCIGateStepFails(t *testing.T) {
+	repo := t.TempDir()
+	write(t, filepath.Join(repo, "study.yaml"), ciStudy)
+	write(t, filepath.Join(repo, "plain.yaml"), strings.NewReplacer("${env.TANDEM_BASE}", "/bin/base", "${env.TANDEM_HEAD}", "/bin/head").Replace(ciStudy))
+	bin := t.TempDir()
+	write(t, filepath.Join(bin, "tandem"), "#!/bin/sh\necho '## tandem compare: **regression**'\nexit 1\n")
+	os.Chmod(filepath.Join(bin, "tandem"), 0o755)
+	for _, args := range [][]string{{"plain.yaml"}, {"study.yaml", "--build", "make"}} {
+		wf := filepath.Join(repo, ".github", "workflows", "tandem.yml")
+		os.Remove(wf)
+		args[0] = filepath.Join(repo, args[0])
+		if code, _, stderr := tandem(t, append([]string{"ci", "init", "--dir", repo, "--tandem-version", "v0.0.0-test"}, args...)...); code != 0 {
+			t.Fatalf("ci init %v: exit %d: %s", args, code, stderr)
+		}
+		data, err := os.ReadFile(wf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w ghWorkflow
+		if err := yaml.Unmarshal(data, &w); err != nil {
+			t.Fatal(err)
+		}
+		var gate string
+		for _, st := range w.Jobs["tandem"].Steps {
+			if st.ID == "gate" {
+				gate = st.Run
+			}
+		}
+		work := t.TempDir()
+		write(t, filepath.Join(work, "tandem-base", "results.json"), "{}")
+		summary := filepath.Join(work, "summary.md")
+		write(t, summary, "")
+		cmd := exec.Command("bash", "-e", "-c", gate) // GitHub's default shell: bash -e {0}
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "GITHUB_EVENT_NAME=pull_request", "GITHUB_STEP_SUMMARY="+summary,
+			"TANDEM_OUT=tandem-out", "TANDEM_MAX_REGRESSION=5")
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Errorf("%v: the gate step passed when tandem compare exited 1:\n%s", args, out)
+		}
+		if got, _ := os.ReadFile(summary); !bytes.Contains(got, []byte("regression")) {
+			t.Errorf("%v: the summary lacks the gate's report: %q", args, got)
 		}
 	}
 }
@@ -297,7 +342,9 @@ func (p *pipeline) run(id, event, baseSHA, baseRun string, only ...string) (summ
 			// installing a released tandem needs the network: this test
 			// binary is tandem here (on PATH since setup)
 		default:
-			cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", st.Run)
+			// GitHub's default shell, bash -e {0}, not the bash -eo pipefail
+			// the workflow asks for: no step may need pipefail to fail
+			cmd := exec.Command("bash", "-e", "-c", st.Run)
 			cmd.Dir = p.repo
 			cmd.Env = os.Environ()
 			for k, v := range env {

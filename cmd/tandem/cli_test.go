@@ -165,7 +165,8 @@ func TestRunPlan(t *testing.T) {
 		t.Fatalf("run --plan: exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"nothing was started", "startup", "compat", "42 cases × 2 targets", "getblock-scaling",
-		"3 levels × 2 targets × 3 rounds of ~2s, calibrated", "getblock-saturation", "sweep", "total"} {
+		"3 levels × 2 targets × adaptive rounds (13 to 40, ≤ 2m a level) of ~500ms, calibrated", "getblock-saturation", "sweep", "total",
+		"verdicts: 12 comparisons, the chance of any false alarm held at 0.0500"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the plan lacks %q:\n%s", want, stdout)
 		}
@@ -395,7 +396,7 @@ func TestDemoInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stderr := &cancelWriter{marker: "getblock-latency c=1 round 1/3 b", cancel: cancel}
+	stderr := &cancelWriter{marker: "getblock-latency c=1 round 1/40 b", cancel: cancel}
 	var stdout bytes.Buffer
 	code := run(ctx, []string{"demo", "--quick", "-v", "--pin=false", "--out", dir}, &stdout, stderr)
 	if code != exitInterrupted {

@@ -12,58 +12,85 @@ import (
 )
 
 func compareCmd(stdout io.Writer) *cobra.Command {
-	var maxRegression float64
-	var format string
+	var o verdict.Options
+	var format, onInconclusive string
 	c := &cobra.Command{
-		Use:   "compare BASE.json HEAD.json",
-		Short: "Hold two results against each other; exit 1 on a regression",
-		Long: `compare matches scenarios, targets and concurrency levels of two results
-files and judges each pair by the verdict policy HEAD's run recorded (the
-same rules as a run: docs/methods.md). A pair is a regression when HEAD is
-slower, beyond the spread and the noise floor, by more than --max-regression
-percent (latency grew, or throughput fell, by that share of BASE), when HEAD
-is failing (a worse error share, or no successful round) or could not keep up
-(dropped arrivals, a short rate) where BASE could, or when HEAD lost a row
-BASE had. Any other pair the policy cannot judge (a busy generator, one
-round) is withheld and listed, not passed as equal. md is for a pull request
-or a CI job summary; html is one offline page (the tally and every change at
-a glance, each scenario's latency spectra of both runs overlaid) for a CI job
-to attach. Exit 0 without a regression, 1 with one, 2 for bad
-input.`,
+		Use:   "compare BASE.json HEAD.json | compare RUN.json",
+		Short: "Hold two results against each other, or gate one run on its own comparisons; exit 1 on a regression",
+		Long: `compare holds every row of HEAD against BASE: each scenario's targets at each
+level (matched by name and by a fingerprint of what they measured: call,
+load, engine), each target's startup, each grid cell, each search's knee and
+each counted cost. Rows are judged by the same engine as a run (the shift
+rule, docs/methods.md) on the two runs' rounds, which are independent, under
+the stricter of the two recorded policies, with the chance of any false alarm
+over all rows held at α (Holm). A row fails the gate when HEAD is slower by
+more than --max-regression percent (latency grew, or throughput fell, by that
+share of BASE); when either side is failing, dropped arrivals or has no
+successful round; when HEAD lost a row BASE had; when a row's definition
+changed (unless --allow-changed); or when it is inconclusive (unless
+--on-inconclusive pass). An interrupted or empty HEAD fails too. Rows the
+policy cannot judge (a busy generator, one round) are withheld and listed. md
+is for a pull request or a CI job summary; html is one offline page for a CI
+job to attach. Exit 0 when the gate passes, 1 when it fails, 2 for bad input.
+
+With one file, compare gates the run on its own comparisons: each candidate
+against the baseline, on the paired rounds they ran side by side (the sound
+gate for two builds of one service: base and head in one run, on one
+machine), by the same rules.`,
 		Example: "  tandem compare main/results.json pr/results.json --max-regression 5\n" +
+			"  tandem compare out/results.json --max-regression 5   # base and head side by side in one run\n" +
 			"  tandem compare main/results.json pr/results.json --format md >> \"$GITHUB_STEP_SUMMARY\"\n" +
 			"  tandem compare main/results.json pr/results.json --format html > compare.html",
-		Args: cobra.ExactArgs(2),
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := outputFormat(format, report.ForComparison); err != nil {
 				return err // before the files are read
 			}
-			if math.IsNaN(maxRegression) || math.IsInf(maxRegression, 0) || maxRegression < 0 {
-				return badInput(fmt.Errorf("--max-regression %v: want a percentage of 0 or more", maxRegression))
+			if math.IsNaN(o.MaxRegression) || math.IsInf(o.MaxRegression, 0) || o.MaxRegression < 0 {
+				return badInput(fmt.Errorf("--max-regression %v: want a percentage of 0 or more", o.MaxRegression))
+			}
+			var err error
+			if o.OnInconclusive, err = verdict.ParseOnInconclusive(onInconclusive); err != nil {
+				return badInput(err)
 			}
 			base, err := results.Read(args[0])
 			if err != nil {
 				return badInput(err)
 			}
+			if len(args) == 1 {
+				cmp, err := verdict.Within(base, o)
+				if err != nil {
+					return badInput(err)
+				}
+				return gateOutput(stdout, format, cmp)
+			}
 			head, err := results.Read(args[1])
 			if err != nil {
 				return badInput(err)
 			}
-			return compareRuns(stdout, format, base, head, maxRegression)
+			return compareRuns(stdout, format, base, head, o)
 		},
 	}
-	c.Flags().Float64Var(&maxRegression, "max-regression", 0, "tolerated worsening in percent of the base (latency grown, throughput fallen)")
+	c.Flags().Float64Var(&o.MaxRegression, "max-regression", 0, "tolerated worsening in percent of the base (latency grown, throughput fallen)")
+	c.Flags().StringVar(&onInconclusive, "on-inconclusive", "fail", "what an undecided row does to the gate: fail (a gate that cannot tell does not pass) or pass")
+	c.Flags().BoolVar(&o.AllowChanged, "allow-changed", false, "pass rows whose definition changed (another call, load or engine); they are listed as not comparable")
 	c.Flags().StringVar(&format, "format", "text", report.FormatList(report.ForComparison))
 	return c
 }
 
 // compareRuns holds head against base, writes the comparison in format
 // and fails (exit 1) on a regression.
-func compareRuns(w io.Writer, format string, base, head *results.Results, maxRegression float64) error {
-	cmp, err := verdict.CompareRuns(base, head, maxRegression)
+func compareRuns(w io.Writer, format string, base, head *results.Results, o verdict.Options) error {
+	cmp, err := verdict.CompareRuns(base, head, o)
 	if err != nil {
 		return badInput(err)
 	}
+	return gateOutput(w, format, cmp)
+}
+
+// gateOutput writes a comparison in format and fails (exit 1) when its
+// gate does.
+func gateOutput(w io.Writer, format string, cmp verdict.Comparison) error {
 	if err := report.Comparison(w, format, cmp); err != nil {
 		return err
 	}

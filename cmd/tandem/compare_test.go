@@ -30,8 +30,17 @@ func resultsWith(t *testing.T, name string, values ...float64) string {
 	return path
 }
 
+// eight is eight rounds about v, the same scatter of ±1 % each time.
+func eight(v float64) []float64 {
+	out := make([]float64, 8)
+	for i, f := range []float64{0, 0.01, -0.01, 0.005, -0.005, 0.0025, -0.0075, 0.0075} {
+		out[i] = v * (1 + f)
+	}
+	return out
+}
+
 func TestCompare(t *testing.T) {
-	base := resultsWith(t, "base.json", 100, 102, 101)
+	base := resultsWith(t, "base.json", eight(100)...)
 	cases := []struct {
 		name    string
 		head    []float64
@@ -39,11 +48,13 @@ func TestCompare(t *testing.T) {
 		code    int
 		verdict string
 	}{
-		{"identical", []float64{100, 102, 101}, nil, exitOK, "indistinguishable"},
-		{"noise", []float64{101, 99, 103}, nil, exitOK, "indistinguishable"},
-		{"faster", []float64{50, 51, 52}, nil, exitOK, "faster"},
-		{"slower", []float64{150, 151, 149}, nil, exitCheckFailed, "slower"},
-		{"slower within the allowance", []float64{150, 151, 149}, []string{"--max-regression", "60"}, exitOK, "slower"},
+		{"identical", eight(100), nil, exitOK, "indistinguishable"},
+		{"noise", eight(100.3), nil, exitOK, "indistinguishable"},
+		{"faster", eight(50), nil, exitOK, "faster"},
+		{"slower", eight(150), nil, exitCheckFailed, "slower"},
+		{"slower within the allowance", eight(150), []string{"--max-regression", "60"}, exitOK, "slower"},
+		{"undecided", []float64{80, 300, 90, 150}, nil, exitCheckFailed, "inconclusive"},
+		{"undecided, passing", []float64{80, 300, 90, 150}, []string{"--on-inconclusive", "pass"}, exitOK, "inconclusive"},
 	}
 	for _, c := range cases {
 		head := resultsWith(t, "head.json", c.head...)
@@ -61,24 +72,27 @@ func TestCompare(t *testing.T) {
 			t.Errorf("%s: exit %d, verdict %s (%s); want exit %d, %s", c.name, code, got.Changes[0].Verdict, stderr, c.code, c.verdict)
 		}
 	}
-	head := resultsWith(t, "head.json", 150, 151, 149)
+	head := resultsWith(t, "head.json", eight(150)...)
 	code, out, _ := tandem(t, "compare", base, head)
-	if code != exitCheckFailed || !strings.Contains(out, "lat a c=1 (errors 0.0 % → 0.0 %): slower (head/base 1.49: 49.0 % worse)  REGRESSION") {
+	if code != exitCheckFailed || !strings.Contains(out, "lat a c=1 (errors 0.0 % → 0.0 %): slower (head/base 1.50×: 50.0 % worse, [") || !strings.Contains(out, "  REGRESSION") {
 		t.Errorf("text: exit %d, %q", code, out)
 	}
-	code, out, _ = tandem(t, "compare", base, resultsWith(t, "same.json", 100, 102, 101))
-	if _, verdict, _ := strings.Cut(out, "): "); code != exitOK || verdict != "indistinguishable\n" {
+	code, out, _ = tandem(t, "compare", base, resultsWith(t, "same.json", eight(100)...))
+	if _, verdict, _ := strings.Cut(out, "): "); code != exitOK || verdict != "indistinguishable (within ±2.0 %)\n" {
 		t.Errorf("indistinguishable pair shows a number: %q", out)
+	}
+	if code, _, stderr := tandem(t, "compare", base, head, "--on-inconclusive", "maybe"); code != exitBadInput || !strings.Contains(stderr, "--on-inconclusive") {
+		t.Errorf("--on-inconclusive maybe: exit %d, %q", code, stderr)
 	}
 	if code, _, stderr := tandem(t, "compare", base, filepath.Join(t.TempDir(), "missing.json")); code != exitBadInput || !strings.Contains(stderr, "no such file") {
 		t.Errorf("missing head: exit %d, %q", code, stderr)
 	}
 	code, out, _ = tandem(t, "compare", base, head, "--format", "md")
-	if code != exitCheckFailed || !strings.Contains(out, "| lat | a | c=1 | **slower, regression** | 1.49 | 0.0 % → 0.0 % |") || !strings.Contains(out, "**regression** beyond 0 %") {
+	if code != exitCheckFailed || !strings.Contains(out, "| lat | a | c=1 | **slower (head/base 1.50×: 50.0 % worse, \\[") || !strings.Contains(out, "**regression**: 1 regressions (beyond 0 %") {
 		t.Errorf("md, slower: exit %d\n%s", code, out)
 	}
-	code, out, _ = tandem(t, "compare", base, resultsWith(t, "same2.json", 100, 102, 101), "--format", "md")
-	if code != exitOK || !strings.Contains(out, "| lat | a | c=1 | indistinguishable | – | 0.0 % → 0.0 % |") {
+	code, out, _ = tandem(t, "compare", base, resultsWith(t, "same2.json", eight(100)...), "--format", "md")
+	if code != exitOK || !strings.Contains(out, "| lat | a | c=1 | indistinguishable (within ±2.0 %) | – | 0.0 % → 0.0 % |") {
 		t.Errorf("md, indistinguishable: exit %d\n%s", code, out)
 	}
 	if code, _, _ := tandem(t, "compare", base, head, "--format", "xml"); code != exitBadInput {
@@ -127,7 +141,7 @@ func throughputResults(targets map[string][]float64, f func(*results.Round)) *re
 // fall passes 5 %, a failing or lost target is a regression, NaN is a
 // usage error.
 func TestCompareAppliesThePolicy(t *testing.T) {
-	base := writeResults(t, throughputResults(map[string][]float64{"a": {100_000, 100_000}, "b": {100_000, 100_000}}, nil))
+	base := writeResults(t, throughputResults(map[string][]float64{"a": eight(100_000), "b": eight(100_000)}, nil))
 	busy := func(rd *results.Round) { rd.GeneratorCPUUse = 0.97 }
 	failing := func(rd *results.Round) {
 		if rd.Target == "b" {
@@ -141,19 +155,26 @@ func TestCompareAppliesThePolicy(t *testing.T) {
 		code int
 		want string
 	}{
-		{"a busy generator", throughputResults(map[string][]float64{"a": {60_000, 60_000}, "b": {60_000, 60_000}}, busy), nil, exitOK,
-			"tput a c=8 (errors 0.0 % → 0.0 %): withheld: client-bound: the generator used 97.0 % of its capacity in a round of head"},
-		{"a 4.9 % fall within 5 %", throughputResults(map[string][]float64{"a": {95_100, 95_100}, "b": {100_000, 100_000}}, nil), []string{"--max-regression", "5"}, exitOK,
-			"tput a c=8 (errors 0.0 % → 0.0 %): slower (head/base 0.951: 4.9 % worse)\n"},
-		{"a 6 % fall beyond 5 %", throughputResults(map[string][]float64{"a": {94_000, 94_000}, "b": {100_000, 100_000}}, nil), []string{"--max-regression", "5"}, exitCheckFailed,
-			"tput a c=8 (errors 0.0 % → 0.0 %): slower (head/base 0.94: 6.0 % worse)  REGRESSION"},
-		{"a target failing every round", throughputResults(map[string][]float64{"a": {100_000, 100_000}, "b": {0, 0}}, failing), nil, exitCheckFailed,
-			"tput b c=8 (errors 0.0 % → 100.0 %): failing: 100.0 % of requests failed (refused ×2000); base: 0.0 %  REGRESSION"},
-		{"a target lost", throughputResults(map[string][]float64{"a": {100_000, 100_000}}, nil), nil, exitCheckFailed,
+		{"a busy generator", throughputResults(map[string][]float64{"a": eight(60_000), "b": eight(60_000)}, busy), []string{"--on-inconclusive", "pass"}, exitOK,
+			"tput a c=8 (errors 0.0 % → 0.0 %): withheld: client-bound: the generator used 97.0 % of its capacity in the median round of head"},
+		{"a 4 % fall within 5 %", throughputResults(map[string][]float64{"a": eight(96_000), "b": eight(100_000)}, nil), []string{"--max-regression", "5"}, exitOK,
+			"tput a c=8 (errors 0.0 % → 0.0 %): slower (head/base 0.960×: 4.0 % worse, ["},
+		{"a 9 % fall beyond 5 %", throughputResults(map[string][]float64{"a": eight(91_000), "b": eight(100_000)}, nil), []string{"--max-regression", "5"}, exitCheckFailed,
+			"tput a c=8 (errors 0.0 % → 0.0 %): slower (head/base 0.910×: 9.0 % worse, ["},
+		{"a target failing every round", throughputResults(map[string][]float64{"a": eight(100_000), "b": eight(0)}, failing), nil, exitCheckFailed,
+			"tput b c=8 (errors 0.0 % → 100.0 %): failing: 100.0 % of requests failed (refused ×8,000); base: 0.0 %  REGRESSION"},
+		{"the base failing every round", throughputResults(map[string][]float64{"a": eight(100_000), "b": eight(100_000)}, nil), nil, exitCheckFailed,
+			"the base run cannot vouch for the head  REGRESSION"},
+		{"a target lost", throughputResults(map[string][]float64{"a": eight(100_000)}, nil), nil, exitCheckFailed,
 			": missing: measured in the base, not in the head  REGRESSION"},
 	}
+	failingBase := writeResults(t, throughputResults(map[string][]float64{"a": eight(100_000), "b": eight(0)}, failing))
 	for _, c := range cases {
-		code, out, stderr := tandem(t, append([]string{"compare", base, writeResults(t, c.head)}, c.args...)...)
+		b := base
+		if strings.HasPrefix(c.name, "the base failing") {
+			b = failingBase
+		}
+		code, out, stderr := tandem(t, append([]string{"compare", b, writeResults(t, c.head)}, c.args...)...)
 		if code != c.code || !strings.Contains(out, c.want) {
 			t.Errorf("%s: exit %d\n%s%s\nwant exit %d and %q", c.name, code, out, stderr, c.code, c.want)
 		}
@@ -211,18 +232,18 @@ func sweepResults(means []float64, saturated ...bool) *results.Results {
 // it kept up are regressions (exit 1); a faster head, or one within the
 // noise, is not.
 func TestCompareSweepCells(t *testing.T) {
-	base := writeResults(t, sweepResults([]float64{500e6, 510e6, 505e6}))
+	base := writeResults(t, sweepResults(eight(500e6)))
 	cases := []struct {
 		name string
 		head *results.Results
 		code int
 		want string
 	}{
-		{"the same", sweepResults([]float64{502e6, 507e6, 500e6}), exitOK, "indistinguishable"},
-		{"slower blocks", sweepResults([]float64{1010e6, 1000e6, 1020e6}), exitCheckFailed, "slower (head/base 2: 100.0 % worse)  REGRESSION"},
-		{"faster blocks", sweepResults([]float64{250e6, 255e6, 251e6}), exitOK, "faster (head/base 0.5: 50.0 % better)"},
-		{"saturated", sweepResults([]float64{500e6, 510e6, 505e6}, false, true), exitCheckFailed,
-			"withheld: saturated: head in 1 of 3 runs, base in 0 of 3; no latency verdict on a backlog  REGRESSION"},
+		{"the same", sweepResults(eight(501e6)), exitOK, "indistinguishable"},
+		{"slower blocks", sweepResults(eight(1000e6)), exitCheckFailed, "slower (head/base 2.00×: 100.0 % worse, ["},
+		{"faster blocks", sweepResults(eight(250e6)), exitOK, "faster (head/base 0.500×: 50.0 % better, ["},
+		{"saturated", sweepResults(eight(500e6), false, true), exitCheckFailed,
+			"withheld: saturated: head in 1 of 8 runs, base in 0 of 8; no latency verdict on a backlog  REGRESSION"},
 		{"one run each", sweepResults([]float64{1000e6}), exitOK, "withheld: one round"},
 	}
 	for _, c := range cases {

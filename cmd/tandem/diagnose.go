@@ -32,7 +32,7 @@ func diagnose(s results.Sample, cpu time.Duration, connections int) []string {
 	msg := fmt.Sprintf("offered %s/s but achieved %s/s", human.Number(s.OfferedRate), human.Number(s.AchievedRate))
 	var why []string
 	if s.Dropped > 0 {
-		why = append(why, fmt.Sprintf("%s arrivals were dropped because too many waited for a free connection (--max-waiting)", human.Number(float64(s.Dropped))))
+		why = append(why, fmt.Sprintf("%s arrivals were dropped because too many waited for a free connection (--max-waiting)", human.Count(s.Dropped)))
 	}
 	if mean := s.ServiceTimeNs.Mean; mean > 0 {
 		capacity := float64(connections) / (mean / 1e9)

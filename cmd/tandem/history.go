@@ -16,6 +16,7 @@ import (
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/verdict"
 )
 
 // historyDB is the history a command opens: --db, else TANDEM_DB, else
@@ -66,14 +67,12 @@ postgres:// URL. The gzipped results.json of each run is kept whole; the
 tables index it (one value per run and series, the rounds behind it,
 verdicts, compat differences) and are rebuilt from it by reindex.
 
-gate holds a run against its base branch: a series regresses when it is
-worse by more than --max-regression percent AND the rounds say so (a
-Mann–Whitney test at --alpha, with at least 4 rounds a side; with fewer the
-change is listed as low confidence). A series that measured something else
-is "not comparable", listed, never passed silently. A verdict newly failing
-and a compat difference not seen on the base branch fail the gate. With no
-baseline the gate passes with a warning, or fails with
---on-missing-baseline fail.`,
+gate holds a run against its base branch exactly as tandem compare holds two
+runs (the same engine, rows and rules: docs/methods.md), against the newest
+run there (--baseline last or pinned) or the newest N runs' rounds pooled
+(median:N). A verdict newly failing and a compat difference not seen on the
+base branch fail the gate too. With no baseline the gate passes with a
+warning, or fails with --on-missing-baseline fail.`,
 		Example: "  tandem history add out/results.json\n" +
 			"  tandem history list --branch main\n" +
 			"  tandem history gate out/results.json --base-branch main --format md >> \"$GITHUB_STEP_SUMMARY\"\n" +
@@ -269,8 +268,8 @@ func historyShowCmd(stdout io.Writer, db *string) *cobra.Command {
 }
 
 func historyCompareCmd(stdout io.Writer, db *string) *cobra.Command {
-	var format string
-	var maxRegression float64
+	var format, onInconclusive string
+	var o verdict.Options
 	c := &cobra.Command{
 		Use:   "compare BASE HEAD",
 		Short: "Hold two stored runs against each other as tandem compare does; exit 1 on a regression",
@@ -280,6 +279,10 @@ func historyCompareCmd(stdout io.Writer, db *string) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := outputFormat(format, report.ForComparison); err != nil {
 				return err
+			}
+			var err error
+			if o.OnInconclusive, err = verdict.ParseOnInconclusive(onInconclusive); err != nil {
+				return badInput(err)
 			}
 			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
 				var runs [2]*results.Results
@@ -292,18 +295,20 @@ func historyCompareCmd(stdout io.Writer, db *string) *cobra.Command {
 						return err
 					}
 				}
-				return compareRuns(stdout, format, runs[0], runs[1], maxRegression)
+				return compareRuns(stdout, format, runs[0], runs[1], o)
 			})
 		},
 	}
 	c.Flags().StringVar(&format, "format", "text", report.FormatList(report.ForComparison))
-	c.Flags().Float64Var(&maxRegression, "max-regression", 0, "tolerated worsening in percent of the base")
+	c.Flags().Float64Var(&o.MaxRegression, "max-regression", 0, "tolerated worsening in percent of the base")
+	c.Flags().StringVar(&onInconclusive, "on-inconclusive", "fail", "what an undecided row does to the gate: fail or pass")
+	c.Flags().BoolVar(&o.AllowChanged, "allow-changed", false, "pass rows whose definition changed (another call, load or engine)")
 	return c
 }
 
 func historyGateCmd(stdout, stderr io.Writer, db *string) *cobra.Command {
 	o := history.GateOptions{}
-	var format, onMissing string
+	var format, onMissing, onInconclusive string
 	c := &cobra.Command{
 		Use:   "gate RESULTS.json",
 		Short: "Hold a run against its base branch's history; exit 1 on a regression",
@@ -323,6 +328,10 @@ func historyGateCmd(stdout, stderr io.Writer, db *string) *cobra.Command {
 			if _, _, err := history.ParseBaseline(o.Baseline); err != nil {
 				return badInput(err)
 			}
+			var err error
+			if o.OnInconclusive, err = verdict.ParseOnInconclusive(onInconclusive); err != nil {
+				return badInput(err)
+			}
 			data, err := os.ReadFile(args[0])
 			if err != nil {
 				return badInput(err)
@@ -334,11 +343,15 @@ func historyGateCmd(stdout, stderr io.Writer, db *string) *cobra.Command {
 				}
 				switch format {
 				case "md":
-					err = g.Markdown(stdout)
+					if err = g.MarkdownHead(stdout); err == nil {
+						err = report.ComparisonRows(stdout, "md", g.Comparison)
+					}
 				case "json":
 					err = g.JSON(stdout)
 				default:
-					err = g.Text(stdout)
+					if err = g.TextHead(stdout); err == nil {
+						err = report.ComparisonRows(stdout, "text", g.Comparison)
+					}
 				}
 				if err != nil {
 					return err
@@ -353,7 +366,9 @@ func historyGateCmd(stdout, stderr io.Writer, db *string) *cobra.Command {
 	c.Flags().StringVar(&o.BaseBranch, "base-branch", "main", "the branch whose history is the baseline")
 	c.Flags().StringVar(&o.Baseline, "baseline", "last", "last (the newest run), pinned (the newest pinned run) or median:N (per series, the median of the newest N)")
 	c.Flags().Float64Var(&o.MaxRegression, "max-regression", 5, "tolerated worsening in percent of the baseline")
-	c.Flags().Float64Var(&o.Alpha, "alpha", 0.05, "the significance a regression needs on the rounds")
+	c.Flags().Float64Var(&o.Alpha, "alpha", 0.05, "the chance of any false alarm over the gate's rows (Holm), if higher than the runs recorded")
+	c.Flags().StringVar(&onInconclusive, "on-inconclusive", "fail", "what an undecided row does to the gate: fail or pass")
+	c.Flags().BoolVar(&o.AllowChanged, "allow-changed", false, "pass rows whose definition changed (another call, load or engine)")
 	c.Flags().StringVar(&onMissing, "on-missing-baseline", "warn", "warn (pass, saying so) or fail")
 	c.Flags().StringVar(&format, "format", "text", "text, md or json")
 	return c

@@ -38,13 +38,13 @@ func TestHistoryCommands(t *testing.T) {
 	}
 	// 30 % slower over five rounds each: a regression, exit 1
 	code, out, _ := h("gate", slow, "--base-branch", "main")
-	if code != exitCheckFailed || !strings.Contains(out, "regressed") || !strings.Contains(out, "lat a c=1 headline") {
+	if code != exitCheckFailed || !strings.Contains(out, "FAIL: lat a c=1: slower") || !strings.Contains(out, "lat a c=1 (errors 0.0 % → 0.0 %): slower (head/base 1.30×") {
 		t.Errorf("gate a slower run: exit %d:\n%s", code, out)
 	}
 	if code, out, _ := h("gate", slow, "--base-branch", "main", "--format", "md"); code != exitCheckFailed || !strings.Contains(out, "## tandem history gate: **failed**") {
 		t.Errorf("gate --format md: exit %d:\n%s", code, out)
 	}
-	if code, out, _ := h("gate", slow, "--base-branch", "main", "--max-regression", "50"); code != 0 || !strings.Contains(out, "pass: 2 unchanged") {
+	if code, out, _ := h("gate", slow, "--base-branch", "main", "--max-regression", "50"); code != 0 || !strings.Contains(out, "pass: 1 slower") {
 		t.Errorf("gate with a 50 %% limit: exit %d:\n%s", code, out)
 	}
 	if code, out, _ := h("gate", slow, "--base-branch", "release"); code != 0 || !strings.Contains(out, "warning: no baseline") {

@@ -158,3 +158,56 @@ func Plural(n int, noun string) string {
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
 }
+
+// Sig formats a figure with three significant digits in plain notation,
+// never e-notation: 0.00123, 1.21, 45.6, and as Number from 1,000 on
+// (1,450). NaN and infinities are "–".
+func Sig(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	a := math.Abs(v)
+	if a == 0 {
+		return "0"
+	}
+	if a >= 1 {
+		return Number(v)
+	}
+	// decimals that keep three significant digits: 0.0123 needs 4
+	decimals := 2 - int(math.Floor(math.Log10(a)))
+	if decimals > 12 {
+		return "0"
+	}
+	s := strconv.FormatFloat(v, 'f', decimals, 64)
+	if x, _ := strconv.ParseFloat(s, 64); math.Abs(x) >= 1 {
+		return Number(x) // 0.9996 rounds to 1.00
+	}
+	return s
+}
+
+// Ratio formats a ratio with three significant digits and a times sign:
+// 1.21×, 0.847×, 1,450×.
+func Ratio(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return Sig(v) + "×"
+}
+
+// Percent formats a fraction as a percentage with one decimal below
+// 1,000 % and thousands separators above: 99.0 %, 2.1 %, 14,400 %.
+// NaN and infinities are "–".
+func Percent(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "–"
+	}
+	p := 100 * f
+	if math.Abs(p) >= 999.95 {
+		return Number(p) + " %"
+	}
+	s := strconv.FormatFloat(p, 'f', 1, 64)
+	if s == "-0.0" {
+		s = "0.0"
+	}
+	return s + " %"
+}

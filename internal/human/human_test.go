@@ -1,6 +1,9 @@
 package human
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // Units are rounded before the unit or form is chosen: no exponents, no
 // 1,000 of a unit, no figure with a digit too many.
@@ -134,5 +137,22 @@ func TestOrdinalAndPlural(t *testing.T) {
 	}
 	if Plural(1, "client") != "1 client" || Plural(0, "client") != "0 clients" || Plural(3, "connection") != "3 connections" {
 		t.Error("Plural")
+	}
+}
+
+func TestSigRatioPercent(t *testing.T) {
+	cases := []struct {
+		got, want string
+	}{
+		{Sig(0.001234), "0.00123"}, {Sig(0.01), "0.0100"}, {Sig(0.9996), "1.00"}, {Sig(1.2345), "1.23"},
+		{Sig(1449.6), "1,450"}, {Sig(0), "0"}, {Sig(-0.5), "-0.500"}, {Sig(math.Inf(1)), "–"}, {Sig(1e-20), "0"},
+		{Ratio(1450), "1,450×"}, {Ratio(1.5), "1.50×"}, {Ratio(0.8471), "0.847×"}, {Ratio(math.NaN()), "–"},
+		{Percent(0.99), "99.0 %"}, {Percent(0.021), "2.1 %"}, {Percent(144), "14,400 %"}, {Percent(-0.0001), "0.0 %"},
+		{Percent(math.Inf(1)), "–"}, {Percent(9.9996), "1,000 %"},
+	}
+	for i, c := range cases {
+		if c.got != c.want {
+			t.Errorf("case %d: %q; want %q", i, c.got, c.want)
+		}
 	}
 }
