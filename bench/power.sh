@@ -14,12 +14,12 @@
 # indistinguishable or inconclusive, and the median rounds and seconds to
 # the run's end; docs/methods.md records the table.
 #
-#   bench/power.sh [quiet|busy|both]   (RUNS=20 WORK=2000 by default)
+#   bench/power.sh [quiet|busy|both]   (RUNS=20 WORK=10000 by default: about 1 ms of work a request)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 RUNS=${RUNS:-20}
-WORK=${WORK:-2000}
+WORK=${WORK:-10000}
 what=${1:-both}
 TOOLS="$PWD/.tools"
 OUT=${OUT:-$(mktemp -d)}
@@ -64,14 +64,13 @@ stop_burners() {
 }
 trap stop_burners EXIT
 
-# verdicts prints "candidate verdict rounds" for each comparison of a run.
+# verdicts prints "candidate verdict rounds" for each comparison of a run,
+# from tandem compare's one-run gate (the run's own paired comparisons).
 verdicts() {
-  awk '/"comparisons": \[/ { in_c = 1 }
-       in_c && /"candidate":/ { gsub(/[",]/, "", $2); cand = $2; rounds = 0 }
-       in_c && /"verdict":/ { gsub(/[",]/, "", $2); v = $2 }
-       in_c && cand != "" && /"rounds": [0-9]+,/ && rounds == 0 { gsub(/,/, "", $2); rounds = $2 }
-       in_c && /"server_bound":/ && cand != "" { pending = 1 }
-       in_c && pending && /^        }/ { print cand, v, rounds; cand = ""; pending = 0 }' "$1"
+  { "$TOOLS/tandem" compare "$1" --format json --on-inconclusive pass || true; } |
+    awk '/"target":/ { gsub(/[",]/, ""); sub(/^ *target: /, ""); cand = $1; rounds = "-" }
+         cand != "" && /"rounds": [0-9]+/ && rounds == "-" { gsub(/[^0-9]/, ""); rounds = $0 }
+         cand != "" && /"verdict":/ { gsub(/[",]/, ""); print cand, $2, rounds; cand = "" }'
 }
 
 run_condition() {

@@ -30,10 +30,10 @@ const (
 	// DefaultRounds is the fixed design of rule spread (the shift rule's
 	// rounds are adaptive).
 	DefaultRounds       = 3
-	DefaultMaxRounds    = 40
+	DefaultMaxRounds    = 100
 	DefaultMaxTime      = 2 * time.Minute
 	DefaultWarmup       = time.Second
-	DefaultMinDuration  = time.Second
+	DefaultMinDuration  = 250 * time.Millisecond
 	SpreadMinDuration   = 5 * time.Second
 	DefaultTimeout      = 10 * time.Second
 	DefaultReadyTimeout = 120 * time.Second

@@ -156,6 +156,7 @@ func (s *Study) Quick() {
 	s.Defaults.Warmup = min(s.Defaults.Warmup, 200*time.Millisecond)
 	s.Defaults.MinDuration = min(s.Defaults.MinDuration, 200*time.Millisecond)
 	s.Defaults.MaxTime = min(s.Defaults.MaxTime, 15*time.Second)
+	s.Defaults.MaxRounds = min(s.Defaults.MaxRounds, 40) // fewer looks: the first one sooner
 	for i := range s.Scenarios {
 		sc := &s.Scenarios[i]
 		if len(sc.Load.Concurrency) > 2 {

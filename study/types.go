@@ -43,14 +43,14 @@ type Calls map[string]*Call
 type Defaults struct {
 	Rounds      int           `yaml:"rounds" doc:"Measured rounds per target, a fixed design; leave it out for adaptive rounds (rule shift): rounds go on until every comparison is decided or the budget (max_rounds, max_time) is spent. With rule spread the default is 3."`
 	Warmup      time.Duration `yaml:"warmup" doc:"Length of the discarded warm-up run per target and scenario; default 1s."`
-	MinDuration time.Duration `yaml:"min_duration" doc:"Calibration makes each measured run last at least this; default 1s (rule spread: 5s), many short rounds telling more than a few long ones."`
+	MinDuration time.Duration `yaml:"min_duration" doc:"Calibration makes each measured run last at least this; default 250ms (rule spread: 5s): many short rounds, each pair close in time, tell more than a few long ones."`
 	Timeout     time.Duration `yaml:"timeout" doc:"Per-request timeout; default 10s."`
 	Order       string        `yaml:"order" doc:"Order of the targets within a round: alternate (A B, B A, …; default) or shuffle (seeded by seed)."`
 	NoiseFloor  float64       `yaml:"noise_floor" doc:"The noise floor δ in percent: a shift smaller than it is no speed verdict, and a pair whose interval lies within ±δ is indistinguishable (rule spread: relative differences of bests at or below it are indistinguishable); default 2."`
 	// The speed rule and its budget (docs/methods.md, Verdicts).
 	Rule      string        `yaml:"rule" doc:"The speed rule: shift (default: the shift of paired rounds with a distribution-free interval, adaptive rounds, the false-alarm rate held at alpha over the study) or spread (the bests against the run-to-run spread, as the layered broker study's table)."`
 	Alpha     float64       `yaml:"alpha" doc:"The false-alarm rate of the study's verdicts taken together (rule shift), a probability above 0 and below 0.5; default 0.05."`
-	MaxRounds int           `yaml:"max_rounds" doc:"Adaptive rounds: the most rounds per target at a scenario's level; default 40."`
+	MaxRounds int           `yaml:"max_rounds" doc:"Adaptive rounds: the most rounds per target at a scenario's level; default 100."`
 	MaxTime   time.Duration `yaml:"max_time" doc:"Adaptive rounds: the most time a scenario's level may take, its rounds and warm-up; default 2m."`
 	// The verdict's health gate (docs/methods.md, Verdicts).
 	MaxErrorShareDiff float64 `yaml:"max_error_share_diff" doc:"Percentage points by which a candidate's share of failed requests may exceed the baseline's before it is failing (any errors where the baseline has none are failing too); default 1."`

@@ -165,7 +165,7 @@ func TestRunPlan(t *testing.T) {
 		t.Fatalf("run --plan: exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"nothing was started", "startup", "compat", "42 cases × 2 targets", "getblock-scaling",
-		"3 levels × 2 targets × adaptive rounds (13 to 40, ≤ 2m a level) of ~500ms, calibrated", "getblock-saturation", "sweep", "total",
+		"3 levels × 2 targets × adaptive rounds (15 to 100, ≤ 2m a level) of ~500ms, calibrated", "getblock-saturation", "sweep", "total",
 		"verdicts: 12 comparisons, the chance of any false alarm held at 0.0500"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the plan lacks %q:\n%s", want, stdout)
