@@ -14,7 +14,7 @@
 # indistinguishable or inconclusive, and the median rounds and seconds to
 # the run's end; docs/methods.md records the table.
 #
-#   bench/power.sh [quiet|busy|both]   (RUNS=20 WORK=10000 by default: about 1 ms of work a request)
+#   bench/power.sh [quiet|busy|both|summary]   (summary: the tables of OUT's logs again; RUNS=20 WORK=10000 by default: about 1 ms of work a request)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -87,24 +87,34 @@ run_condition() {
   done
   [ "$cond" = busy ] && stop_burners
   echo
-  echo "$cond: $RUNS runs of $(tail -c +1 "$study" | grep -c 'name: ' | awk '{print $1 - 1}') targets, work $WORK rounds of SHA-256 per request"
+  summarize "$cond" "$log"
+}
+
+# median of the numbers on standard input
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+
+# summarize prints a condition's table from its log (run, candidate,
+# verdict, rounds, seconds).
+summarize() {
+  local cond=$1 log=$2
+  echo "$cond: $(cut -f1 "$log" | sort -u | wc -l) runs of $(grep -c '^  - name:' "$study") targets, work $WORK rounds of SHA-256 per request"
   printf '| candidate | faster | slower | indistinguishable | inconclusive | other | median rounds | median run |\n|---|---|---|---|---|---|---|---|\n'
   for cand in twin p5 p10 p20; do
-    awk -F'\t' -v c="$cand" '
-      $2 == c { n++; v[$3]++; r[n] = $4; s[n] = $5 }
-      END {
-        asort(r); asort(s)
-        other = n - v["faster"] - v["slower"] - v["indistinguishable"] - v["inconclusive"]
-        printf "| %s | %d | %d | %d | %d | %d | %s | %ss |\n", c, v["faster"], v["slower"], v["indistinguishable"], v["inconclusive"], other,
-          r[int((n + 1) / 2)], s[int((n + 1) / 2)]
-      }' "$log"
+    local counts rounds secs
+    counts=$(awk -F'\t' -v c="$cand" '$2 == c { n++; v[$3]++ }
+      END { printf "%d | %d | %d | %d | %d", v["faster"], v["slower"], v["indistinguishable"], v["inconclusive"],
+        n - v["faster"] - v["slower"] - v["indistinguishable"] - v["inconclusive"] }' "$log")
+    rounds=$(awk -F'\t' -v c="$cand" '$2 == c { print $4 }' "$log" | median)
+    secs=$(awk -F'\t' -v c="$cand" '$2 == c { print $5 }' "$log" | median)
+    printf '| %s | %s | %s | %ss |\n' "$cand" "$counts" "$rounds" "$secs"
   done
 }
 
 case "$what" in
+  summary) for c in quiet busy; do [ -f "$OUT/$c.tsv" ] && summarize "$c" "$OUT/$c.tsv"; done ;;
   quiet) run_condition quiet ;;
   busy) run_condition busy ;;
   both) run_condition quiet; run_condition busy ;;
-  *) echo "usage: bench/power.sh [quiet|busy|both]" >&2; exit 2 ;;
+  *) echo "usage: bench/power.sh [quiet|busy|both|summary]" >&2; exit 2 ;;
 esac
 echo "results in $OUT"

@@ -167,3 +167,24 @@ func TestQuickKeepsABatch(t *testing.T) {
 		}
 	}
 }
+
+// --quick caps an adaptive scenario's rounds (the defaults set them to
+// the full cap before Quick runs) and leaves a fixed count alone.
+func TestQuickCapsAdaptiveRounds(t *testing.T) {
+	s, err := parse("t.yaml", []byte(head+`scenarios:
+  - {name: adaptive, call: ping, load: {concurrency: 1}}
+  - {name: fixed, call: ping, load: {concurrency: 1}, rounds: 7}
+`), goldenLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Scenarios[0].Rounds; got != DefaultMaxRounds {
+		t.Fatalf("adaptive rounds before --quick %d; want %d", got, DefaultMaxRounds)
+	}
+	s.Quick()
+	for i, want := range []int{40, 7} {
+		if got := s.Scenarios[i].Rounds; got != want {
+			t.Errorf("quick %s: rounds %d; want %d", s.Scenarios[i].Name, got, want)
+		}
+	}
+}

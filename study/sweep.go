@@ -159,6 +159,9 @@ func (s *Study) Quick() {
 	s.Defaults.MaxRounds = min(s.Defaults.MaxRounds, 40) // fewer looks: the first one sooner
 	for i := range s.Scenarios {
 		sc := &s.Scenarios[i]
+		if sc.Adaptive {
+			sc.Rounds = min(sc.Rounds, s.Defaults.MaxRounds) // the defaults already set its rounds to the old cap
+		}
 		if len(sc.Load.Concurrency) > 2 {
 			sc.Load.Concurrency = sc.Load.Concurrency[:2]
 		}

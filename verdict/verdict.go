@@ -122,8 +122,8 @@ func judgeLevel(p stats.Policy, sc *results.Scenario, level int, targets []strin
 		}
 		j := p.Judge(base, sides[name], m, floor, d)
 		setJudgement(&c, j)
-		if j.Verdict.Decided() && j.Estimate != nil || j.Verdict.Speed() {
-			c.Reason += aaNote
+		if j.Verdict.Speed() || j.Verdict == stats.Indistinguishable || j.Verdict == stats.Inconclusive {
+			c.Reason += aaNote // the floor it was judged against
 		}
 		out = append(out, c)
 	}

@@ -58,6 +58,20 @@ type ghWorkflow struct {
 	}
 }
 
+// readWorkflow reads a GitHub Actions workflow file.
+func readWorkflow(t *testing.T, path string) ghWorkflow {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w ghWorkflow
+	if err := yaml.Unmarshal(data, &w); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 type ghStep struct {
 	ID, Name, If, Uses, Run string
 	Env                     map[string]string
@@ -110,14 +124,7 @@ func TestCIInitPipeline(t *testing.T) {
 	git("add", ".")
 	git("commit", "-qm", "main")
 	mainSHA := git("rev-parse", "HEAD")
-	data, err := os.ReadFile(wf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var w ghWorkflow
-	if err := yaml.Unmarshal(data, &w); err != nil {
-		t.Fatal(err)
-	}
+	w := readWorkflow(t, wf)
 	p := &pipeline{t: t, w: w, repo: repo, artifacts: t.TempDir(), bin: t.TempDir()}
 	p.setup()
 
@@ -176,14 +183,7 @@ func TestCIGateStepFails(t *testing.T) {
 		if code, _, stderr := tandem(t, append([]string{"ci", "init", "--dir", repo, "--tandem-version", "v0.0.0-test"}, args...)...); code != 0 {
 			t.Fatalf("ci init %v: exit %d: %s", args, code, stderr)
 		}
-		data, err := os.ReadFile(wf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var w ghWorkflow
-		if err := yaml.Unmarshal(data, &w); err != nil {
-			t.Fatal(err)
-		}
+		w := readWorkflow(t, wf)
 		var gate string
 		for _, st := range w.Jobs["tandem"].Steps {
 			if st.ID == "gate" {
