@@ -112,6 +112,8 @@ func (v *validator) start(path string, st *Start, strs map[string]string) {
 		strs[key] = w
 		if strings.TrimSpace(w) == "" || w == "/" {
 			v.errorf(key, "a data path", "refusing to wipe %q", w)
+		} else if slices.Contains(strings.Split(w, "/"), "..") {
+			v.errorf(key, "a path without .. components: through a link, .. leads out of ${workdir}", "refusing to wipe %q", w)
 		} else if !WipeInWorkdir(w) {
 			v.errorf(key, "a path under ${workdir}; name one outside it in wipe_outside", "%q is not under ${workdir}", w)
 		}

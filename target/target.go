@@ -118,35 +118,80 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	return p, nil
 }
 
-// wipe removes path, refusing / and, unless outside is set, a path whose
-// directory leads out of root once its symlinks are resolved (the path
-// itself, if a symlink, is removed as a link: RemoveAll never follows one).
+// wipe removes path, refusing / and, unless outside is set, any path that
+// is not under root as written, has a ".." component or passes through a
+// symlink on its way: the removal goes through an os.Root at root, so a
+// link swapped in meanwhile cannot lead it out either. The last component,
+// if a symlink, is removed as a link. Wiping root itself empties it.
 func wipe(path, root string, outside bool) error {
 	if path == "" || filepath.Clean(path) == "/" {
 		return fmt.Errorf("refusing to wipe %q", path)
 	}
-	if !outside {
-		if root == "" {
-			return fmt.Errorf("refusing to wipe %s: no directory to keep it in", path)
-		}
-		realRoot, err := filepath.EvalSymlinks(root)
-		if err != nil {
+	if outside {
+		if err := os.RemoveAll(path); err != nil {
 			return fmt.Errorf("wipe %s: %w", path, err)
 		}
-		dir, err := filepath.EvalSymlinks(filepath.Dir(filepath.Clean(path)))
+		return nil
+	}
+	if root == "" {
+		return fmt.Errorf("refusing to wipe %s: no directory to keep it in", path)
+	}
+	rest, ok := strings.CutPrefix(path, strings.TrimRight(root, "/")+"/")
+	if path == root || path == root+"/" {
+		rest, ok = ".", true
+	}
+	if !ok || filepath.IsAbs(rest) {
+		return fmt.Errorf("refusing to wipe %s: it is not under %s", path, root)
+	}
+	parts := strings.Split(strings.Trim(rest, "/"), "/")
+	if slices.Contains(parts, "..") {
+		return fmt.Errorf("refusing to wipe %s: a .. component (a link before it would lead it out of %s)", path, root)
+	}
+	r, err := os.OpenRoot(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // nothing there to remove
+	}
+	if err != nil {
+		return fmt.Errorf("wipe %s: %w", path, err)
+	}
+	defer r.Close()
+	for i := 1; i < len(parts); i++ {
+		dir := strings.Join(parts[:i], "/")
+		fi, err := r.Lstat(dir)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil // nothing there to remove
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("wipe %s: %w", path, err)
 		}
-		real := filepath.Join(dir, filepath.Base(filepath.Clean(path)))
-		if rel, err := filepath.Rel(realRoot, real); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-			return fmt.Errorf("refusing to wipe %s: it leads out of %s (to %s)", path, root, real)
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("refusing to wipe %s: %s is a symlink (a wipe never goes through a link)", path, filepath.Join(root, dir))
 		}
 	}
-	if err := os.RemoveAll(path); err != nil {
+	if rest == "." {
+		return emptyDir(r, path)
+	}
+	if err := r.RemoveAll(strings.Join(parts, "/")); err != nil {
 		return fmt.Errorf("wipe %s: %w", path, err)
+	}
+	return nil
+}
+
+// emptyDir removes everything in r's directory, keeping the directory.
+func emptyDir(r *os.Root, path string) error {
+	d, err := r.Open(".")
+	if err != nil {
+		return fmt.Errorf("wipe %s: %w", path, err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return fmt.Errorf("wipe %s: %w", path, err)
+	}
+	for _, n := range names {
+		if err := r.RemoveAll(n); err != nil {
+			return fmt.Errorf("wipe %s: %w", path, err)
+		}
 	}
 	return nil
 }

@@ -145,12 +145,15 @@ func TestWipeStaysInItsRoot(t *testing.T) {
 		outside bool
 		err     string
 	}{
-		{filepath.Join(root, "link", "victim"), false, "leads out of"},
-		{filepath.Join(root, "..", filepath.Base(outside), "victim"), false, "leads out of"},
+		{filepath.Join(root, "link", "victim"), false, "is a symlink"},
+		{root + "/link/sub/..", false, "a .. component"}, // the text cleans to link, the kernel goes through it
+		{root + "/data/../link/victim", false, "a .. component"},
+		{root + "/../" + filepath.Base(outside) + "/victim", false, "a .. component"},
+		{outside + "/victim", false, "not under"},
 		{filepath.Join(root, "data"), false, ""},
 		{filepath.Join(root, "link"), false, ""},
 		{filepath.Join(root, "missing", "x"), false, ""},
-		{root, false, ""}, // ${workdir} itself
+		{root, false, ""}, // ${workdir} itself: emptied, kept
 	}
 	for _, c := range cases {
 		err := wipe(c.path, root, c.outside)
@@ -163,6 +166,9 @@ func TestWipeStaysInItsRoot(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(root, "link")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the symlink itself is still there: %v", err)
+	}
+	if entries, err := os.ReadDir(root); err != nil || len(entries) != 0 {
+		t.Errorf("the root after its wipe: %v, %v; want it there and empty", entries, err)
 	}
 	if err := wipe(victim, root, true); err != nil {
 		t.Errorf("wipe of an opted-in outside path: %v", err)

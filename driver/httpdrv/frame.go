@@ -108,6 +108,11 @@ func frameOne(b, scratch []byte) (response, error) {
 			}
 		}
 	}
+	if chunked && line[7] == '0' {
+		// RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding is
+		// faulty framing (net/http ignores the header and reads to the close)
+		return response{}, fmt.Errorf("%w: Transfer-Encoding on an HTTP/1.0 response", errFrame)
+	}
 	bodyStart := end + 4
 	switch {
 	case r.status < 200 || r.status == 204 || r.status == 304:
