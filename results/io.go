@@ -42,7 +42,7 @@ func Write(path string, r *Results) error {
 // rename.
 func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	f, err := os.CreateTemp(dir, tempPattern(filepath.Base(path), os.Getpid()))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -68,9 +68,37 @@ func WriteFileAtomic(path string, data []byte) error {
 	return nil
 }
 
+// tempMark sits between a temporary file's target name and the pid of the
+// tandem process that made it: ".NAME.tandem-PID-NONCE.tmp".
+const tempMark = ".tandem-"
+
+// tempPattern is os.CreateTemp's pattern for a temporary copy of name made
+// by process pid (the * becomes a random nonce).
+func tempPattern(name string, pid int) string {
+	return "." + strings.ReplaceAll(name, "*", "_") + tempMark + strconv.Itoa(pid) + "-*.tmp"
+}
+
+// tempOwner returns the pid in a name tempPattern made, or false.
+func tempOwner(name string) (int, bool) {
+	rest, ok := strings.CutSuffix(name, ".tmp")
+	i := strings.LastIndex(rest, tempMark)
+	if !ok || !strings.HasPrefix(name, ".") || i < 1 {
+		return 0, false
+	}
+	pid, nonce, ok := strings.Cut(rest[i+len(tempMark):], "-")
+	n, err := strconv.Atoi(pid)
+	if !ok || err != nil || n <= 0 || nonce == "" || strings.Trim(nonce, "0123456789") != "" {
+		return 0, false
+	}
+	return n, true
+}
+
 // RemoveStaleTemps removes from dir the temporary files WriteFileAtomic
-// left there when its process was killed mid-write (".NAME.DIGITS.tmp"),
-// and returns their names. A run calls it on its output directory first.
+// left there when its process was killed mid-write, and returns their
+// names. Only a name WriteFileAtomic makes (".NAME.tandem-PID-NONCE.tmp",
+// a regular file) whose process is no longer running is removed: a user's
+// file, or a live run's, is never touched. A run calls it on its output
+// directory first.
 func RemoveStaleTemps(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -79,12 +107,8 @@ func RemoveStaleTemps(dir string) ([]string, error) {
 	var removed []string
 	for _, e := range entries {
 		name := e.Name()
-		rest, ok := strings.CutSuffix(name, ".tmp")
-		if !ok || !strings.HasPrefix(name, ".") || !e.Type().IsRegular() {
-			continue
-		}
-		i := strings.LastIndexByte(rest, '.')
-		if i <= 1 || strings.Trim(rest[i+1:], "0123456789") != "" || len(rest[i+1:]) == 0 {
+		pid, ok := tempOwner(name)
+		if !ok || !e.Type().IsRegular() || pid == os.Getpid() || processAlive(pid) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(dir, name)); err != nil {

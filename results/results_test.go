@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -166,11 +167,22 @@ func ExampleParse() {
 }
 
 // The half-written files of a run killed mid-write are removed by the next
-// run; nothing else is.
+// run; nothing else is: not a user's file named like one, not a file of a
+// process still running.
 func TestRemoveStaleTemps(t *testing.T) {
 	dir := t.TempDir()
-	keep := []string{"results.json", ".hidden", "notes.tmp", ".x.abc.tmp", "report.html"}
-	stale := []string{".report.html.123456.tmp", ".results.json.9.tmp"}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	gone := dead.Process.Pid // exited and reaped
+	keep := []string{"results.json", ".hidden", "notes.tmp", ".x.abc.tmp", "report.html",
+		".notes.2024.tmp", ".report.html.123456.tmp", // the old pattern: a user's file may look like it
+		tempName("report.md", os.Getpid()),     // this process's own
+		tempName("results.json", os.Getppid()), // a live process's
+		".results.json.tandem-x-1.tmp", ".results.json.tandem-12-.tmp"}
+	stale := []string{tempName("report.html", gone), tempName("results.json", gone)}
+	slices.Sort(stale)
 	for _, n := range append(append([]string{}, keep...), stale...) {
 		os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644)
 	}
@@ -182,5 +194,19 @@ func TestRemoveStaleTemps(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
 			t.Errorf("%s was removed: %v", n, err)
 		}
+	}
+}
+
+// tempName is a name WriteFileAtomic would make for name in process pid.
+func tempName(name string, pid int) string {
+	return strings.Replace(tempPattern(name, pid), "*", "4242", 1)
+}
+
+// WriteFileAtomic's temporary files carry its pid, so RemoveStaleTemps
+// can tell its own from a user's.
+func TestTempNamesCarryThePid(t *testing.T) {
+	pid, ok := tempOwner(tempName("a*b.json", 77))
+	if !ok || pid != 77 {
+		t.Errorf("tempOwner = %d, %v; want 77", pid, ok)
 	}
 }
