@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/tandem-bench/tandem/internal/host"
 )
 
 // New returns a Results with the schema set and every list empty, not null.
@@ -42,7 +44,7 @@ func Write(path string, r *Results) error {
 // rename.
 func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, tempPattern(filepath.Base(path), os.Getpid()))
+	f, err := os.CreateTemp(dir, tempPattern(filepath.Base(path)))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -68,37 +70,18 @@ func WriteFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-// tempMark sits between a temporary file's target name and the pid of the
-// tandem process that made it: ".NAME.tandem-PID-NONCE.tmp".
-const tempMark = ".tandem-"
+// tempPrefix starts a temporary file's name: ".NAME.tandem-PID-NONCE.tmp".
+func tempPrefix(name string) string { return "." + strings.ReplaceAll(name, "*", "_") + ".tandem-" }
 
 // tempPattern is os.CreateTemp's pattern for a temporary copy of name made
-// by process pid (the * becomes a random nonce).
-func tempPattern(name string, pid int) string {
-	return "." + strings.ReplaceAll(name, "*", "_") + tempMark + strconv.Itoa(pid) + "-*.tmp"
-}
-
-// tempOwner returns the pid in a name tempPattern made, or false.
-func tempOwner(name string) (int, bool) {
-	rest, ok := strings.CutSuffix(name, ".tmp")
-	i := strings.LastIndex(rest, tempMark)
-	if !ok || !strings.HasPrefix(name, ".") || i < 1 {
-		return 0, false
-	}
-	pid, nonce, ok := strings.Cut(rest[i+len(tempMark):], "-")
-	n, err := strconv.Atoi(pid)
-	if !ok || err != nil || n <= 0 || nonce == "" || strings.Trim(nonce, "0123456789") != "" {
-		return 0, false
-	}
-	return n, true
-}
+// by this process (the * becomes a random nonce).
+func tempPattern(name string) string { return host.StaleName(tempPrefix(name)) + "*.tmp" }
 
 // RemoveStaleTemps removes from dir the temporary files WriteFileAtomic
 // left there when its process was killed mid-write, and returns their
-// names. Only a name WriteFileAtomic makes (".NAME.tandem-PID-NONCE.tmp",
-// a regular file) whose process is no longer running is removed: a user's
-// file, or a live run's, is never touched. A run calls it on its output
-// directory first.
+// names. Only a name WriteFileAtomic makes (".NAME.tandem-PID-NONCE.tmp")
+// whose process is no longer running is removed: a user's file, or a live
+// run's, is never touched. A run calls it on its output directory first.
 func RemoveStaleTemps(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -107,11 +90,12 @@ func RemoveStaleTemps(dir string) ([]string, error) {
 	var removed []string
 	for _, e := range entries {
 		name := e.Name()
-		pid, ok := tempOwner(name)
-		if !ok || !e.Type().IsRegular() || pid == os.Getpid() || processAlive(pid) {
+		path := filepath.Join(dir, name)
+		i := strings.LastIndex(name, ".tandem-")
+		if i < 1 || !e.Type().IsRegular() || !host.Stale(path, name[:i+len(".tandem-")], ".tmp") {
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+		if err := os.Remove(path); err != nil {
 			return removed, err
 		}
 		removed = append(removed, name)

@@ -8,9 +8,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tandem-bench/tandem/internal/host"
 )
 
 func sampleResults() *Results {
@@ -199,14 +202,15 @@ func TestRemoveStaleTemps(t *testing.T) {
 
 // tempName is a name WriteFileAtomic would make for name in process pid.
 func tempName(name string, pid int) string {
-	return strings.Replace(tempPattern(name, pid), "*", "4242", 1)
+	return tempPrefix(name) + strconv.Itoa(pid) + "-4242.tmp"
 }
 
 // WriteFileAtomic's temporary files carry its pid, so RemoveStaleTemps
 // can tell its own from a user's.
 func TestTempNamesCarryThePid(t *testing.T) {
-	pid, ok := tempOwner(tempName("a*b.json", 77))
-	if !ok || pid != 77 {
-		t.Errorf("tempOwner = %d, %v; want 77", pid, ok)
+	name := strings.Replace(tempPattern("a*b.json"), "*", "99", 1)
+	pid, ok := host.StalePID(name, tempPrefix("a*b.json"), ".tmp")
+	if !ok || pid != os.Getpid() {
+		t.Errorf("%s: pid %d, %v; want %d", name, pid, ok, os.Getpid())
 	}
 }
