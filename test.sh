@@ -95,7 +95,8 @@ step "go test -race"
 go test -race -count=1 -timeout 10m ./runner ./cmd/tandem ./comet ./runner/drains ./driver/amqpdrv ./load ./cost ./...
 
 step "Kubernetes Job against k8s.io/api's types (a module of its own: k8s.io/api is large to build)"
-(cd internal/k8sjob/apicheck && go test -count=1 ./...)
+(cd internal/k8sjob/apicheck && go test -count=1 ./... &&
+  for target in FuzzQuantity FuzzNames; do go test -run '^$' -fuzz "^$target\$" -fuzztime 5000x -fuzzminimizetime 5s .; done)
 
 step "cost guard: tandem's own instructions and allocations per request"
 # The generator's regression guard (docs/performance.md): instructions per

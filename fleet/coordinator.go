@@ -66,6 +66,9 @@ type Outcome struct {
 	Messages, Bytes int64
 	// Stopped says why the run stopped early, if it did.
 	Stopped string
+	// Forged counts messages on the workers' subjects that failed their
+	// authentication (none were counted); any fails the run (ErrForged).
+	Forged int64
 }
 
 // WorkerOutcome is one worker's account.
@@ -111,6 +114,7 @@ func (c *Coordinator) Run(ctx context.Context) (*Outcome, error) {
 type Session struct {
 	c      *Coordinator
 	run    string
+	keys   *keys
 	sub    subjects
 	js     jetstream.JetStream
 	stream jetstream.Stream
@@ -127,11 +131,16 @@ type Session struct {
 	// failed, if set, is why the session ends without its run done: the
 	// workers are stopped, not released.
 	failed string
+	// forged counts messages sent as a worker that failed authentication;
+	// forgedWhat says the first.
+	forged     int64
+	forgedWhat string
 }
 
 // member is a worker of the session.
 type member struct {
 	id, host, nonce  string
+	key              string // its curve public key
 	cores, index     int
 	part             int       // the part its heartbeats say it runs
 	idle             time.Time // since when they say it runs none (zero: it runs one)
@@ -150,6 +159,9 @@ func (c *Coordinator) Open(ctx context.Context) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{c: c, run: run, sub: subjects{fleet: c.Fleet, run: run}, byID: map[string]*member{}, beatsDone: make(chan struct{})}
+	if s.keys, err = newKeys(); err != nil {
+		return nil, err
+	}
 	if s.js, err = jetstream.New(c.Conn); err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
@@ -190,7 +202,7 @@ func (c *Coordinator) Open(ctx context.Context) (*Session, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if w := s.byID[req.ID]; w != nil && w.nonce == req.Nonce && req.Nonce != "" { // asked again: the same answer
-			respond(m, joinReply{Run: run, Index: w.index, Count: c.Workers, LeaseNs: int64(c.Lease)})
+			respond(m, joinReply{Run: run, Index: w.index, Count: c.Workers, LeaseNs: int64(c.Lease), Key: s.keys.pub})
 			return
 		}
 		switch {
@@ -202,11 +214,13 @@ func (c *Coordinator) Open(ctx context.Context) (*Session, error) {
 			respond(m, joinReply{Refused: fmt.Sprintf("run %s is under way with its %d workers: no joining mid-run", run, c.Workers)})
 		case req.Version != c.Version:
 			respond(m, joinReply{Refused: fmt.Sprintf("worker %s runs tandem %s, the coordinator %s: run one version", req.ID, req.Version, c.Version)})
+		case !validKey(req.Key):
+			respond(m, joinReply{Refused: fmt.Sprintf("worker %s sent no key to seal its messages with", req.ID)})
 		default:
-			w := &member{id: req.ID, host: req.Host, cores: req.Cores, heard: time.Now(), nonce: req.Nonce, index: len(s.workers)}
+			w := &member{id: req.ID, host: req.Host, cores: req.Cores, heard: time.Now(), nonce: req.Nonce, index: len(s.workers), key: req.Key}
 			s.workers = append(s.workers, w)
 			s.byID[req.ID] = w
-			respond(m, joinReply{Run: run, Index: len(s.workers) - 1, Count: c.Workers, LeaseNs: int64(c.Lease)})
+			respond(m, joinReply{Run: run, Index: len(s.workers) - 1, Count: c.Workers, LeaseNs: int64(c.Lease), Key: s.keys.pub})
 			if c.Joined != nil {
 				c.Joined(w.id, w.host)
 			}
@@ -233,19 +247,21 @@ func (c *Coordinator) Open(ctx context.Context) (*Session, error) {
 	if err := s.subscribe(s.sub.workerBeats(), func(m *nats.Msg) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if w := s.byID[workerOf(m.Subject)]; w != nil {
-			w.heard = time.Now()
-			w.messages++
-			w.nbytes += int64(len(m.Data))
-			var b beat
-			if json.Unmarshal(m.Data, &b) == nil {
-				switch {
-				case b.Part != 0:
-					w.part, w.idle = b.Part, time.Time{}
-				case w.idle.IsZero() || w.part != 0:
-					w.part, w.idle = 0, time.Now()
-				}
-			}
+		id := workerOf(m.Subject)
+		w := s.byID[id]
+		var b beat
+		if w == nil || s.keys.open(m.Data, w.key, &b) != nil {
+			s.forge(id, "a heartbeat")
+			return
+		}
+		w.heard = time.Now()
+		w.messages++
+		w.nbytes += int64(len(m.Data))
+		switch {
+		case b.Part != 0:
+			w.part, w.idle = b.Part, time.Time{}
+		case w.idle.IsZero() || w.part != 0:
+			w.part, w.idle = 0, time.Now()
 		}
 	}); err != nil {
 		return nil, err
@@ -255,6 +271,26 @@ func (c *Coordinator) Open(ctx context.Context) (*Session, error) {
 	}
 	ok = true
 	return s, nil
+}
+
+// forge counts a message sent as worker id that failed authentication
+// (what says what it was). Under s.mu.
+func (s *Session) forge(id, what string) {
+	if s.forged == 0 {
+		s.forgedWhat = fmt.Sprintf("%s as worker %q", what, id)
+		s.c.logf("%s failed authentication: someone else on the bus sends as a worker; the run fails", s.forgedWhat)
+	}
+	s.forged++
+}
+
+// forgery is the error of a session that received forgeries, nil if none.
+func (s *Session) forgery() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.forged == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d, the first %s (none was counted; the run's figures are not trusted)", ErrForged, s.forged, s.forgedWhat)
 }
 
 func (s *Session) subscribe(subj string, h nats.MsgHandler) error {
@@ -311,6 +347,9 @@ func (s *Session) Close() {
 // collected (Outcome.Stopped says so).
 func (s *Session) Run(ctx context.Context, spec json.RawMessage) (*Outcome, error) {
 	c := s.c
+	if err := s.forgery(); err != nil { // an earlier part's: the session is not trusted
+		return nil, err
+	}
 	out := &Outcome{}
 	byID := map[string]*WorkerOutcome{}
 	// clocks drift over a long session: measure them again for each part
@@ -341,15 +380,16 @@ func (s *Session) Run(ctx context.Context, spec json.RawMessage) (*Outcome, erro
 	}
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		var sn snapshot
-		if err := json.Unmarshal(m.Data(), &sn); err != nil {
-			c.logf("a malformed tally on %s: %v", m.Subject(), err)
-			return
-		}
+		id := m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:]
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		w, mem := byID[sn.Worker], s.byID[sn.Worker]
-		if w == nil || sn.Part != part {
+		w, mem := byID[id], s.byID[id]
+		if mem == nil || s.keys.open(m.Data(), mem.key, &sn) != nil || sn.Worker != id || sn.Part != part {
+			s.forge(id, "a tally")
 			return
+		}
+		if w == nil {
+			return // a worker lost before this part: not in it
 		}
 		mem.heard = time.Now()
 		w.Messages++
@@ -402,8 +442,11 @@ func (s *Session) Run(ctx context.Context, spec json.RawMessage) (*Outcome, erro
 	}
 	out.Agreed = time.Now().Add(max(200*time.Millisecond, 20*maxRTT))
 	for _, w := range out.Workers {
-		b, _ := json.Marshal(startMsg{Part: part, AtUnixNs: out.Agreed.Add(w.ClockOffset).UnixNano()})
-		if err := c.Conn.Publish(s.sub.worker(w.ID, "start"), b); err != nil {
+		b, err := s.keys.seal(startMsg{Part: part, AtUnixNs: out.Agreed.Add(w.ClockOffset).UnixNano()}, s.keyOf(w.ID))
+		if err == nil {
+			err = c.Conn.Publish(s.sub.worker(w.ID, "start"), b)
+		}
+		if err != nil {
 			stop("", "start not sent")
 			return nil, fmt.Errorf("fleet: start: %w", err)
 		}
@@ -511,6 +554,10 @@ func (s *Session) Run(ctx context.Context, spec json.RawMessage) (*Outcome, erro
 		}
 	}
 	out.StartSkew = last.Sub(first)
+	out.Forged = s.forged
+	if s.forged > 0 {
+		return out, fmt.Errorf("%w: %d, the first %s (none was counted; the run's figures are not trusted)", ErrForged, s.forged, s.forgedWhat)
+	}
 	if addErr != nil {
 		return out, addErr
 	}
@@ -587,17 +634,24 @@ func (s *Session) measureClocks(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	for _, w := range live {
+		q, err := s.keys.seal(clockRequest{Run: s.run}, w.key)
+		if err != nil {
+			return fmt.Errorf("fleet: worker %s: clock: %w", w.id, err)
+		}
 		best := time.Duration(-1)
 		for range clockSamples {
 			t0 := time.Now()
-			m, err := s.c.request(ctx, 2*time.Second, s.sub.worker(w.id, "clock"), nil)
+			m, err := s.c.request(ctx, 2*time.Second, s.sub.worker(w.id, "clock"), q, true)
 			t1 := time.Now()
 			if err != nil {
 				return fmt.Errorf("fleet: worker %s: clock: %w", w.id, err)
 			}
 			var r clockReply
-			if err := json.Unmarshal(m.Data, &r); err != nil {
-				return fmt.Errorf("fleet: worker %s: clock: %w", w.id, err)
+			if err := s.keys.open(m.Data, w.key, &r); err != nil {
+				s.mu.Lock()
+				s.forge(w.id, "a clock reading")
+				s.mu.Unlock()
+				return fmt.Errorf("%w: worker %s: clock: %v", ErrForged, w.id, err)
 			}
 			rtt := t1.Sub(t0)
 			if best < 0 || rtt < best {
@@ -619,15 +673,23 @@ func (s *Session) assign(ctx context.Context, part int, spec json.RawMessage, wo
 	var wg sync.WaitGroup
 	for i, w := range workers {
 		wg.Go(func() {
-			b, _ := json.Marshal(Assignment{Run: s.run, Part: part, Index: w.Index, Count: len(workers), Spec: spec, BarrierNs: int64(s.c.Barrier)})
-			m, err := s.c.request(ctx, s.c.Barrier, s.sub.worker(w.ID, "assign"), b)
+			key := s.keyOf(w.ID)
+			b, err := s.keys.seal(Assignment{Run: s.run, Part: part, Index: w.Index, Count: len(workers), Spec: spec, BarrierNs: int64(s.c.Barrier)}, key)
+			if err != nil {
+				errs[i] = fmt.Errorf("fleet: worker %s: %w", w.ID, err)
+				return
+			}
+			m, err := s.c.request(ctx, s.c.Barrier, s.sub.worker(w.ID, "assign"), b, false)
 			if err != nil {
 				errs[i] = fmt.Errorf("fleet: worker %s was not ready within %v: %w", w.ID, s.c.Barrier, err)
 				return
 			}
 			var r readyReply
-			if err := json.Unmarshal(m.Data, &r); err != nil {
-				errs[i] = fmt.Errorf("fleet: worker %s: malformed reply: %w", w.ID, err)
+			if err := s.keys.open(m.Data, key, &r); err != nil {
+				s.mu.Lock()
+				s.forge(w.ID, "a readiness reply")
+				s.mu.Unlock()
+				errs[i] = fmt.Errorf("%w: worker %s: readiness: %v", ErrForged, w.ID, err)
 				return
 			}
 			if r.Err != "" {
@@ -641,15 +703,33 @@ func (s *Session) assign(ctx context.Context, part int, spec json.RawMessage, wo
 	return errors.Join(errs...)
 }
 
+// keyOf is worker id's public key.
+func (s *Session) keyOf(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m := s.byID[id]; m != nil {
+		return m.key
+	}
+	return ""
+}
+
 // request sends a request and waits up to d for its reply; while nobody
 // listens yet (a worker that has just joined subscribes after its
-// acceptance) it asks again.
-func (c *Coordinator) request(ctx context.Context, d time.Duration, subj string, data []byte) (*nats.Msg, error) {
+// acceptance) it asks again. An idempotent request is also asked again
+// when an answer is slow (each try waits at most retryAfter): a passive
+// subscriber on the subject keeps the server from saying nobody listens.
+func (c *Coordinator) request(ctx context.Context, d time.Duration, subj string, data []byte, idempotent bool) (*nats.Msg, error) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	for {
-		m, err := c.Conn.RequestWithContext(ctx, subj, data)
-		if !errors.Is(err, nats.ErrNoResponders) {
+		try, cancelTry := ctx, context.CancelFunc(func() {})
+		if idempotent {
+			try, cancelTry = context.WithTimeout(ctx, retryAfter)
+		}
+		m, err := c.Conn.RequestWithContext(try, subj, data)
+		cancelTry()
+		retry := errors.Is(err, nats.ErrNoResponders) || idempotent && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
+		if !retry {
 			return m, err
 		}
 		select {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/tandem-bench/tandem/driver/httpdrv"
@@ -34,19 +35,79 @@ func target(t *testing.T) (*httpdrv.Caller, *atomic.Int64) {
 	return c, &hits
 }
 
-func embedded(t *testing.T) string {
+// testWorkers are the worker ids the tests' embedded servers admit.
+var testWorkers = []string{"w0", "w1", "w2", "x", "a", "b"}
+
+// bus is where a test's fleet meets: the embedded server (with its NKeys)
+// or, as an external server, one without any authentication.
+type bus struct {
+	e   *fleet.Embedded
+	url string
+}
+
+func embedded(t *testing.T) *bus { return embeddedFleet(t, "") }
+
+func embeddedFleet(t *testing.T, name string) *bus {
 	t.Helper()
-	e, err := fleet.Embed("")
+	e, err := fleet.Embed(fleet.EmbedOptions{Fleet: name, Workers: testWorkers})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	return e.URL()
+	return &bus{e: e, url: e.URL()}
 }
 
-func connect(t *testing.T, url string) *nats.Conn {
+// open is a NATS server with JetStream that lets anyone in: a shared bus.
+func open(t *testing.T) *bus {
 	t.Helper()
-	nc, err := nats.Connect(url)
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS did not start")
+	}
+	t.Cleanup(srv.Shutdown)
+	return &bus{url: srv.ClientURL()}
+}
+
+// coord is a connection with the coordinator's rights.
+func (b *bus) coord(t *testing.T) *nats.Conn {
+	t.Helper()
+	if b.e == nil {
+		return dial(t, b.url)
+	}
+	nc, err := b.e.Connect("test coordinator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// worker is a connection as worker id.
+func (b *bus) worker(t *testing.T, id string) *nats.Conn {
+	t.Helper()
+	opts := fleet.WorkerOptions(id)
+	if b.e != nil {
+		seed, ok := b.e.WorkerSeed(id)
+		if !ok {
+			t.Fatalf("no seed for worker %s", id)
+		}
+		auth, err := fleet.NkeyOption(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts = append(opts, auth)
+	}
+	return dial(t, b.url, opts...)
+}
+
+func dial(t *testing.T, url string, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,14 +117,15 @@ func connect(t *testing.T, url string) *nats.Conn {
 
 // startWorkers runs n workers w0… with job, worker i after i×stagger,
 // and returns a wait for their ends.
-func startWorkers(t *testing.T, url string, n int, stagger time.Duration, job fleet.Job) func() []error {
+func startWorkers(t *testing.T, b *bus, n int, stagger time.Duration, job fleet.Job) func() []error {
 	t.Helper()
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
 			time.Sleep(time.Duration(i) * stagger)
-			w := &fleet.Worker{Conn: connect(t, url), ID: fmt.Sprintf("w%d", i), Version: "test", Wait: 20 * time.Second, Job: job}
+			id := fmt.Sprintf("w%d", i)
+			w := &fleet.Worker{Conn: b.worker(t, id), ID: id, Version: "test", Wait: 20 * time.Second, Job: job}
 			errs[i] = w.Run(context.Background())
 		})
 	}
@@ -74,6 +136,9 @@ func startWorkers(t *testing.T, url string, n int, stagger time.Duration, job fl
 type spec struct {
 	Requests int64 `json:"requests"`
 	Clients  int64 `json:"clients"`
+	// Secret stands for what a real spec carries (a target's password):
+	// nobody on the bus but the workers may read it.
+	Secret string `json:"secret,omitempty"`
 }
 
 // closedJob runs its share of a spec against c.
@@ -97,10 +162,10 @@ func closedJob(c load.Dialer) fleet.Job {
 // worker's own record.
 func TestFleetMergesExactly(t *testing.T) {
 	c, hits := target(t)
-	url := embedded(t)
+	b := embedded(t)
 	body, _ := json.Marshal(spec{Requests: 3001, Clients: 4})
-	co := &fleet.Coordinator{Conn: connect(t, url), Workers: 3, Spec: body, Version: "test", JoinWait: 20 * time.Second}
-	wait := startWorkers(t, url, 3, 0, closedJob(c))
+	co := &fleet.Coordinator{Conn: b.coord(t), Workers: 3, Spec: body, Version: "test", JoinWait: 20 * time.Second}
+	wait := startWorkers(t, b, 3, 0, closedJob(c))
 	out, err := co.Run(context.Background())
 	werrs := wait()
 	if err != nil {
@@ -144,9 +209,9 @@ func TestFleetMergesExactly(t *testing.T) {
 // coordinator still adds it once.
 func TestDuplicateTallyCountedOnce(t *testing.T) {
 	c, hits := target(t)
-	url := embedded(t)
+	b := embeddedFleet(t, "dup")
 	body, _ := json.Marshal(spec{Clients: 1})
-	spy := connect(t, url)
+	spy := b.coord(t)
 	js, err := jetstream.New(spy)
 	if err != nil {
 		t.Fatal(err)
@@ -169,10 +234,10 @@ func TestDuplicateTallyCountedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	co := &fleet.Coordinator{Conn: connect(t, url), Fleet: "dup", Workers: 1, Spec: body, Version: "test", JoinWait: 20 * time.Second}
+	co := &fleet.Coordinator{Conn: b.coord(t), Fleet: "dup", Workers: 1, Spec: body, Version: "test", JoinWait: 20 * time.Second}
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		w := &fleet.Worker{Conn: connect(t, url), Fleet: "dup", ID: "w0", Version: "test", Wait: 20 * time.Second,
+		w := &fleet.Worker{Conn: b.worker(t, "w0"), Fleet: "dup", ID: "w0", Version: "test", Wait: 20 * time.Second,
 			Job: func(ctx context.Context, p *fleet.Part) (fleet.Report, error) { // 1.5 s: a tally at 1 s, then the last
 				s, err := load.Closed{Concurrency: 1, Duration: 1500 * time.Millisecond, Tap: p.Tap, Live: p.Live}.Run(ctx, c)
 				return fleet.Report{Sample: s}, err
@@ -204,16 +269,16 @@ func TestLostWorker(t *testing.T) {
 	for _, cont := range []bool{false, true} {
 		t.Run(fmt.Sprintf("continue=%v", cont), func(t *testing.T) {
 			c, _ := target(t)
-			url := embedded(t)
+			b := embedded(t)
 			body, _ := json.Marshal(spec{Requests: 1 << 40, Clients: 2})
-			co := &fleet.Coordinator{Conn: connect(t, url), Workers: 2, Spec: body, Version: "test", JoinWait: 20 * time.Second,
+			co := &fleet.Coordinator{Conn: b.coord(t), Workers: 2, Spec: body, Version: "test", JoinWait: 20 * time.Second,
 				ContinueOnLoss: cont, Suspect: 300 * time.Millisecond, Lost: 600 * time.Millisecond, Lease: time.Second}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			var wg sync.WaitGroup
-			victim := connect(t, url)
+			victim := b.worker(t, "w1")
 			errs := make([]error, 2)
-			for i, nc := range []*nats.Conn{connect(t, url), victim} {
+			for i, nc := range []*nats.Conn{b.worker(t, "w0"), victim} {
 				wg.Go(func() {
 					job := closedJob(c)
 					if i == 0 && cont { // the survivor ends by itself when the run continues
@@ -265,13 +330,13 @@ func TestLostWorker(t *testing.T) {
 // stops its load within its lease.
 func TestWorkerStopsWithinLease(t *testing.T) {
 	c, hits := target(t)
-	url := embedded(t)
+	b := embedded(t)
 	body, _ := json.Marshal(spec{Requests: 1 << 40, Clients: 1})
-	coConn := connect(t, url)
+	coConn := b.coord(t)
 	co := &fleet.Coordinator{Conn: coConn, Workers: 1, Spec: body, Version: "test", JoinWait: 20 * time.Second, Lease: time.Second}
 	coDone := make(chan error, 1)
 	go func() { _, err := co.Run(context.Background()); coDone <- err }()
-	w := &fleet.Worker{Conn: connect(t, url), ID: "w0", Version: "test", Wait: 20 * time.Second, Job: closedJob(c)}
+	w := &fleet.Worker{Conn: b.worker(t, "w0"), ID: "w0", Version: "test", Wait: 20 * time.Second, Job: closedJob(c)}
 	done := make(chan error, 1)
 	go func() { done <- w.Run(context.Background()) }()
 	for hits.Load() == 0 {
@@ -304,18 +369,18 @@ func TestWorkerStopsWithinLease(t *testing.T) {
 // name, and a worker that comes once the run is full are refused.
 func TestJoinRefusals(t *testing.T) {
 	c, _ := target(t)
-	url := embedded(t)
+	b := embedded(t)
 	body, _ := json.Marshal(spec{Requests: 200, Clients: 1})
-	co := &fleet.Coordinator{Conn: connect(t, url), Workers: 1, Spec: body, Version: "v1", JoinWait: 20 * time.Second}
+	co := &fleet.Coordinator{Conn: b.coord(t), Workers: 1, Spec: body, Version: "v1", JoinWait: 20 * time.Second}
 	ctx := context.Background()
 	res := make(chan error, 1)
 	go func() { _, err := co.Run(ctx); res <- err }()
-	other := &fleet.Worker{Conn: connect(t, url), ID: "x", Version: "v2", Wait: 5 * time.Second, Job: closedJob(c)}
+	other := &fleet.Worker{Conn: b.worker(t, "x"), ID: "x", Version: "v2", Wait: 5 * time.Second, Job: closedJob(c)}
 	if err := other.Run(ctx); !errors.Is(err, fleet.ErrRefused) {
 		t.Errorf("a worker of another version: %v", err)
 	}
 	block := make(chan struct{})
-	first := &fleet.Worker{Conn: connect(t, url), ID: "a", Version: "v1", Wait: 5 * time.Second,
+	first := &fleet.Worker{Conn: b.worker(t, "a"), ID: "a", Version: "v1", Wait: 5 * time.Second,
 		Job: func(ctx context.Context, p *fleet.Part) (fleet.Report, error) {
 			<-block
 			return closedJob(c)(ctx, p)
@@ -324,7 +389,7 @@ func TestJoinRefusals(t *testing.T) {
 	go func() { fr <- first.Run(ctx) }()
 	time.Sleep(300 * time.Millisecond)
 	for _, id := range []string{"a", "b"} {
-		late := &fleet.Worker{Conn: connect(t, url), ID: id, Version: "v1", Wait: 5 * time.Second, Job: closedJob(c)}
+		late := &fleet.Worker{Conn: b.worker(t, id), ID: id, Version: "v1", Wait: 5 * time.Second, Job: closedJob(c)}
 		if err := late.Run(ctx); !errors.Is(err, fleet.ErrRefused) {
 			t.Errorf("worker %s joining a full run: %v", id, err)
 		}
@@ -342,10 +407,10 @@ func TestJoinRefusals(t *testing.T) {
 // each added up on its own, and exit cleanly when the session closes.
 func TestSessionRunsManyParts(t *testing.T) {
 	c, hits := target(t)
-	url := embedded(t)
-	co := &fleet.Coordinator{Conn: connect(t, url), Workers: 2, Version: "test", JoinWait: 20 * time.Second}
+	b := embedded(t)
+	co := &fleet.Coordinator{Conn: b.coord(t), Workers: 2, Version: "test", JoinWait: 20 * time.Second}
 	ctx := context.Background()
-	wait := startWorkers(t, url, 2, 0, closedJob(c))
+	wait := startWorkers(t, b, 2, 0, closedJob(c))
 	sess, err := co.Open(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -379,9 +444,9 @@ func TestSessionRunsManyParts(t *testing.T) {
 // exactly (the empty tallies of before the start are no loop's).
 func TestSlowStartsAndLateJoins(t *testing.T) {
 	c, hits := target(t)
-	url := embedded(t)
+	b := embedded(t)
 	body, _ := json.Marshal(spec{Requests: 600, Clients: 2})
-	co := &fleet.Coordinator{Conn: connect(t, url), Workers: 2, Spec: body, Version: "test", JoinWait: 20 * time.Second, Lease: time.Second}
+	co := &fleet.Coordinator{Conn: b.coord(t), Workers: 2, Spec: body, Version: "test", JoinWait: 20 * time.Second, Lease: time.Second}
 	ctx := context.Background()
 	openJob := func(ctx context.Context, p *fleet.Part) (fleet.Report, error) {
 		time.Sleep(1500 * time.Millisecond) // a slow warm-up: tallies are taken before the load starts
@@ -390,7 +455,7 @@ func TestSlowStartsAndLateJoins(t *testing.T) {
 			Connections: 1, Tap: p.Tap, Live: p.Live}.Run(ctx, c)
 		return fleet.Report{Sample: s}, err
 	}
-	wait := startWorkers(t, url, 2, 2500*time.Millisecond, openJob) // w1 comes 2.5 s after w0: past w0's 1 s lease
+	wait := startWorkers(t, b, 2, 2500*time.Millisecond, openJob) // w1 comes 2.5 s after w0: past w0's 1 s lease
 	out, err := co.Run(ctx)
 	werrs := wait()
 	if err != nil {
@@ -403,5 +468,122 @@ func TestSlowStartsAndLateJoins(t *testing.T) {
 	}
 	if s := out.Sum.Sample(time.Second, "request"); s.Requests != 600 || hits.Load() != 600 || out.Failed() != "" {
 		t.Fatalf("merged %d of 600 requests (server %d); %s", s.Requests, hits.Load(), out.Failed())
+	}
+}
+
+// The embedded server admits only the NKeys it made for the run, and a
+// worker's key only to that worker's subjects.
+func TestEmbeddedAdmitsOnlyItsKeys(t *testing.T) {
+	b := embedded(t)
+	if nc, err := nats.Connect(b.url); err == nil {
+		nc.Close()
+		t.Fatal("a connection without credentials was admitted")
+	} else if !errors.Is(err, nats.ErrAuthorization) {
+		t.Errorf("without credentials: %v; want an authorization violation", err)
+	}
+	refused := make(chan string, 8)
+	nc := dial(t, b.url, append(fleet.WorkerOptions("w1"), nkey(t, b, "w1"), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		if errors.Is(err, nats.ErrPermissionViolation) {
+			refused <- err.Error()
+		}
+	}))...)
+	for _, subj := range []string{"tandem.tandem.r1.snap.1.w0", "tandem.tandem.r1.w.w0.beat", "tandem.tandem.r1.stop", "tandem.tandem.r1.w.w0.clock"} {
+		nc.Publish(subj, []byte("forged"))
+	}
+	for _, subj := range []string{">", "tandem.tandem.r1.w.w0.assign", "_INBOX.>"} {
+		nc.Subscribe(subj, func(*nats.Msg) {})
+	}
+	nc.Flush()
+	deadline := time.After(10 * time.Second)
+	for n := 0; n < 7; n++ {
+		select {
+		case <-refused:
+		case <-deadline:
+			t.Fatalf("%d of 7 of w1's attempts on another's subjects refused", n)
+		}
+	}
+	if err := nc.Publish("tandem.tandem.r1.w.w1.beat", nil); err != nil || nc.Flush() != nil {
+		t.Errorf("w1's own heartbeat: %v", err)
+	}
+	select {
+	case why := <-refused:
+		t.Errorf("w1's own subject refused: %s", why)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func nkey(t *testing.T, b *bus, id string) nats.Option {
+	t.Helper()
+	seed, _ := b.e.WorkerSeed(id)
+	o, err := fleet.NkeyOption(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// On a bus anyone may use: a passive listener on every subject neither
+// reads the spec's secret nor breaks the run (the coordinator asks again
+// when a reply is slow), and tallies forged as a worker fail the run
+// without being counted.
+func TestSharedBus(t *testing.T) {
+	const secret = "Bearer s3cret-token"
+	for _, forge := range []bool{false, true} {
+		t.Run(fmt.Sprintf("forge=%v", forge), func(t *testing.T) {
+			c, hits := target(t)
+			b := open(t)
+			body, _ := json.Marshal(spec{Clients: 1, Secret: secret})
+			spy := dial(t, b.url)
+			js, err := jetstream.New(spy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var leaked, forged atomic.Int64
+			spy.Subscribe(">", func(m *nats.Msg) {
+				if strings.Contains(string(m.Data), "s3cret") {
+					leaked.Add(1)
+				}
+				if forge && strings.Contains(m.Subject, ".snap.1.w0") && m.Header.Get("Forged") == "" {
+					f := nats.NewMsg(m.Subject)
+					f.Data = []byte(`{"worker":"w0","part":1,"seq":1000,"tally":{}}`)
+					f.Header.Set("Forged", "1")
+					if _, err := js.PublishMsg(context.Background(), f); err == nil {
+						forged.Add(1)
+					}
+				}
+			})
+			co := &fleet.Coordinator{Conn: b.coord(t), Workers: 1, Spec: body, Version: "test", JoinWait: 20 * time.Second}
+			var got spec
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				w := &fleet.Worker{Conn: b.worker(t, "w0"), ID: "w0", Version: "test", Wait: 20 * time.Second,
+					Job: func(ctx context.Context, p *fleet.Part) (fleet.Report, error) {
+						json.Unmarshal(p.Spec, &got)
+						s, err := load.Closed{Concurrency: 1, Duration: 1500 * time.Millisecond, Tap: p.Tap, Live: p.Live}.Run(ctx, c)
+						return fleet.Report{Sample: s}, err
+					}}
+				w.Run(context.Background())
+			})
+			out, err := co.Run(context.Background())
+			wg.Wait()
+			if got.Secret != secret {
+				t.Errorf("the worker got secret %q; want %q", got.Secret, secret)
+			}
+			if leaked.Load() != 0 {
+				t.Errorf("the listener read the secret in %d messages", leaked.Load())
+			}
+			if !forge {
+				if err != nil || out.Forged != 0 {
+					t.Fatalf("with a passive listener: %v (forged %d)", err, out.Forged)
+				}
+				return
+			}
+			if !errors.Is(err, fleet.ErrForged) || out == nil || out.Forged == 0 || forged.Load() == 0 {
+				t.Fatalf("%d forged tallies sent: run error %v; want ErrForged", forged.Load(), err)
+			}
+			if s := out.Sum.Sample(time.Second, "request"); s.Requests > hits.Load() {
+				t.Errorf("merged %d requests, the server served %d: a forged tally was counted", s.Requests, hits.Load())
+			}
+		})
 	}
 }

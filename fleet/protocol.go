@@ -38,6 +38,9 @@ const (
 	snapEvery = time.Second
 	// clockSamples is the round trips that measure a worker's clock.
 	clockSamples = 8
+	// retryAfter is how long an idempotent request waits before it asks
+	// again.
+	retryAfter = 250 * time.Millisecond
 )
 
 // subjects names the NATS subjects of one fleet and run.
@@ -70,6 +73,9 @@ type joinRequest struct {
 	// Nonce is the worker process's own: a join asked again (its reply
 	// was lost) gets the same answer.
 	Nonce string `json:"nonce"`
+	// Key is the worker's curve public key for the run: what the
+	// coordinator sends it is sealed to it, what it sends is sealed by it.
+	Key string `json:"key"`
 }
 
 // joinReply accepts a worker into a run, or refuses it.
@@ -79,6 +85,14 @@ type joinReply struct {
 	Index   int    `json:"index"`
 	Count   int    `json:"count"`
 	LeaseNs int64  `json:"lease_ns"`
+	// Key is the coordinator's curve public key for the run.
+	Key string `json:"key,omitempty"`
+}
+
+// clockRequest asks a worker for its clock; sealed, it proves the
+// coordinator asks.
+type clockRequest struct {
+	Run string `json:"run"`
 }
 
 // clockReply is a worker's clock, read when the request came.

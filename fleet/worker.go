@@ -92,9 +92,36 @@ func (w *Worker) Run(ctx context.Context) error {
 	if w.Wait <= 0 {
 		w.Wait = 10 * time.Minute
 	}
-	acc, err := w.join(ctx)
+	k, err := newKeys()
 	if err != nil {
 		return err
+	}
+	// a subject this worker's credentials do not allow ends it at once:
+	// waiting would only time out
+	ctx, refuse := context.WithCancelCause(ctx)
+	defer refuse(nil)
+	w.Conn.SetErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		if errors.Is(err, nats.ErrPermissionViolation) {
+			refuse(fmt.Errorf("%w: the NATS server refused it: %v (its credentials are for another --id or --fleet?)", ErrRefused, err))
+		}
+	})
+	acc, err := w.join(ctx, k)
+	if err != nil {
+		return err
+	}
+	if !validKey(acc.Key) {
+		return fmt.Errorf("%w: the coordinator sent no key (a tandem older than this worker?)", ErrRefused)
+	}
+	seal := func(v any) []byte {
+		b, err := k.seal(v, acc.Key)
+		if err != nil {
+			w.logf("seal: %v", err)
+		}
+		return b
+	}
+	reply := func(m *nats.Msg, v any) { m.Respond(seal(v)) }
+	forged := func(what string, err error) {
+		w.logf("%s that failed authentication, ignored (someone else on the bus sends as the coordinator): %v", what, err)
 	}
 	sub := subjects{fleet: w.Fleet, run: acc.Run}
 	lease := time.Duration(acc.LeaseNs)
@@ -108,7 +135,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		part        int                     // the part under way, 0 between parts
 		stopPart    context.CancelCauseFunc // stops it
 		stoppedPart int                     // the highest part stopped
-		assigned    = make(chan *nats.Msg, 1)
+		assigned    = make(chan assignment, 1)
 		starts      = make(chan startMsg, 1)
 		finished    = make(chan struct{})
 	)
@@ -121,30 +148,41 @@ func (w *Worker) Run(ctx context.Context) error {
 	}()
 	for subj, handle := range map[string]nats.MsgHandler{
 		sub.worker(w.ID, "clock"): func(m *nats.Msg) {
+			now := time.Now()
+			var q clockRequest
+			if err := k.open(m.Data, acc.Key, &q); err != nil {
+				forged("a clock request", err)
+				return
+			}
 			hear()
-			b, _ := json.Marshal(clockReply{UnixNs: time.Now().UnixNano()})
-			m.Respond(b)
+			reply(m, clockReply{UnixNs: now.UnixNano()})
 		},
 		sub.worker(w.ID, "assign"): func(m *nats.Msg) {
+			var a Assignment
+			if err := k.open(m.Data, acc.Key, &a); err != nil {
+				forged("an assignment", err)
+				return
+			}
 			hear()
 			mu.Lock()
 			busy := part != 0
 			mu.Unlock()
 			if !busy {
 				select {
-				case assigned <- m:
+				case assigned <- assignment{m, a}:
 					return
 				default:
 				}
 			}
-			respond(m, readyReply{Err: "a part is already under way"}) // one part at a time
+			reply(m, readyReply{Err: "a part is already under way"}) // one part at a time
 		},
 		sub.worker(w.ID, "start"): func(m *nats.Msg) {
-			hear()
 			var s startMsg
-			if json.Unmarshal(m.Data, &s) != nil {
+			if err := k.open(m.Data, acc.Key, &s); err != nil {
+				forged("a start", err)
 				return
 			}
+			hear()
 			for { // the newest start replaces one a stopped part never took
 				select {
 				case starts <- s:
@@ -229,8 +267,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				mu.Lock()
 				p := part
 				mu.Unlock()
-				b, _ := json.Marshal(beat{Part: p, Sent: l.Sent.Load(), OK: l.OK.Load(), Errors: l.Errors.Load()})
-				w.Conn.Publish(sub.worker(w.ID, "beat"), b)
+				w.Conn.Publish(sub.worker(w.ID, "beat"), seal(beat{Part: p, Sent: l.Sent.Load(), OK: l.OK.Load(), Errors: l.Errors.Load()}))
 			}
 		}
 	})
@@ -240,18 +277,18 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	var stopped error // a part the coordinator stopped: the run did not end well
 	for {
-		var am *nats.Msg
+		var got assignment
 		select {
-		case am = <-assigned:
+		case got = <-assigned:
 		case <-finished:
 			w.logf("the run is done")
 			return stopped
 		case <-runCtx.Done():
 			return context.Cause(runCtx)
 		}
-		var a Assignment
-		if err := json.Unmarshal(am.Data, &a); err != nil || a.Part < 1 {
-			respond(am, readyReply{Err: fmt.Sprintf("malformed assignment (%v)", err)})
+		am, a := got.m, got.a
+		if a.Part < 1 {
+			reply(am, readyReply{Err: fmt.Sprintf("malformed assignment (part %d)", a.Part)})
 			continue
 		}
 		partCtx, stop := context.WithCancelCause(runCtx)
@@ -259,14 +296,14 @@ func (w *Worker) Run(ctx context.Context) error {
 		if a.Part <= stoppedPart { // stopped before it was taken
 			mu.Unlock()
 			stop(nil)
-			respond(am, readyReply{Err: fmt.Sprintf("part %d was stopped", a.Part)})
+			reply(am, readyReply{Err: fmt.Sprintf("part %d was stopped", a.Part)})
 			continue
 		}
 		part, stopPart = a.Part, stop
 		mu.Unlock()
 		l := &load.Live{}
 		live.Store(l)
-		err := w.runPart(ctx, partCtx, js, sub, am, a, starts, finished, l, lease, &gone)
+		err := w.runPart(ctx, partCtx, js, sub, am, a, starts, finished, l, lease, &gone, reply, func(v any) []byte { return seal(v) })
 		stop(nil)
 		mu.Lock()
 		part, stopPart = 0, nil
@@ -283,15 +320,23 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 }
 
+// assignment is an assignment that opened with the coordinator's key, and
+// its message (the readiness reply answers it).
+type assignment struct {
+	m *nats.Msg
+	a Assignment
+}
+
 // runPart runs one assigned part: the Job, a tally every second, the last
 // tally with the report (delivered within the lease, even after ctx ends).
 func (w *Worker) runPart(ctx, partCtx context.Context, js jetstream.JetStream, sub subjects, am *nats.Msg, a Assignment,
-	starts chan startMsg, finished chan struct{}, live *load.Live, lease time.Duration, gone *atomic.Bool) error {
+	starts chan startMsg, finished chan struct{}, live *load.Live, lease time.Duration, gone *atomic.Bool,
+	reply func(*nats.Msg, any), seal func(any) []byte) error {
 	p := &Part{Assignment: a, Tap: &load.Tap{}, Live: live}
 	readied := false
 	p.Tap.Ready = func(ctx context.Context) (time.Time, error) {
 		readied = true
-		respond(am, readyReply{Share: p.described()})
+		reply(am, readyReply{Share: p.described()})
 		// the start comes once every worker is ready: within the barrier
 		// (and a lease more for the message), or not at all
 		wait := time.NewTimer(time.Duration(a.BarrierNs) + lease)
@@ -311,7 +356,11 @@ func (w *Worker) runPart(ctx, partCtx context.Context, js jetstream.JetStream, s
 			}
 		}
 	}
-	out := &sender{js: js, sub: sub, id: w.ID, part: a.Part}
+	salt, err := runID()
+	if err != nil {
+		return err
+	}
+	out := &sender{js: js, sub: sub, id: w.ID, part: a.Part, seal: seal, salt: salt}
 	done := make(chan struct{})
 	var rep Report
 	var jobErr error
@@ -332,7 +381,7 @@ func (w *Worker) runPart(ctx, partCtx context.Context, js jetstream.JetStream, s
 		}
 	}
 	if jobErr != nil && !readied {
-		respond(am, readyReply{Err: jobErr.Error()})
+		reply(am, readyReply{Err: jobErr.Error()})
 		return jobErr
 	}
 	if jobErr != nil {
@@ -365,12 +414,12 @@ func (w *Worker) runPart(ctx, partCtx context.Context, js jetstream.JetStream, s
 
 // join asks the fleet's coordinator to take the worker, until it answers
 // or Wait runs out.
-func (w *Worker) join(ctx context.Context) (joinReply, error) {
+func (w *Worker) join(ctx context.Context, k *keys) (joinReply, error) {
 	nonce, err := runID()
 	if err != nil {
 		return joinReply{}, err
 	}
-	req, _ := json.Marshal(joinRequest{ID: w.ID, Host: w.Host, Cores: runtime.NumCPU(), Version: w.Version, Nonce: nonce})
+	req, _ := json.Marshal(joinRequest{ID: w.ID, Host: w.Host, Cores: runtime.NumCPU(), Version: w.Version, Nonce: nonce, Key: k.pub})
 	subj := subjects{fleet: w.Fleet}.join()
 	deadline := time.Now().Add(w.Wait)
 	for {
@@ -415,6 +464,10 @@ type sender struct {
 	part    int
 	seq     int64
 	pending []snapshot
+	// seal seals a tally to the coordinator.
+	seal func(any) []byte
+	// salt makes the tallies' message ids unguessable.
+	salt string
 }
 
 // take takes the tap's tally (with the final report, if rep is set),
@@ -450,13 +503,14 @@ func (s *sender) take(ctx context.Context, tap *load.Tap, rep *Report) error {
 func (s *sender) flush(ctx context.Context) error {
 	for len(s.pending) > 0 {
 		sn := s.pending[0]
-		b, err := json.Marshal(sn)
-		if err != nil {
-			return err
+		b := s.seal(sn)
+		if b == nil {
+			return fmt.Errorf("tally %d could not be sealed", sn.Seq)
 		}
-		msgID := fmt.Sprintf("%s.%d.%s.%d", s.sub.run, s.part, s.id, sn.Seq)
+		// the salt is the worker's own: nobody can take a tally's id first
+		msgID := fmt.Sprintf("%s.%d.%s.%d.%s", s.sub.run, s.part, s.id, sn.Seq, s.salt)
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err = s.js.Publish(pctx, s.sub.snap(s.part, s.id), b, jetstream.WithMsgID(msgID))
+		_, err := s.js.Publish(pctx, s.sub.snap(s.part, s.id), b, jetstream.WithMsgID(msgID))
 		cancel()
 		if err != nil {
 			return fmt.Errorf("publish tally %d: %w", sn.Seq, err)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tandem-bench/tandem/internal/redact"
 	"github.com/tandem-bench/tandem/study"
@@ -23,6 +24,9 @@ type expander struct {
 	// secrets are the values expanded from ${env.*} and the passwords of
 	// the URLs expanded: never written or printed (redact).
 	secrets []string
+	// runSecrets is the run's every secret, of every expander: what the runner
+	// prints passes through it.
+	runSecrets *secretSet
 	// member is the group node the expander resolves ${node.*} for (nil
 	// outside a node); groupPorts are the group's ${group.port.*}, one
 	// map for the group and each of its nodes.
@@ -34,7 +38,7 @@ type expander struct {
 // of its own, the group's ports shared.
 func (e *expander) forNode(m study.Member) *expander {
 	return &expander{self: e.self, workdir: e.workdir, studyDir: e.studyDir, ports: map[string]int{}, services: e.services,
-		member: &m, groupPorts: e.groupPorts}
+		member: &m, groupPorts: e.groupPorts, runSecrets: e.runSecrets}
 }
 
 // nodeHost is the loopback address of a group's node: 127.0.0.1 for the
@@ -83,6 +87,37 @@ func (e *expander) secret(v string) {
 	if len(v) >= minSecret && !slices.Contains(e.secrets, v) {
 		e.secrets = append(e.secrets, v)
 	}
+	e.runSecrets.add(v)
+}
+
+// secretSet is every secret a run's expanders have expanded, safe for
+// concurrent use.
+type secretSet struct {
+	mu     sync.Mutex
+	values []string
+}
+
+func (ss *secretSet) add(v string) {
+	if ss == nil || len(v) < minSecret {
+		return
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if !slices.Contains(ss.values, v) {
+		ss.values = append(ss.values, v)
+	}
+}
+
+// redact hides every secret in the set, and any URL password, in s.
+func (ss *secretSet) redact(s string) string {
+	if ss != nil {
+		ss.mu.Lock()
+		for _, v := range ss.values {
+			s = strings.ReplaceAll(s, v, redact.Hidden)
+		}
+		ss.mu.Unlock()
+	}
+	return redact.URLs(s)
 }
 
 // newExpander is an expander with its own ports and scratch dir.
@@ -94,7 +129,7 @@ func (r *runner) newExpander(workdir string) *expander {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	return &expander{self: r.o.Self, workdir: workdir, studyDir: dir, ports: map[string]int{}, services: r.serviceEndpoints}
+	return &expander{self: r.o.Self, workdir: workdir, studyDir: dir, ports: map[string]int{}, services: r.serviceEndpoints, runSecrets: &r.secrets}
 }
 
 func (e *expander) expand(s string) (string, error) {

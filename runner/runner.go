@@ -79,6 +79,8 @@ type runner struct {
 	res     *results.Results
 	live    []*live
 	cpuBase time.Duration // the process's CPU time when the run began
+	// secrets are every expander's secrets: progress and warnings hide them
+	secrets secretSet
 	failed  []error
 	// metricsStart opens the window of the run's metrics; scrapeEvery is
 	// the time between scrapes (or a Prometheus query's step).
@@ -276,6 +278,7 @@ func (r *runner) removeData() {
 }
 
 func (r *runner) warn(msg string) {
+	msg = r.secrets.redact(msg)
 	r.res.Warnings = append(r.res.Warnings, msg)
 	r.progress("warning: %s", msg)
 }
@@ -287,7 +290,8 @@ func (r *runner) progress(format string, args ...any) {
 // progressEvent prints a progress line and sends it as an event, with the
 // fields of e (the round and target it is about).
 func (r *runner) progressEvent(e Event, format string, args ...any) {
-	line := human.Printable(fmt.Sprintf(format, args...))
+	// every line, whatever it prints: no secret and no URL password
+	line := r.secrets.redact(human.Printable(fmt.Sprintf(format, args...)))
 	if r.o.Progress != nil {
 		fmt.Fprintln(r.o.Progress, line)
 	}

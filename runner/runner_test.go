@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -794,6 +795,10 @@ func TestSecretsRedacted(t *testing.T) {
 		t.Errorf("redact left a secret: %q", got)
 	}
 
+	// b is not started by tandem: its endpoint, with a password from the
+	// environment and one written out, is printed when the run begins
+	other := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(other.Close)
 	src := `version: 1
 name: secrets
 defaults: {rounds: 2, warmup: 50ms}
@@ -804,6 +809,8 @@ targets:
       env: {TANDEM_TEST_DELAY: "1"}
     endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
     ready: {log: "listening on", timeout: 20s}
+  - name: b
+    endpoints: {http: "http://tandem:${env.TANDEM_TEST_SECRET}@` + strings.TrimPrefix(other.URL, "http://") + `/ping?k=${env.TANDEM_TEST_SECRET}"}
 calls:
   ping: {http: {path: ""}}
 scenarios:
@@ -817,6 +824,9 @@ scenarios:
 	onDisk, err := os.ReadFile(filepath.Join(o.Out, ResultsFile))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(progress.String(), "target b: not started by tandem") {
+		t.Errorf("the progress does not name b's endpoint:\n%s", progress.String())
 	}
 	for what, text := range map[string]string{"results.json": string(onDisk), "progress": progress.String()} {
 		if strings.Contains(text, "hunter2") {

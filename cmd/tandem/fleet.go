@@ -32,14 +32,16 @@ type fleetOptions struct {
 	workers, localWorkers int
 	nats, name, onLoss    string
 	joinWait              time.Duration
+	auth                  natsAuth
 }
 
 // active says the flags ask for a distributed run.
-func (f fleetOptions) active() bool { return f.workers > 0 || f.localWorkers > 0 }
+func (f fleetOptions) active() bool { return f.workers != 0 || f.localWorkers != 0 } // a negative count is refused by checkFleet
 
 // fleetFlagNames are the flags of the fleet itself, which workers do not get.
 var fleetFlagNames = map[string]bool{"workers": true, "local-workers": true, "nats": true, "fleet": true,
-	"on-worker-loss": true, "join-wait": true, "format": true, "cpuprofile": true}
+	"on-worker-loss": true, "join-wait": true, "format": true, "cpuprofile": true,
+	"nats-creds": true, "nats-nkey": true, "nats-ca": true, "nats-cert": true, "nats-key": true}
 
 func fleetFlags(f *pflag.FlagSet, o *fleetOptions) {
 	f.IntVar(&o.workers, "workers", 0, "spread the load over this many workers that join by themselves (tandem worker --nats URL, or a Kubernetes Job: tandem k8s job)")
@@ -48,6 +50,7 @@ func fleetFlags(f *pflag.FlagSet, o *fleetOptions) {
 	f.StringVar(&o.name, "fleet", "tandem", "with --workers or --local-workers: the fleet's name; workers of another name are not taken")
 	f.StringVar(&o.onLoss, "on-worker-loss", "fail", "with --workers or --local-workers: fail (stop the run, exit 1) or continue when a worker is lost (silent for 5 s)")
 	f.DurationVar(&o.joinWait, "join-wait", 2*time.Minute, "with --workers: how long to wait for the workers to join")
+	natsAuthFlags(f, &o.auth)
 }
 
 // loadSpec is the whole load as a coordinator hands it to every worker:
@@ -227,9 +230,16 @@ func startFleet(fo fleetOptions, n int, stderr io.Writer) (*fleetConn, error) {
 	}
 	natsURL := fo.nats
 	f.where = "embedded"
+	var e *fleet.Embedded
 	if natsURL == "" {
-		e, err := fleet.Embed("")
-		if err != nil {
+		// the embedded server admits the NKeys it makes for this run only:
+		// one per worker, each for that worker's subjects
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = workerSlot(fo, i)
+		}
+		var err error
+		if e, err = fleet.Embed(fleet.EmbedOptions{Fleet: fo.name, Workers: ids}); err != nil {
 			return nil, err
 		}
 		stops = append(stops, func() { e.Close() })
@@ -237,23 +247,56 @@ func startFleet(fo fleetOptions, n int, stderr io.Writer) (*fleetConn, error) {
 	} else if u, err := url.Parse(natsURL); err == nil && u.Host != "" {
 		f.where = u.Host
 	}
-	nc, err := nats.Connect(natsURL, nats.Name("tandem coordinator"))
+	var nc *nats.Conn
+	var err error
+	if e != nil {
+		nc, err = e.Connect("tandem coordinator")
+	} else {
+		var opts []nats.Option
+		if opts, err = fo.auth.options(); err != nil {
+			f.stop()
+			return nil, badInput(err)
+		}
+		nc, err = nats.Connect(natsURL, append(opts, nats.Name("tandem coordinator"))...)
+	}
 	if err != nil {
 		f.stop()
 		return nil, badInput(fmt.Errorf("--nats %s: %w", natsURL, err))
 	}
 	f.nc = nc
 	stops = append(stops, nc.Close)
-	if fo.localWorkers > 0 {
-		if f.locals, err = startLocalWorkers(fo.localWorkers, natsURL, fo.name); err != nil {
+	switch {
+	case fo.localWorkers > 0:
+		if f.locals, err = startLocalWorkers(e, fo); err != nil {
 			f.stop()
 			return nil, err
 		}
 		stops = append(stops, f.locals.stop)
-	} else {
+	case e != nil:
+		// workers started by hand on this machine: each with its own key,
+		// in a file only this user reads
+		var cmds []string
+		for i := range n {
+			path, err := e.WriteWorkerSeed(workerSlot(fo, i))
+			if err != nil {
+				f.stop()
+				return nil, err
+			}
+			cmds = append(cmds, fmt.Sprintf("  tandem worker --nats %s --fleet %s --id %s --nats-nkey %s", natsURL, fo.name, workerSlot(fo, i), path))
+		}
+		f.logf(fmt.Sprintf("waiting for %d workers on the embedded server; start each with its own key:\n%s", n, strings.Join(cmds, "\n")))
+	default:
 		f.logf(fmt.Sprintf("waiting for %d workers: tandem worker --nats %s --fleet %s", n, natsURL, fo.name))
 	}
 	return f, nil
+}
+
+// workerSlot is the id of the i-th worker the embedded server admits.
+func workerSlot(fo fleetOptions, i int) string {
+	if fo.localWorkers > 0 {
+		return fmt.Sprintf("local-%d", i+1)
+	}
+	return fmt.Sprintf("worker-%d", i+1)
 }
 
 // coordinator is the fleet's coordinator for n workers.
@@ -274,7 +317,18 @@ func (f *fleetConn) explain(err error) error {
 
 // checkFleet refuses fleet flags that cannot work.
 func checkFleet(fo fleetOptions) error {
+	if fo.nats != "" {
+		if err := checkNATSURL(fo.nats); err != nil {
+			return err
+		}
+	} else if fo.auth.set() {
+		return errors.New("--nats-creds, --nats-nkey, --nats-ca, --nats-cert and --nats-key are for --nats: the embedded server makes its own keys")
+	}
 	switch {
+	case fo.workers < 0 || fo.localWorkers < 0:
+		return fmt.Errorf("--workers %d, --local-workers %d: want a positive count", fo.workers, fo.localWorkers)
+	case fo.joinWait <= 0:
+		return fmt.Errorf("--join-wait %v: want a positive duration", fo.joinWait)
 	case fo.workers > 0 && fo.localWorkers > 0:
 		return errors.New("--workers and --local-workers: choose one (--local-workers N starts N workers here)")
 	case fo.onLoss != "fail" && fo.onLoss != "continue":
@@ -452,21 +506,45 @@ type localWorkers struct {
 	done []chan struct{}
 }
 
-// startLocalWorkers starts n tandem worker processes of this binary.
-func startLocalWorkers(n int, natsURL, name string) (*localWorkers, error) {
+// workerLogPrefix names a local worker's log in the system's temporary
+// directory; one a killed coordinator left is removed by the next.
+const workerLogPrefix = "tandem-worker-"
+
+// startLocalWorkers starts fo.localWorkers tandem worker processes of this
+// binary against the embedded server e (nil: --nats), each given its NKey
+// seed through its environment.
+func startLocalWorkers(e *fleet.Embedded, fo fleetOptions) (*localWorkers, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("--local-workers: %w", err)
 	}
+	host.RemoveStale(os.TempDir(), workerLogPrefix, ".log") // of a coordinator killed before it cleaned up
+	natsURL := fo.nats
+	if e != nil {
+		natsURL = e.URL()
+	}
 	lw := &localWorkers{}
-	for i := range n {
-		log, err := os.CreateTemp("", "tandem-worker-*.log")
+	for i := range fo.localWorkers {
+		log, err := os.CreateTemp("", host.StaleName(workerLogPrefix)+"*.log")
 		if err != nil {
 			lw.stop()
 			return nil, fmt.Errorf("--local-workers: %w", err)
 		}
 		lw.logs = append(lw.logs, log)
-		c := exec.Command(self, "worker", "--nats", natsURL, "--fleet", name, "--id", fmt.Sprintf("local-%d", i+1), "--wait", "1m")
+		id := workerSlot(fo, i)
+		args := []string{"worker", "--nats", natsURL, "--fleet", fo.name, "--id", id, "--wait", "1m"}
+		for _, fl := range []struct{ name, v string }{{"nats-creds", fo.auth.creds}, {"nats-nkey", fo.auth.nkey}, {"nats-ca", fo.auth.ca},
+			{"nats-cert", fo.auth.cert}, {"nats-key", fo.auth.key}} {
+			if fl.v != "" { // paths, not secrets
+				args = append(args, "--"+fl.name, fl.v)
+			}
+		}
+		c := exec.Command(self, args...)
+		c.Env = os.Environ()
+		if e != nil {
+			seed, _ := e.WorkerSeed(id)
+			c.Env = append(c.Env, nkeyEnv+"="+string(seed))
+		}
 		c.Stderr, c.Stdout = log, nil
 		if err := c.Start(); err != nil {
 			lw.stop()
@@ -514,6 +592,7 @@ func (lw *localWorkers) stderr() string {
 func workerCmd(stderr io.Writer) *cobra.Command {
 	var natsURL, name, id string
 	var wait time.Duration
+	var auth natsAuth
 	c := &cobra.Command{
 		Use:   "worker",
 		Short: "Join a fleet and run a share of a distributed tandem load",
@@ -544,7 +623,14 @@ Its id defaults to worker-$JOB_COMPLETION_INDEX in a Kubernetes Indexed Job
 			if !validFleetName(id) {
 				return badInput(fmt.Errorf("--id %q: want letters, digits, - and _", id))
 			}
-			nc, err := nats.Connect(natsURL, nats.Name("tandem worker "+id), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
+			if err := checkNATSURL(natsURL); err != nil {
+				return badInput(err)
+			}
+			opts, err := workerNATSOptions(id, auth)
+			if err != nil {
+				return badInput(err)
+			}
+			nc, err := nats.Connect(natsURL, append(opts, nats.Name("tandem worker "+id), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))...)
 			if err != nil {
 				return badInput(fmt.Errorf("--nats %s: %w", natsURL, err))
 			}
@@ -566,6 +652,7 @@ Its id defaults to worker-$JOB_COMPLETION_INDEX in a Kubernetes Indexed Job
 	f.StringVar(&name, "fleet", "tandem", "the fleet to join")
 	f.StringVar(&id, "id", "", "this worker's name, unique in the run (default worker-$JOB_COMPLETION_INDEX, else HOST-PID)")
 	f.DurationVar(&wait, "wait", 10*time.Minute, "how long to wait for a coordinator to take this worker")
+	natsAuthFlags(f, &auth)
 	return c
 }
 

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -101,14 +102,21 @@ func TestWorkersInNetworkNamespaces(t *testing.T) {
 		t.Fatalf("the target did not start: %q %v", line, err)
 	}
 
-	nats, err := fleet.Embed(lab.addr(1))
+	ids := []string{"ns-1", "ns-2"}
+	nats, err := fleet.Embed(fleet.EmbedOptions{Host: lab.addr(1), Fleet: "netns", Workers: ids})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nats.Close()
+	coordSeed := filepath.Join(t.TempDir(), "coordinator.nk")
+	if err := os.WriteFile(coordSeed, nats.CoordinatorSeed(), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for i, ns := range workerNS {
 		w := exec.Command("ip", "netns", "exec", ns, os.Args[0], "worker", "--nats", nats.URL(), "--fleet", "netns",
-			"--id", fmt.Sprintf("ns-%d", i+1), "--wait", "30s")
+			"--id", ids[i], "--wait", "30s")
+		seed, _ := nats.WorkerSeed(ids[i])
+		w.Env = append(os.Environ(), nkeyEnv+"="+string(seed))
 		var errb bytes.Buffer
 		w.Stderr = &errb
 		if err := w.Start(); err != nil {
@@ -124,7 +132,7 @@ func TestWorkersInNetworkNamespaces(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var out, errb bytes.Buffer
-	code := run(ctx, []string{"load", "http://" + lab.addr(2) + ":8080/", "--workers", "2", "--nats", nats.URL(), "--fleet", "netns",
+	code := run(ctx, []string{"load", "http://" + lab.addr(2) + ":8080/", "--workers", "2", "--nats", nats.URL(), "--nats-nkey", coordSeed, "--fleet", "netns",
 		"--concurrency", "4", "--requests", "2001", "--join-wait", "30s", "--format", "json"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())

@@ -121,6 +121,12 @@ func TestLoadFleetBadInput(t *testing.T) {
 		{[]string{"--local-workers", "2", "--on-worker-loss", "ignore"}, "want fail or continue"},
 		{[]string{"--local-workers", "2", "--fleet", "a.b"}, "--fleet"},
 		{[]string{"--local-workers", "2", "--rate", "10-x", "--connections", "2"}, "--rate"},
+		{[]string{"--local-workers", "-1"}, "want a positive count"},
+		{[]string{"--workers", "-2"}, "want a positive count"},
+		{[]string{"--workers", "2", "--join-wait", "-1s"}, "--join-wait -1s: want a positive duration"},
+		{[]string{"--workers", "2", "--nats", "nats://user:Secret@127.0.0.1:4222"}, "--nats-creds FILE"},
+		{[]string{"--workers", "2", "--nats-nkey", "/nonexistent"}, "are for --nats"},
+		{[]string{"--workers", "2", "--concurrency", "2", "--nats", "nats://127.0.0.1:1", "--nats-nkey", "/nonexistent"}, "--nats-nkey: stat /nonexistent"},
 	} {
 		code, _, stderr := tandem(t, append([]string{"load", url, "--requests", "10"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
@@ -133,6 +139,10 @@ func TestLoadFleetBadInput(t *testing.T) {
 	}
 	if code, _, stderr := tandem(t, "worker"); code != 2 || !strings.Contains(stderr, "--nats") {
 		t.Errorf("worker without --nats: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := tandem(t, "worker", "--nats", "nats://u:Secret@127.0.0.1:1"); code != 2 || !strings.Contains(stderr, "command line") ||
+		strings.Contains(stderr, "Secret") {
+		t.Errorf("worker with a password in --nats: exit %d, %q", code, stderr)
 	}
 	if hits.Load() != 0 {
 		t.Errorf("%d requests reached the target from refused runs", hits.Load())

@@ -50,6 +50,7 @@ whole Job; ttlSecondsAfterFinished removes it after.
 	f.DurationVar(&o.Deadline, "deadline", time.Hour, "the Job's whole life (activeDeadlineSeconds)")
 	f.DurationVar(&o.TTL, "ttl", time.Hour, "how long the finished Job is kept (ttlSecondsAfterFinished)")
 	f.DurationVar(&o.Wait, "wait", 10*time.Minute, "how long each worker waits for a coordinator")
+	f.StringVar(&o.CredsSecret, "nats-creds-secret", "", "a Secret whose key nats.creds is the NATS credentials file the workers authenticate with (mounted read-only; never in the args)")
 	c.AddCommand(job)
 	return c
 }
