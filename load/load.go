@@ -202,17 +202,26 @@ func (r *run) merged() *recorder {
 	return total
 }
 
+// outcome is what became of one request.
+type outcome uint8
+
+const (
+	unsent   outcome = iota // the run was over: not sent
+	wasCut                  // sent, and cut off by the run's end
+	recorded                // answered (or failed), and recorded
+)
+
 // one sends a request intended at intended (zero: now, as in a closed loop)
 // and records it. ctx is the run: its deadline, if any, is the run's end.
 // The request must end by its timeout or the run's end, whichever comes
-// first. Nothing is sent or recorded at or after the run's end: one
-// reports false for a request the end cut off (see cutOff), which is
-// neither a failure nor a latency, and for one it did not send.
-func (r *run) one(ctx context.Context, i int, intended time.Time, timeout time.Duration) bool {
+// first. Nothing is sent at or after the run's end (unsent). A request the
+// end cut off (see cutOff) is neither a failure nor a latency: it is
+// counted as cut (wasCut).
+func (r *run) one(ctx context.Context, i int, intended time.Time, timeout time.Duration) outcome {
 	sent := time.Now()
 	runEnd, bounded := ctx.Deadline()
 	if ctx.Err() != nil || bounded && !sent.Before(runEnd) {
-		return false
+		return unsent
 	}
 	deadline := sent.Add(timeout)
 	if bounded && runEnd.Before(deadline) {
@@ -224,11 +233,12 @@ func (r *run) one(ctx context.Context, i int, intended time.Time, timeout time.D
 	res := r.conns[i].Do(ctx, deadline)
 	end := time.Now()
 	if cutOff(ctx, deadline, end, res) {
-		return false
+		r.recs[i].recordCut()
+		return wasCut
 	}
 	r.recs[i].record(intended, sent, end, res)
 	r.live.count(res)
-	return true
+	return recorded
 }
 
 // cutOff says whether a request that ended at end with res, held to
@@ -325,7 +335,7 @@ func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 			if c.Requests > 0 && issued.Add(1) > c.Requests {
 				return
 			}
-			if !r.one(runCtx, i, time.Time{}, c.Timeout) {
+			if r.one(runCtx, i, time.Time{}, c.Timeout) != recorded {
 				return
 			}
 		}
@@ -530,8 +540,8 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 			if !ok {
 				return
 			}
-			if !alarms[i].wait(hardCtx, due) || !r.one(hardCtx, i, due, o.Timeout) {
-				dropped.Add(1)
+			if !alarms[i].wait(hardCtx, due) || r.one(hardCtx, i, due, o.Timeout) == unsent {
+				dropped.Add(1) // a request the end cut off was sent: counted as cut
 			}
 		}
 	})
@@ -621,10 +631,19 @@ func (b Batched) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 			}
 			end := due.Add(b.Period)
 			for n := 0; n < b.PerPeriod; n++ {
-				if time.Now().After(end) || hardCtx.Err() != nil || !r.one(hardCtx, i, due, b.Timeout) {
+				if time.Now().After(end) || hardCtx.Err() != nil {
 					dropped.Add(int64(b.PerPeriod - n))
 					break
 				}
+				switch r.one(hardCtx, i, due, b.Timeout) {
+				case unsent:
+					dropped.Add(int64(b.PerPeriod - n))
+				case wasCut: // sent: counted as cut
+					dropped.Add(int64(b.PerPeriod - n - 1))
+				default:
+					continue
+				}
+				break
 			}
 		}
 	})

@@ -64,7 +64,6 @@ type eventLoop struct {
 	inUse   int
 	start   time.Time
 	end     time.Time   // the run's end (zero: none): nothing ends later and is recorded
-	cut     int64       // requests that ended at or after end, not recorded
 	slack   int         // the thread's timer slack before the loop set it; -1: not set
 	polled  time.Time   // the last poll for answers
 	msg     unix.Msghdr // recvmsg's, over rbuf and oob
@@ -224,8 +223,9 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 	l.poll(0) // answers that came but were not read yet (see the lazy reads above)
 	elapsed, busy := time.Since(start), l.busyNs()
 	// Arrivals due but never sent (the run was cut short) were dropped;
-	// so were requests still in flight when it was cut, or answered after.
-	dropped += int64(len(waiting)) + int64(l.inUse) + l.cut
+	// requests still in flight when it was cut were sent: cut.
+	dropped += int64(len(waiting))
+	l.cutInFlight()
 	scheduled := next
 	if ctx.Err() == nil {
 		scheduled = tt.dueNow(next)
@@ -306,6 +306,7 @@ func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 			l.poll(waitFor(now, until))
 		}
 	}
+	l.cutInFlight()
 	elapsed, busy := time.Since(start), l.busyNs()
 	s := l.rec.sample(elapsed, elapsed, c.Unit, 0, 0)
 	s.EngineCPUNs = busy
@@ -423,6 +424,13 @@ func writeAll(fd int, b []byte, deadline time.Time) error {
 	return nil
 }
 
+// cutInFlight counts the requests still in flight as cut: the run is over.
+func (l *eventLoop) cutInFlight() {
+	for range l.inUse {
+		l.rec.recordCut()
+	}
+}
+
 // finish records the request on connection i as ended at end with res
 // (unless that is at or after the run's end: an answer read late, stamped
 // after it, is cut off like one still in flight) and frees the connection;
@@ -433,7 +441,7 @@ func (l *eventLoop) finish(i int, end time.Time, res Result, reconnect bool) {
 		l.drop(i)
 	}
 	if !l.end.IsZero() && !end.Before(l.end) {
-		l.cut++
+		l.rec.recordCut()
 	} else {
 		l.rec.record(c.intended, c.sent, end, res)
 		l.live.count(res)

@@ -44,17 +44,20 @@ func TestLoopAgreesWithWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", engine, err)
 		}
-		if s.Requests != 500 || s.OK != 500 || hits.Load() != 500 || s.Dropped != 0 {
-			t.Errorf("%s: %d requests, %d ok, server saw %d, %d dropped; want 500", engine, s.Requests, s.OK, hits.Load(), s.Dropped)
+		// every arrival accounted for on any machine; how few are dropped
+		// or late on an idle one is the bench's to measure
+		if s.Requests+s.Cut+s.Dropped != 500 || s.Requests == 0 || s.OK != s.Requests || hits.Load() < s.Requests || hits.Load() > s.Requests+s.Cut {
+			t.Errorf("%s: %d requests (%d ok), %d cut, %d dropped, server saw %d; want 500 arrivals", engine, s.Requests, s.OK, s.Cut, s.Dropped, hits.Load())
 		}
 		// Never below the server's 2 ms (an end stamp on the wrong clock
 		// would be). Above it, the round trip and the in-process server's
 		// own cost (0.2–0.4 ms here under -race); the workers also wait
 		// for the runtime to wake them (0.4–0.8 ms). How little that is
 		// is the bench's to measure (docs/performance.md): a busy machine
-		// adds milliseconds, so the bound here only catches a gross error.
+		// adds milliseconds, even tens, so the bound here only catches a
+		// gross error (a unit wrong by a thousand).
 		p50 := time.Duration(s.LatencyNs.P50)
-		hi := 50 * time.Millisecond
+		hi := time.Second
 		if p50 < 2*time.Millisecond || p50 > hi || s.ServiceTimeNs.P50 > s.LatencyNs.P50 || s.ServiceTimeNs.Min < int64(2*time.Millisecond) {
 			t.Errorf("%s: p50 latency %v, service %v (min %v); want 2 ms to %v", engine, p50, time.Duration(s.ServiceTimeNs.P50),
 				time.Duration(s.ServiceTimeNs.Min), hi)
@@ -134,7 +137,7 @@ func TestLoopRecordsWhatServersDo(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if d := time.Since(start); d > 2*time.Second {
+		if d := time.Since(start); d > 6*time.Second { // 1.3 s by design: a hang guard, not a timing goal
 			t.Errorf("%s: the run took %v", c.name, d)
 		}
 		for status, least := range c.want {
@@ -146,7 +149,7 @@ func TestLoopRecordsWhatServersDo(t *testing.T) {
 				t.Errorf("%s: %s %d; want at least %d (errors %v, ok %d, requests %d, dropped %d)", c.name, status, got, least, s.Errors, s.OK, s.Requests, s.Dropped)
 			}
 		}
-		if s.Requests+s.Dropped != 200 {
+		if s.Requests+s.Cut+s.Dropped != 200 {
 			t.Errorf("%s: %d sent + %d dropped; want the 200 arrivals", c.name, s.Requests, s.Dropped)
 		}
 	}

@@ -69,7 +69,7 @@ func TestShardedOpenSumsToWhole(t *testing.T) {
 	c, hits := server(t, 0, 200)
 	whole := load.Constant{Rate: 1000, Duration: time.Second}
 	var wg sync.WaitGroup
-	var total int64
+	var total, cut, dropped, ok int64
 	var hdrs []string
 	var mu sync.Mutex
 	for i := 0; i < 3; i++ {
@@ -83,17 +83,25 @@ func TestShardedOpenSumsToWhole(t *testing.T) {
 			}
 			mu.Lock()
 			total += s.Requests
+			cut += s.Cut
+			dropped += s.Dropped
+			ok += s.OK
 			hdrs = append(hdrs, s.HDR)
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	if total != 1000 || hits.Load() != 1000 {
-		t.Errorf("three shards of 1000/s for 1 s sent %d (server saw %d); want 1000", total, hits.Load())
+	// Every arrival is accounted for, whatever the machine's load: sent
+	// and answered, sent and cut off by the run's end, or dropped; the
+	// server saw every request answered, and perhaps some that were cut.
+	// How few are dropped on an idle machine is the bench's to measure.
+	if total+cut+dropped != 1000 || total == 0 || ok != total || hits.Load() < total || hits.Load() > total+cut {
+		t.Errorf("three shards of 1000/s for 1 s: %d answered (%d ok), %d cut, %d dropped, the server saw %d; want 1000 arrivals in all",
+			total, ok, cut, dropped, hits.Load())
 	}
 	merged, err := hdr.Merge(hdrs...)
-	if err != nil || merged.TotalCount() != 1000 {
-		t.Errorf("merged shard histograms: %v, %d values; want 1000", err, merged.TotalCount())
+	if err != nil || merged.TotalCount() != ok {
+		t.Errorf("merged shard histograms: %v, %d values; want %d", err, merged.TotalCount(), ok)
 	}
 	if _, err := hdr.Merge("not base64!"); err == nil {
 		t.Error("Merge of garbage = nil error")
@@ -152,7 +160,7 @@ func stallOpen(t *testing.T, engine string) {
 	if lag := time.Duration(open.ScheduleLagNs.P90); lag < 300*time.Millisecond {
 		t.Errorf("%s: schedule lag p90 %v; want the queue behind the stall to show", engine, lag)
 	}
-	if math.Abs(float64(open.Requests+open.Dropped)-600) > 6 {
+	if math.Abs(float64(open.Requests+open.Cut+open.Dropped)-600) > 6 {
 		t.Errorf("%s: open loop sent %d and dropped %d; want 600 arrivals", engine, open.Requests, open.Dropped)
 	}
 }
@@ -167,7 +175,7 @@ func TestOpenDropsBeyondMaxWaiting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Dropped < 200 || s.Requests+s.Dropped != 250 {
+		if s.Dropped < 200 || s.Requests+s.Cut+s.Dropped != 250 {
 			t.Errorf("%s: 1 connection stalled, 10 may wait: %d sent, %d dropped; want most of 250 dropped", engine, s.Requests, s.Dropped)
 		}
 	}
@@ -181,8 +189,12 @@ func TestBatched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Expected() != 100 || s.Requests != 100 || s.Dropped != 0 || hits.Load() != 100 || s.OfferedRate != 100 {
-		t.Errorf("batched: expected %d, sent %d, dropped %d, offered %v", b.Expected(), s.Requests, s.Dropped, s.OfferedRate)
+	// every request accounted for on any machine (a busy one may leave
+	// some of a batch unsent in its period): answered, cut or dropped
+	if b.Expected() != 100 || s.Requests+s.Cut+s.Dropped != 100 || s.Requests == 0 || s.OK != s.Requests ||
+		hits.Load() < s.Requests || hits.Load() > s.Requests+s.Cut || s.OfferedRate != 100 {
+		t.Errorf("batched: expected %d, answered %d (%d ok), cut %d, dropped %d, the server saw %d, offered %v",
+			b.Expected(), s.Requests, s.OK, s.Cut, s.Dropped, hits.Load(), s.OfferedRate)
 	}
 	slow, _ := server(t, 40*time.Millisecond, 200)
 	s, err = b.Run(context.Background(), slow)
@@ -190,7 +202,7 @@ func TestBatched(t *testing.T) {
 		t.Fatal(err)
 	}
 	// each connection fits about 3 of its 5 per period
-	if s.Dropped < 20 || s.Requests+s.Dropped != 100 {
-		t.Errorf("batched against a slow server: sent %d, dropped %d; want a counted shortfall", s.Requests, s.Dropped)
+	if s.Dropped+s.Cut < 20 || s.Requests+s.Cut+s.Dropped != 100 {
+		t.Errorf("batched against a slow server: answered %d, cut %d, dropped %d; want a counted shortfall", s.Requests, s.Cut, s.Dropped)
 	}
 }

@@ -15,6 +15,7 @@ type recorder struct {
 	latency, service, lag, first *hdrhistogram.Histogram
 	think                        *hdrhistogram.Histogram // closed loops on the event loop
 	requests, ok, units          int64
+	cut                          int64 // sent, and cut off by the run's end
 	lastSent                     time.Time
 	errors                       map[string]int64
 	series                       *series
@@ -77,6 +78,17 @@ func (r *recorder) record(intended, sent, end time.Time, res Result) {
 	}
 }
 
+// recordCut notes a request that was sent and that the run's end cut off:
+// neither a failure nor a latency, but not hidden either.
+func (r *recorder) recordCut() {
+	r.cut++
+	if r.tap != nil {
+		r.tap.mu.Lock()
+		r.tap.rec.cut++
+		r.tap.mu.Unlock()
+	}
+}
+
 // recordThink notes the time from an answer to the next request on its
 // connection.
 func (r *recorder) recordThink(d time.Duration) {
@@ -109,6 +121,7 @@ func (r *recorder) merge(o *recorder) {
 		r.first.Merge(o.first)
 	}
 	r.requests += o.requests
+	r.cut += o.cut
 	if o.lastSent.After(r.lastSent) {
 		r.lastSent = o.lastSent
 	}
@@ -124,7 +137,7 @@ func (r *recorder) merge(o *recorder) {
 func (r *recorder) sample(elapsed, sendWindow time.Duration, unit string, dropped int64, offered float64) results.Sample {
 	s := results.Sample{
 		Requests: r.requests, OK: r.ok, Errors: r.errors, DurationNs: int64(elapsed), Unit: unit,
-		LatencyNs: hdr.Distribution(r.latency), ServiceTimeNs: hdr.Distribution(r.service), Dropped: dropped,
+		LatencyNs: hdr.Distribution(r.latency), ServiceTimeNs: hdr.Distribution(r.service), Dropped: dropped, Cut: r.cut,
 		OfferedRate: offered,
 	}
 	if r.lag != nil {

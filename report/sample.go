@@ -86,6 +86,9 @@ func sampleText(w io.Writer, s results.Sample, warnings []string, stoppedBy stri
 		fmt.Fprintf(&b, "INTERRUPTED: %s.\n", note)
 	}
 	fmt.Fprintf(&b, "requests      %d sent, %d ok, %d failed in %v\n", s.Requests, s.OK, s.Requests-s.OK, time.Duration(s.DurationNs).Round(time.Millisecond))
+	if s.Cut > 0 {
+		fmt.Fprintf(&b, "              %d more sent and cut off by the end: neither failed nor timed\n", s.Cut)
+	}
 	if s.OfferedRate > 0 {
 		fmt.Fprintf(&b, "rate          offered %s/s, achieved %s/s, dropped %d\n", human.Number(s.OfferedRate), human.Number(s.AchievedRate), s.Dropped)
 	}
@@ -161,7 +164,7 @@ func sampleJSON(w io.Writer, s results.Sample, warnings []string, stoppedBy stri
 		"offered_rate": offered, "achieved_rate": s.AchievedRate,
 		"throughput": s.Throughput, "unit": s.Unit, "units_per_s": s.UnitsPerS,
 		"latency_ns": s.LatencyNs, "service_time_ns": s.ServiceTimeNs, "schedule_lag_ns": s.ScheduleLagNs,
-		"dropped": s.Dropped, "hdr": s.HDR, "series": s.Series, "warnings": warnings,
+		"dropped": s.Dropped, "cut": s.Cut, "hdr": s.HDR, "series": s.Series, "warnings": warnings,
 		"interrupted": stoppedBy != "",
 	}
 	if s.FirstMessageNs != nil {

@@ -314,6 +314,11 @@ type Sample struct {
 	ServiceTimeNs Distribution  `json:"service_time_ns"`
 	ScheduleLagNs *Distribution `json:"schedule_lag_ns,omitempty"`
 	Dropped       int64         `json:"dropped"`
+	// Cut counts requests sent whose answers the run's end (or an
+	// interruption) cut off: neither failures nor latencies. The target
+	// may have served them. Requests + Cut + Dropped is every arrival an
+	// open or batched loop was offered.
+	Cut int64 `json:"cut,omitempty"`
 	// FirstMessageNs is the time to the first message of a stream.
 	FirstMessageNs *Distribution `json:"first_message_ns,omitempty"`
 	// ThinkTimeNs (closed loops on the event loop) is the generator's own
@@ -825,7 +830,7 @@ func (r Round) Outcome() stats.Round {
 		requests -= ev.ErrorsWhileDown
 	}
 	return stats.Round{Headline: r.Headline, Failed: r.Failed, Error: r.Error, Requests: requests, OK: r.OK, Errors: r.Errors,
-		Dropped: r.Dropped, Offered: r.OfferedRate, Achieved: r.AchievedRate, GeneratorUse: r.GeneratorCPUUse}
+		Dropped: r.Dropped, Cut: r.Cut, Offered: r.OfferedRate, Achieved: r.AchievedRate, GeneratorUse: r.GeneratorCPUUse}
 }
 
 // Engines are the load engines the scenario's rounds ran on, sorted.
