@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tandem-bench/tandem/internal/human"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -213,7 +214,8 @@ func FromBench(name string, r io.Reader) ([]Cost, error) {
 	return costs, nil
 }
 
-// Text writes the costs and the gates for a terminal.
+// Text writes the costs and the gates for a terminal, the text from
+// outside (names, flags) through human.Printable.
 func Text(w io.Writer, r *Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-40s %14s %12s %12s %14s %12s  %s\n", "cost", "instr/op", "allocs/op", "bytes/op", "cold instr", "cold allocs", "exact")
@@ -223,7 +225,8 @@ func Text(w io.Writer, r *Report) error {
 		if c.Source == "go-bench" {
 			ins, cold = "–", "–"
 		}
-		fmt.Fprintf(&b, "%-40s %14s %12.4g %12.4g %14s %12d  %s\n", c.Name, ins, c.AllocationsPerOp, c.BytesPerOp, cold, c.ColdAllocations, exact)
+		name := strings.NewReplacer("\n", " ", "\t", " ").Replace(c.Name) // one row
+		fmt.Fprintf(&b, "%-40s %14s %12.4g %12.4g %14s %12d  %s\n", name, ins, c.AllocationsPerOp, c.BytesPerOp, cold, c.ColdAllocations, exact)
 	}
 	for _, g := range r.Gates {
 		state := "ok"
@@ -235,7 +238,9 @@ func Text(w io.Writer, r *Report) error {
 	if r.Valgrind != "" {
 		fmt.Fprintf(&b, "%s %s\n", r.Valgrind, strings.Join(r.Flags, " "))
 	}
-	_, err := io.WriteString(w, b.String())
+	// names and flags are the user's and a benchmark's: no control
+	// character of theirs reaches the terminal
+	_, err := io.WriteString(w, human.Printable(b.String()))
 	return err
 }
 

@@ -9,18 +9,49 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tandem-bench/tandem/hdr"
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/results"
 )
+
+// csvText makes text from outside tandem (a name, a call, a unit) a CSV
+// cell: printable, its control characters shown as escapes as
+// human.Printable shows them, and behind a ' when it would start a
+// spreadsheet formula (=, +, -, @, a tab, or their full-width forms), so
+// that a spreadsheet shows it as text rather than running it.
+// encoding/csv quotes what needs quoting (commas, quotes, newlines).
+func csvText(s string) string {
+	s = human.Printable(s)
+	if r, _ := utf8.DecodeRuneInString(s); s != "" && strings.ContainsRune(formulaStarts, r) {
+		return "'" + s
+	}
+	return s
+}
+
+// formulaStarts are the characters a spreadsheet reads a cell starting
+// with as a formula.
+const formulaStarts = "=+-@\t＝＋－＠"
+
+// lineText makes text from outside tandem safe within one line of a
+// line-based export (a benchmark file's header, an HDR log's comment):
+// printable, with newline and tab escaped too, and # as \x23, so that no
+// text starts a line or reads as one of the format's own markers (an HDR
+// log's reader takes "#[StartTime:" anywhere in a comment for the log's
+// start time).
+func lineText(s string) string { return lineEscapes.Replace(human.Printable(s)) }
+
+var lineEscapes = strings.NewReplacer("\n", `\x0a`, "\t", `\x09`, "#", `\x23`)
 
 // CSV writes one row per measured round of every scenario and one per run
 // of every sweep cell, for spreadsheets and scripts. A cell's row (kind
 // cell) has its connections as concurrency, its mean latency as headline
 // (metric latency_mean_ns), its confirmed per second as throughput, and
 // its rate per connection, expected, confirmed and saturation state in
-// the last columns.
+// the last columns. Text from the results (names, calls, units) is
+// written by csvText: printable, and never a formula.
 func CSV(w io.Writer, r *results.Results) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"scenario", "call", "metric", "direction", "concurrency", "round", "order", "target", "failed",
@@ -45,8 +76,8 @@ func CSV(w io.Writer, r *results.Results) error {
 			}
 			sending := max(float64(c.DurationNs)/1e9-1, 1e-9)
 			perS := c.ConfirmedPerSecond()
-			cw.Write([]string{sw.Scenario, sw.Call, "latency_mean_ns", "lower", strconv.Itoa(c.Connections), strconv.Itoa(round), "",
-				sw.Target, strconv.FormatBool(c.Error != ""), f(l.Mean), i(c.Sent), i(c.OK), i(total(c.Errors)), i(c.DurationNs),
+			cw.Write([]string{csvText(sw.Scenario), csvText(sw.Call), "latency_mean_ns", "lower", strconv.Itoa(c.Connections), strconv.Itoa(round), "",
+				csvText(sw.Target), strconv.FormatBool(c.Error != ""), f(l.Mean), i(c.Sent), i(c.OK), i(total(c.Errors)), i(c.DurationNs),
 				f(perS), f(perS), "request", i(l.Min), f(l.Mean), i(l.P50), i(l.P90), i(l.P99), i(l.P999), i(l.Max),
 				f(float64(c.Connections) * c.Rate), f(float64(c.Sent) / sending), "0", "", "cell", f(c.Rate), i(c.Expected), i(c.Confirmed),
 				strconv.FormatBool(c.Saturated)})
@@ -55,9 +86,9 @@ func CSV(w io.Writer, r *results.Results) error {
 	for _, sc := range r.Scenarios {
 		for _, rd := range sc.Rounds {
 			l := rd.LatencyNs
-			cw.Write([]string{sc.Name, sc.Call, sc.Metric, sc.Direction, strconv.Itoa(rd.Concurrency), strconv.Itoa(rd.Round), strconv.Itoa(rd.Order),
-				rd.Target, strconv.FormatBool(rd.Failed), f(rd.Headline), i(rd.Requests), i(rd.OK), i(total(rd.Errors)), i(rd.DurationNs),
-				f(rd.Throughput), f(rd.UnitsPerS), rd.Unit, i(l.Min), f(l.Mean), i(l.P50), i(l.P90), i(l.P99), i(l.P999), i(l.Max),
+			cw.Write([]string{csvText(sc.Name), csvText(sc.Call), csvText(sc.Metric), csvText(sc.Direction), strconv.Itoa(rd.Concurrency),
+				strconv.Itoa(rd.Round), strconv.Itoa(rd.Order), csvText(rd.Target), strconv.FormatBool(rd.Failed), f(rd.Headline), i(rd.Requests),
+				i(rd.OK), i(total(rd.Errors)), i(rd.DurationNs), f(rd.Throughput), f(rd.UnitsPerS), csvText(rd.Unit), i(l.Min), f(l.Mean), i(l.P50), i(l.P90), i(l.P99), i(l.P999), i(l.Max),
 				f(rd.OfferedRate), f(rd.AchievedRate), i(rd.Dropped), f(rd.GeneratorCPUUse), "round", "", "", "", ""})
 		}
 	}
@@ -92,9 +123,11 @@ func benchName(s string) string {
 // head.txt) with its own statistics. Names carry the target and level as
 // sub-benchmark keys (BenchmarkGetblockLatency/target=a/c=1); each line's
 // values are latencies in ns (p50 as sec/op's stand-in) and throughput.
+// Text from the results stays on its line: names and units keep only
+// letters, digits and _.-, the header's values are written by lineText.
 func Bench(w io.Writer, r *results.Results) error {
-	fmt.Fprintf(w, "goos: %s\ngoarch: %s\npkg: tandem/%s\ncpu: %s\n", r.Machine.OS, r.Machine.Arch,
-		notName.ReplaceAllString(r.Study.Name, "_"), r.Machine.CPUModel)
+	fmt.Fprintf(w, "goos: %s\ngoarch: %s\npkg: tandem/%s\ncpu: %s\n", lineText(r.Machine.OS), lineText(r.Machine.Arch),
+		notName.ReplaceAllString(r.Study.Name, "_"), lineText(r.Machine.CPUModel))
 	for _, sc := range r.Scenarios {
 		rounds := append([]results.Round(nil), sc.Rounds...)
 		sort.SliceStable(rounds, func(i, j int) bool {
@@ -112,7 +145,7 @@ func Bench(w io.Writer, r *results.Results) error {
 				name += fmt.Sprintf("/c=%d", rd.Concurrency)
 			}
 			fmt.Fprintf(w, "%s\t%d\t%d ns/op\t%d p90-ns\t%d p99-ns\t%.6g %ss/s\n", name, rd.OK, rd.LatencyNs.P50,
-				rd.LatencyNs.P90, rd.LatencyNs.P99, rd.UnitsPerS, rd.Unit)
+				rd.LatencyNs.P90, rd.LatencyNs.P99, rd.UnitsPerS, notName.ReplaceAllString(rd.Unit, "_"))
 		}
 	}
 	// every run of a sweep cell that confirmed something: its mean latency
@@ -139,9 +172,12 @@ func Bench(w io.Writer, r *results.Results) error {
 // log format (readable by HistogramLogAnalyzer and hdrhistogram's log
 // readers), tagged scenario/target/level. Intervals follow one another on
 // a timeline of measurement time: each round's interval is its duration.
+// Text from the results in a comment is written by lineText, so that it
+// cannot end the comment or forge the log's start time.
 func HDRLog(w io.Writer, r *results.Results) error {
 	lw := hdrhistogram.NewHistogramLogWriter(w)
-	if err := lw.OutputComment(fmt.Sprintf("[tandem %s: %s, %s]", r.Tool.Version, r.Study.Name, r.CreatedAt.Format("2006-01-02T15:04:05Z"))); err != nil {
+	if err := lw.OutputComment(fmt.Sprintf("[tandem %s: %s, %s]", lineText(r.Tool.Version), lineText(r.Study.Name),
+		r.CreatedAt.Format("2006-01-02T15:04:05Z"))); err != nil {
 		return err
 	}
 	if err := lw.OutputStartTime(r.CreatedAt.UnixMilli()); err != nil {
@@ -158,7 +194,7 @@ func HDRLog(w io.Writer, r *results.Results) error {
 			}
 			h, err := hdr.Decode(rd.HDR)
 			if err != nil { // say so in the log and go on: the other rounds are good
-				if err := lw.OutputComment(fmt.Sprintf("[skipped %s round %d %s: %v]", sc.Name, rd.Round, rd.Target, err)); err != nil {
+				if err := lw.OutputComment(fmt.Sprintf("[skipped %s round %d %s: %s]", lineText(sc.Name), rd.Round, lineText(rd.Target), lineText(err.Error()))); err != nil {
 					return err
 				}
 				continue

@@ -153,13 +153,35 @@ func swatches(col colours) []swatch {
 }
 
 // jsonScript embeds v for the page's script; json.Marshal escapes <, >
-// and &, so no value can end the element.
+// and &, so no value can end the element, and printableJSON the control
+// characters it leaves.
 func jsonScript(id string, v any) (template.HTML, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return "", fmt.Errorf("encode %s: %w", id, err)
 	}
-	return template.HTML(`<script type="application/json" id="` + id + `">` + string(b) + "</script>\n"), nil
+	return template.HTML(`<script type="application/json" id="` + id + `">` + printableJSON(string(b)) + "</script>\n"), nil
+}
+
+// printableJSON escapes, in encoded JSON, the characters human.Printable
+// escapes that encoding/json writes as they are (DEL, the C1 set, U+FFFD)
+// as \u escapes, which decode to the same strings. Outside its strings
+// JSON has only ASCII, so none of them can be anything but a string's.
+func printableJSON(js string) string {
+	i := strings.IndexFunc(js, human.Unprintable)
+	if i < 0 {
+		return js
+	}
+	var b strings.Builder
+	b.WriteString(js[:i])
+	for _, r := range js[i:] {
+		if human.Unprintable(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // render writes a page: the figures' data and the results (when given)
@@ -186,7 +208,15 @@ func render(w io.Writer, d pageData, res any) error {
 		d.Scripts += template.HTML("<script>" + s + "</script>\n") // #nosec: the page's own scripts, allowed by hash
 	}
 	d.CSP, d.CSS = template.HTMLAttr(pageCSP), template.CSS(pageCSS)
-	return page.ExecuteTemplate(w, "page.html", d)
+	var b strings.Builder
+	if err := page.ExecuteTemplate(&b, "page.html", d); err != nil {
+		return err
+	}
+	// what html/template leaves as it is (ESC, CR, C1) shows as escapes,
+	// as in every other format; the page's own scripts have none, so their
+	// hashes hold
+	_, err = io.WriteString(w, human.Printable(b.String()))
+	return err
 }
 
 // HTML writes one self-contained page: the answer at a glance first, then

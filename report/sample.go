@@ -114,7 +114,7 @@ func sampleText(w io.Writer, s results.Sample, warnings []string, stoppedBy stri
 	for _, wn := range warnings {
 		fmt.Fprintf(&b, "warning: %s\n", wn)
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, human.Printable(b.String())) // the errors' kinds and the warnings may quote a server
 	return err
 }
 
@@ -141,7 +141,7 @@ func sampleMarkdown(w io.Writer, s results.Sample, warnings []string, stoppedBy 
 	for _, wn := range warnings {
 		fmt.Fprintf(&b, "\n> warning: %s\n", wn)
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, human.Printable(b.String()))
 	return err
 }
 
@@ -182,14 +182,17 @@ func sampleJSON(w io.Writer, s results.Sample, warnings []string, stoppedBy stri
 	return encodeJSON(w, out)
 }
 
-// encodeJSON writes v as indented JSON with a final newline.
+// encodeJSON writes v as indented JSON with a final newline, with the
+// control characters encoding/json leaves escaped (printableJSON).
 func encodeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("encode JSON: %w", err)
 	}
-	return nil
+	_, err := io.WriteString(w, printableJSON(b.String()))
+	return err
 }
 
 // fleetLine sums up how a distributed run went.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -116,11 +115,13 @@ fails or whose cost does not grow with {ops}.`,
 				return err
 			}
 			if out != "" {
-				data, err := json.MarshalIndent(rep, "", "  ")
-				if err != nil {
+				// the json format's file: indented, its control characters escaped
+				js, _ := report.LookupFormat("json", report.ForCost)
+				var data strings.Builder
+				if err := js.Cost(&data, rep); err != nil {
 					return err
 				}
-				if err := results.WriteFileAtomic(out, append(data, '\n')); err != nil {
+				if err := results.WriteFileAtomic(out, []byte(data.String())); err != nil {
 					return err
 				}
 			}

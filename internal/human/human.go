@@ -132,6 +132,12 @@ func Printable(s string) string {
 	return b.String()
 }
 
+// Unprintable reports whether Printable shows r as an escape: a control
+// character other than newline and tab, DEL, the C1 set, a line or
+// paragraph separator, or the replacement character that stands for
+// bytes that were not UTF-8.
+func Unprintable(r rune) bool { return unsafeRune(r) }
+
 func unsafeRune(r rune) bool {
 	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r < 0xa0) || r == '\u2028' || r == '\u2029' || r == utf8.RuneError
 }
