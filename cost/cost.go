@@ -1,8 +1,9 @@
 // Package cost counts what an operation costs instead of timing it:
 // instructions (valgrind's callgrind) and heap allocations (DHAT) per
-// operation, as the slope between runs of N and 2N operations, measured
-// twice; and allocations per operation from Go benchmarks. Counts do not
-// move with a shared machine's noise, so they can gate a build.
+// operation, as the slopes between runs of N, 2N and 4N operations, exact
+// only when the two agree (a cost per operation that does not change with
+// N); and allocations per operation from Go benchmarks. Counts do not move
+// with a shared machine's noise, so they can gate a build.
 package cost
 
 import (
@@ -189,11 +190,17 @@ func Argv(command []string, n int) ([]string, error) {
 	return out, nil
 }
 
-// Measure counts one command's cost: the cold run of 1 operation, then N
-// and 2N operations twice, each under callgrind and DHAT. Per operation =
-// (X(2N) − X(N)) / N.
+// Measure counts one command's cost: the cold run of 1 operation, then N,
+// 2N and 4N operations, each under callgrind and DHAT. Each figure has two
+// slopes, (X(2N) − X(N)) / N and (X(4N) − X(2N)) / 2N; its cost per
+// operation is their mean, and the cost is exact when every figure's two
+// agree within 1 %. A figure whose slopes do not agree is named in
+// Inexact and described in Growth.
 func (v *Valgrind) Measure(ctx context.Context, name string, command []string, n int) (Cost, error) {
 	c := Cost{Name: name, Ops: n, Source: "valgrind"}
+	if n < 1 || n > math.MaxInt32 {
+		return c, fmt.Errorf("%d operations: want 1 to %d", n, math.MaxInt32)
+	}
 	type point struct{ ins, blocks, bytes int64 }
 	at := func(ops int) (point, error) {
 		argv, err := Argv(command, ops)
@@ -214,27 +221,32 @@ func (v *Valgrind) Measure(ctx context.Context, name string, command []string, n
 		return c, err
 	}
 	c.ColdInstructions, c.ColdAllocations = cold.ins, cold.blocks
+	var pts [3]point // N, 2N, 4N
+	for i := range pts {
+		if pts[i], err = at(n << i); err != nil {
+			return c, err
+		}
+		if i == 1 {
+			a, b := pts[0], pts[1]
+			if d := b.ins - a.ins; d < max(int64(n), a.ins/1000) { // before the longest run
+				return c, fmt.Errorf("%w: %d instructions for %d operations, %d for %d", ErrNotScaling, a.ins, n, b.ins, 2*n)
+			}
+		}
+	}
 	var bytesSlopes [2]float64
 	for i := range 2 {
-		a, err := at(n)
-		if err != nil {
-			return c, err
-		}
-		b, err := at(2 * n)
-		if err != nil {
-			return c, err
-		}
-		if d := b.ins - a.ins; d < max(int64(n), a.ins/1000) {
-			return c, fmt.Errorf("%w: %d instructions for %d operations, %d for %d", ErrNotScaling, a.ins, n, b.ins, 2*n)
-		}
-		c.InstructionSlopes[i] = float64(b.ins-a.ins) / float64(n)
-		c.AllocationSlopes[i] = float64(b.blocks-a.blocks) / float64(n)
-		bytesSlopes[i] = float64(b.bytes-a.bytes) / float64(n)
+		a, b, d := pts[i], pts[i+1], float64(n<<i) // from n<<i to n<<(i+1) operations
+		c.InstructionSlopes[i] = float64(b.ins-a.ins) / d
+		c.AllocationSlopes[i] = float64(b.blocks-a.blocks) / d
+		bytesSlopes[i] = float64(b.bytes-a.bytes) / d
 	}
 	c.InstructionsPerOp = (c.InstructionSlopes[0] + c.InstructionSlopes[1]) / 2
 	c.AllocationsPerOp = (c.AllocationSlopes[0] + c.AllocationSlopes[1]) / 2
 	c.BytesPerOp = (bytesSlopes[0] + bytesSlopes[1]) / 2
-	c.Inexact = disagreeing(c.InstructionSlopes, c.AllocationSlopes, bytesSlopes)
+	c.Growth = growing(c.InstructionSlopes, c.AllocationSlopes, bytesSlopes)
+	for _, g := range c.Growth {
+		c.Inexact = append(c.Inexact, g.Figure)
+	}
 	c.Exact = len(c.Inexact) == 0
 	return c, nil
 }
@@ -246,17 +258,25 @@ const (
 	figBytes        = "bytes"
 )
 
-// disagreeing names the figures whose two slopes disagree by more than
-// 1 %: nil when all agree.
-func disagreeing(ins, allocs, bytes [2]float64) []string {
-	var out []string
+// growing describes the figures whose slopes from N to 2N and from 2N to
+// 4N disagree by more than 1 %: nil when all agree.
+func growing(ins, allocs, bytes [2]float64) []results.Growth {
+	var out []results.Growth
 	for _, f := range []struct {
 		name   string
 		slopes [2]float64
 	}{{figInstructions, ins}, {figAllocations, allocs}, {figBytes, bytes}} {
-		if !agree(f.slopes) {
-			out = append(out, f.name)
+		if agree(f.slopes) {
+			continue
 		}
+		g := results.Growth{Figure: f.name, Slopes: f.slopes, Shape: results.Sublinear}
+		if f.slopes[1] > f.slopes[0] {
+			g.Shape = results.Superlinear
+		}
+		if f.slopes[0] > 0 && f.slopes[1] >= 0 {
+			g.PerDoubling = f.slopes[1] / f.slopes[0]
+		}
+		out = append(out, g)
 	}
 	return out
 }

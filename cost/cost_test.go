@@ -3,13 +3,18 @@ package cost
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/internal/tooltest"
+	"github.com/tandem-bench/tandem/results"
 )
 
 // valgrind finds valgrind; the test command installs it (Debian) and sets
@@ -52,6 +57,59 @@ func TestMeasureExactAllocations(t *testing.T) {
 	}
 	if c.InstructionsPerOp < 100 || c.ColdInstructions <= 0 || c.ColdAllocations < 3 || c.Source != "valgrind" {
 		t.Errorf("cost %+v", c)
+	}
+}
+
+// A cost is exact only when its cost per operation is constant: the same
+// from N to 2N as from 2N to 4N. quadratic.c's operation i does work in
+// proportion to i, so its cost per operation doubles with N: not exact,
+// its instructions named as growing about ×2 per doubling, superlinear;
+// alloc.c's is constant: exact, with no growth.
+func TestMeasureExactMeansConstant(t *testing.T) {
+	v := valgrind(t)
+	cases := []struct {
+		name    string
+		bin     string
+		inexact []string
+		lo, hi  float64 // the instructions' growth per doubling
+	}{
+		{"quadratic", cc(t, "testdata/quadratic.c"), []string{"instructions"}, 1.8, 2.05},
+		{"linear", cc(t, "testdata/alloc.c", "-DWORK=100"), nil, 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := v.Measure(context.Background(), c.name, []string{c.bin, "{ops}"}, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Exact != (c.inexact == nil) || !slices.Equal(got.Inexact, c.inexact) {
+				t.Fatalf("exact %v, inexact %q; want %v, %q (instruction slopes %v)", got.Exact, got.Inexact, c.inexact == nil, c.inexact, got.InstructionSlopes)
+			}
+			var b strings.Builder
+			if err := Text(&b, &Report{Costs: []Cost{got}}); err != nil {
+				t.Fatal(err)
+			}
+			if c.inexact == nil {
+				if len(got.Growth) != 0 || !strings.HasSuffix(strings.TrimSpace(b.String()), "  yes") {
+					t.Errorf("a constant cost with growth %+v:\n%s", got.Growth, b.String())
+				}
+				return
+			}
+			if len(got.Growth) != 1 {
+				t.Fatalf("growth %+v; want the instructions'", got.Growth)
+			}
+			g := got.Growth[0]
+			s := got.InstructionSlopes
+			if g.Figure != "instructions" || g.Shape != results.Superlinear || g.Slopes != s || g.PerDoubling < c.lo || g.PerDoubling > c.hi ||
+				math.Abs(g.PerDoubling-s[1]/s[0]) > 1e-9 {
+				t.Errorf("growth %+v; want instructions, superlinear, the slopes %v, ×%.2f–%.2f per doubling", g, s, c.lo, c.hi)
+			}
+			want := fmt.Sprintf("no: instructions grow: %s → %s per op from 100→200 to 200→400 ops, about ×%.2f per doubling: superlinear",
+				human.Number(s[0]), human.Number(s[1]), g.PerDoubling)
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("the report does not say how it grows (%q):\n%s", want, b.String())
+			}
+		})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tandem-bench/tandem/internal/human"
+	"github.com/tandem-bench/tandem/results"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -69,28 +70,32 @@ func (e *MissingError) Error() string {
 	return fmt.Sprintf("baseline %s %s; it holds: %s", e.File, strings.Join(parts, "; "), holds)
 }
 
-// Holds reports whether the baseline has an entry that a cost of this name
-// and source (valgrind or go-bench) can be held against: nil, or a
-// *MissingError naming the entries it does hold. A command's cost can be
-// looked up before it is counted.
-func (b *Baseline) Holds(name, source string) error {
-	return b.missing([]Cost{{Name: name, Source: source}})
+// Holds reports whether the baseline has an entry that a cost of this
+// name and source (valgrind or go-bench), counted at ops operations (N;
+// 0 for a Go benchmark), can be held against: nil, or a *MissingError
+// naming the entries it does hold. A command's cost can be looked up
+// before it is counted.
+func (b *Baseline) Holds(name, source string, ops int) error {
+	return b.missing([]Cost{{Name: name, Source: source, Ops: ops}})
 }
 
-// entries returns the baseline's entries that a cost of this name and
-// source is held against; when there are entries of the name but none
-// can gate it, why says so.
-func (b *Baseline) entries(name, source string) (use []Cost, why string) {
+// entries returns the baseline's entries that a cost c (its name, source
+// and N) is held against; when there are entries of the name but none can
+// gate it, why says so. An entry whose instructions per op grow with N
+// holds only a count at its own N.
+func (b *Baseline) entries(c Cost) (use []Cost, why string) {
 	var reasons []string
 	for _, e := range b.Costs {
-		switch {
-		case e.Name != name:
-		case e.Source != source:
-			reasons = append(reasons, fmt.Sprintf("it is a %s count, not %s", e.Source, source))
+		switch g := growth(e, figInstructions); {
+		case e.Name != c.Name:
+		case e.Source != c.Source:
+			reasons = append(reasons, fmt.Sprintf("it is a %s count, not %s", e.Source, c.Source))
 		case e.Error != "":
 			reasons = append(reasons, "it was not counted: "+e.Error)
-		case source == "valgrind" && e.InstructionsPerOp <= 0:
+		case c.Source == "valgrind" && e.InstructionsPerOp <= 0:
 			reasons = append(reasons, "it has no instructions per op")
+		case c.Source == "valgrind" && g != nil && e.Ops != c.Ops:
+			reasons = append(reasons, fmt.Sprintf("its %s, so it holds only a count at its own N: --ops %d, not %d", GrowthText(e.Ops, *g), e.Ops, c.Ops))
 		default:
 			use = append(use, e)
 		}
@@ -98,14 +103,14 @@ func (b *Baseline) entries(name, source string) (use []Cost, why string) {
 	if len(use) > 0 || len(reasons) == 0 {
 		return use, ""
 	}
-	return nil, fmt.Sprintf("has entry %q, but it cannot gate a %s count: %s", name, source, strings.Join(reasons, "; "))
+	return nil, fmt.Sprintf("has entry %q, but it cannot gate a %s count: %s", c.Name, c.Source, strings.Join(reasons, "; "))
 }
 
 // missing is the error for costs without a usable entry (nil if none).
 func (b *Baseline) missing(costs []Cost) error {
 	e := &MissingError{File: b.File}
 	for _, c := range costs {
-		switch use, why := b.entries(c.Name, c.Source); {
+		switch use, why := b.entries(c); {
 		case why != "":
 			e.Unusable = append(e.Unusable, why)
 		case len(use) == 0:
@@ -128,31 +133,26 @@ func (b *Baseline) missing(costs []Cost) error {
 // Check holds the costs against a baseline (nil: none) and a ceiling on
 // allocations per operation (maxAllocs; negative: none). Against the
 // baseline, instructions per operation (valgrind) may not grow by more
-// than maxIncrease percent, and a Go benchmark's allocations per
-// operation may not rise. Every cost must have an entry of its name and
-// source in the baseline: for those that have none the gates of the
-// others come back with a *MissingError, since a gate against nothing
-// could not fail.
+// than maxIncrease percent (instructionGate says how a cost that is not
+// constant in N is held), and a Go benchmark's allocations per operation
+// may not rise. Every cost must have an entry of its name and source in
+// the baseline (at its own N, for an entry whose cost grows with N): for
+// those that have none the gates of the others come back with a
+// *MissingError, since a gate against nothing could not fail.
 func Check(costs []Cost, base *Baseline, maxIncrease, maxAllocs float64) ([]Gate, error) {
 	gates := []Gate{}
 	var without []Cost
 	for _, c := range costs {
 		var entries []Cost
 		if base != nil {
-			if entries, _ = base.entries(c.Name, c.Source); len(entries) == 0 {
+			if entries, _ = base.entries(c); len(entries) == 0 {
 				without = append(without, c)
 			}
 		}
 		for _, b := range entries {
 			switch c.Source {
 			case "valgrind":
-				limit := b.InstructionsPerOp * (1 + maxIncrease/100)
-				g := Gate{Cost: c.Name, Check: "instructions_per_op against the baseline", Base: b.InstructionsPerOp,
-					Value: c.InstructionsPerOp, Limit: limit, Failed: c.InstructionsPerOp > limit}
-				change := (c.InstructionsPerOp/b.InstructionsPerOp - 1) * 100
-				g.Message = fmt.Sprintf("%s: %.1f instructions per op, %+.2f %% against the baseline's %.1f (allowed: %+.3g %%)",
-					c.Name, c.InstructionsPerOp, change, b.InstructionsPerOp, maxIncrease)
-				gates = append(gates, g)
+				gates = append(gates, instructionGate(c, b, maxIncrease))
 			case "go-bench":
 				g := Gate{Cost: c.Name, Check: "allocations_per_op against the baseline", Base: b.AllocationsPerOp,
 					Value: c.AllocationsPerOp, Limit: b.AllocationsPerOp, Failed: c.AllocationsPerOp > b.AllocationsPerOp}
@@ -161,15 +161,65 @@ func Check(costs []Cost, base *Baseline, maxIncrease, maxAllocs float64) ([]Gate
 			}
 		}
 		if maxAllocs >= 0 {
-			g := Gate{Cost: c.Name, Check: "allocations_per_op ceiling", Value: c.AllocationsPerOp, Limit: maxAllocs, Failed: c.AllocationsPerOp > maxAllocs}
-			g.Message = fmt.Sprintf("%s: %.4g allocations per op (ceiling %.4g)", c.Name, c.AllocationsPerOp, maxAllocs)
-			gates = append(gates, g)
+			gates = append(gates, allocationCeiling(c, maxAllocs))
 		}
 	}
 	if base != nil {
 		return gates, base.missing(without)
 	}
 	return gates, nil
+}
+
+// instructionGate holds a cost's instructions per operation against a
+// baseline entry b, allowing maxIncrease percent:
+//   - both constant in N: the mean per op against the baseline's;
+//   - the cost grows (or falls) with N, the baseline's does not: its
+//     dearest slope against the baseline's per op, so a cost that became
+//     superlinear fails once its dearer slope is over the limit;
+//   - the baseline's grows (an entry at the same N, entries says): each
+//     slope against the baseline's of the same interval; the one that
+//     grew most is the gate's value.
+func instructionGate(c, b Cost, maxIncrease float64) Gate {
+	g := Gate{Cost: c.Name, Check: "instructions_per_op against the baseline"}
+	allowed := fmt.Sprintf("allowed: %+.3g %%", maxIncrease)
+	pct := func(v, base float64) float64 { return (v/base - 1) * 100 }
+	cg, bg := growth(c, figInstructions), growth(b, figInstructions)
+	switch {
+	case bg != nil:
+		i := 0
+		if pct(c.InstructionSlopes[1], b.InstructionSlopes[1]) > pct(c.InstructionSlopes[0], b.InstructionSlopes[0]) {
+			i = 1
+		}
+		g.Base, g.Value = b.InstructionSlopes[i], c.InstructionSlopes[i]
+		g.Message = fmt.Sprintf("%s: %s → %s instructions per op from %d→%d to %d→%d ops, %+.2f %% and %+.2f %% against the baseline's %s → %s (its %s; %s)",
+			c.Name, human.Number(c.InstructionSlopes[0]), human.Number(c.InstructionSlopes[1]), c.Ops, 2*c.Ops, 2*c.Ops, 4*c.Ops,
+			pct(c.InstructionSlopes[0], b.InstructionSlopes[0]), pct(c.InstructionSlopes[1], b.InstructionSlopes[1]),
+			human.Number(b.InstructionSlopes[0]), human.Number(b.InstructionSlopes[1]), GrowthText(b.Ops, *bg), allowed)
+	case cg != nil:
+		g.Base, g.Value = b.InstructionsPerOp, max(c.InstructionSlopes[0], c.InstructionSlopes[1])
+		g.Message = fmt.Sprintf("%s: its %s; the dearer, %s per op, is %+.2f %% against the baseline's %.1f (%s)",
+			c.Name, GrowthText(c.Ops, *cg), human.Number(g.Value), pct(g.Value, g.Base), b.InstructionsPerOp, allowed)
+	default:
+		g.Base, g.Value = b.InstructionsPerOp, c.InstructionsPerOp
+		g.Message = fmt.Sprintf("%s: %.1f instructions per op, %+.2f %% against the baseline's %.1f (%s)",
+			c.Name, c.InstructionsPerOp, pct(g.Value, g.Base), b.InstructionsPerOp, allowed)
+	}
+	g.Limit = g.Base * (1 + maxIncrease/100)
+	g.Failed = g.Value > g.Limit
+	return g
+}
+
+// allocationCeiling holds a cost's allocations per operation under a
+// ceiling; for allocations that grow with N, the dearer slope.
+func allocationCeiling(c Cost, ceiling float64) Gate {
+	g := Gate{Cost: c.Name, Check: "allocations_per_op ceiling", Value: c.AllocationsPerOp, Limit: ceiling}
+	g.Message = fmt.Sprintf("%s: %.4g allocations per op (ceiling %.4g)", c.Name, c.AllocationsPerOp, ceiling)
+	if ag := growth(c, figAllocations); ag != nil {
+		g.Value = max(c.AllocationSlopes[0], c.AllocationSlopes[1])
+		g.Message = fmt.Sprintf("%s: its %s; the dearer, %.4g per op, against the ceiling %.4g", c.Name, GrowthText(c.Ops, *ag), g.Value, ceiling)
+	}
+	g.Failed = g.Value > ceiling
+	return g
 }
 
 // FromBench reads Go benchmark output (go test -bench -benchmem) and
@@ -245,14 +295,23 @@ func Text(w io.Writer, r *Report) error {
 }
 
 // Exactness is the report's "exact" column: yes, or no and the figures
-// whose two measurements disagree, with the slopes where the cost keeps
-// them.
+// whose two measurements disagree: how each grows or falls with N (no:
+// instructions grow: 1,985 → 3,785 per op from 100→200 to 200→400 ops,
+// about ×1.91 per doubling: superlinear), or for a cost written before
+// growth was recorded, the slopes where the cost keeps them.
 func Exactness(c Cost) string {
 	if c.Exact {
 		return "yes"
 	}
 	if len(c.Inexact) == 0 {
 		return "no"
+	}
+	if len(c.Growth) > 0 {
+		figs := make([]string, len(c.Growth))
+		for i, g := range c.Growth {
+			figs[i] = GrowthText(c.Ops, g)
+		}
+		return "no: " + strings.Join(figs, "; ")
 	}
 	figs := make([]string, len(c.Inexact))
 	for i, f := range c.Inexact {
@@ -266,6 +325,34 @@ func Exactness(c Cost) string {
 		}
 	}
 	return "no: " + strings.Join(figs, ", ")
+}
+
+// GrowthText says how a figure's cost per operation changes with N, for
+// a cost counted at n, 2n and 4n operations: "instructions grow: 1,985 →
+// 3,785 per op from 100→200 to 200→400 ops, about ×1.91 per doubling:
+// superlinear".
+func GrowthText(n int, g results.Growth) string {
+	verb := "grow"
+	if g.Shape == results.Sublinear {
+		verb = "fall"
+	}
+	s := fmt.Sprintf("%s %s: %s → %s per op from %d→%d to %d→%d ops", g.Figure, verb, human.Number(g.Slopes[0]), human.Number(g.Slopes[1]),
+		n, 2*n, 2*n, 4*n)
+	if g.PerDoubling > 0 {
+		s += fmt.Sprintf(", about ×%.2f per doubling", g.PerDoubling)
+	}
+	return s + ": " + string(g.Shape)
+}
+
+// growth is the growth of a cost's figure, nil when it is constant (or
+// the cost was written before growth was recorded).
+func growth(c Cost, figure string) *results.Growth {
+	for i := range c.Growth {
+		if c.Growth[i].Figure == figure {
+			return &c.Growth[i]
+		}
+	}
+	return nil
 }
 
 // benchName is a benchmark's name without its GOMAXPROCS suffix, so that

@@ -3,6 +3,7 @@ package cost
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,20 +80,89 @@ func TestCheckNeedsAnEntry(t *testing.T) {
 	}
 }
 
+// A cost whose cost per operation is not constant in N is held by what
+// it costs at the N it was counted at: its dearer slope against a
+// constant baseline, each slope against a growing baseline's of the same
+// interval (which holds only at its own N); a ceiling on allocations that
+// grow holds the dearer slope. In every failing case below the mean per
+// op alone would pass.
+func TestGateHoldsCostsThatGrow(t *testing.T) {
+	flat := func(ops int, perOp float64) Cost {
+		return Cost{Name: "op", Ops: ops, InstructionsPerOp: perOp, InstructionSlopes: [2]float64{perOp, perOp}, Exact: true, Source: "valgrind"}
+	}
+	grows := func(ops int, s0, s1 float64) Cost {
+		c := Cost{Name: "op", Ops: ops, InstructionsPerOp: (s0 + s1) / 2, InstructionSlopes: [2]float64{s0, s1}, Source: "valgrind"}
+		c.Growth = growing(c.InstructionSlopes, [2]float64{}, [2]float64{})
+		c.Inexact = []string{figInstructions}
+		return c
+	}
+	cases := []struct {
+		name        string
+		c, base     Cost
+		failed      bool
+		value, lim  float64
+		message     string
+		missingWant string // a *MissingError with this, and no gate
+	}{
+		{"constant against constant", flat(100, 1040), flat(100, 1000), false, 1040, 1050, "op: 1040.0 instructions per op, +4.00 % against the baseline's 1000.0", ""},
+		{"grows 8 % per doubling against constant", grows(100, 1000, 1080), flat(100, 1000), true, 1080, 1050,
+			"op: its instructions grow: 1,000 → 1,080 per op from 100→200 to 200→400 ops, about ×1.08 per doubling: superlinear; the dearer, 1,080 per op, is +8.00 % against the baseline's 1000.0", ""},
+		{"grows 3 % per doubling against constant", grows(100, 1000, 1030), flat(100, 1000), false, 1030, 1050, "the dearer, 1,030 per op, is +3.00 %", ""},
+		{"constant against constant at another N", flat(400, 1000), flat(100, 1000), false, 1000, 1050, "+0.00 %", ""},
+		{"grows as its baseline", grows(100, 1000, 2000), grows(100, 1000, 2000), false, 1000, 1050,
+			"op: 1,000 → 2,000 instructions per op from 100→200 to 200→400 ops, +0.00 % and +0.00 % against the baseline's 1,000 → 2,000", ""},
+		{"its first slope grew beyond a growing baseline's", grows(100, 1060, 1990), grows(100, 1000, 2000), true, 1060, 1050, "+6.00 % and -0.50 %", ""},
+		{"its second slope grew beyond a growing baseline's", grows(100, 1000, 2150), grows(100, 1000, 2000), true, 2150, 2100, "+0.00 % and +7.50 %", ""},
+		{"a growing baseline at another N", grows(50, 600, 1200), grows(100, 1000, 2000), false, 0, 0, "", `has entry "op", but it cannot gate a valgrind count: ` +
+			"its instructions grow: 1,000 → 2,000 per op from 100→200 to 200→400 ops, about ×2.00 per doubling: superlinear, so it holds only a count at its own N: --ops 100, not 50"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			gates, err := Check([]Cost{c.c}, &Baseline{File: "base.json", Costs: []Cost{c.base}}, 5, -1)
+			if c.missingWant != "" {
+				var me *MissingError
+				if len(gates) != 0 || !errors.As(err, &me) || !strings.Contains(err.Error(), c.missingWant) {
+					t.Errorf("gates %+v, error %v; want no gate and a *MissingError with %q", gates, err, c.missingWant)
+				}
+				if err := (&Baseline{File: "base.json", Costs: []Cost{c.base}}).Holds("op", "valgrind", c.c.Ops); err == nil {
+					t.Error("Holds, before counting, found the entry usable")
+				}
+				return
+			}
+			if err != nil || len(gates) != 1 {
+				t.Fatalf("gates %+v, error %v; want one gate", gates, err)
+			}
+			g := gates[0]
+			if g.Failed != c.failed || g.Value != c.value || math.Abs(g.Limit-c.lim) > 1e-9 || !strings.Contains(g.Message, c.message) {
+				t.Errorf("%+v; want failed %v, value %v, limit %v, a message with %q", g, c.failed, c.value, c.lim, c.message)
+			}
+		})
+	}
+	allocs := Cost{Name: "op", Ops: 100, AllocationsPerOp: 3, AllocationSlopes: [2]float64{2, 4}, Source: "valgrind"}
+	allocs.Growth = growing([2]float64{}, allocs.AllocationSlopes, [2]float64{})
+	g, err := Check([]Cost{allocs}, nil, 5, 3)
+	if err != nil || len(g) != 1 || !g[0].Failed || g[0].Value != 4 || !strings.Contains(g[0].Message, "its allocations grow: 2.00 → 4.00 per op") {
+		t.Errorf("allocations growing from 2 to 4 per op under a ceiling of 3: %+v, %v", g, err)
+	}
+}
+
 // The repository's own gates (test.sh) hold their costs against the
 // committed baselines: those must have the entries, or the gates would
 // stop the build.
 func TestRepoBaselinesHoldTheirGates(t *testing.T) {
-	cases := []struct{ file, name, source string }{
-		{"../bench/cost-baseline.json", "http-request", "valgrind"},
-		{"../bench/allocs-baseline.json", "BenchmarkDo", "go-bench"},
+	cases := []struct {
+		file, name, source string
+		ops                int
+	}{
+		{"../bench/cost-baseline.json", "http-request", "valgrind", 2000},
+		{"../bench/allocs-baseline.json", "BenchmarkDo", "go-bench", 0},
 	}
 	for _, c := range cases {
 		b, err := ReadBaseline(c.file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Holds(c.name, c.source); err != nil {
+		if err := b.Holds(c.name, c.source, c.ops); err != nil {
 			t.Errorf("%s: %v", c.file, err)
 		}
 	}
@@ -118,9 +188,9 @@ func TestReadBaselineRejects(t *testing.T) {
 	}
 }
 
-// drift.c changes one figure of an operation from its seventh run on, so
-// Measure's second pair of slopes disagrees with its first in that figure
-// only: the cost must name it.
+// drift.c changes one figure of an operation from its seventh run on (the
+// run of 4N), so Measure's second slope disagrees with its first in that
+// figure only: the cost must name it.
 func TestMeasureNamesTheInexactFigure(t *testing.T) {
 	v := valgrind(t)
 	cases := []struct {
@@ -215,12 +285,13 @@ func TestTextExactColumn(t *testing.T) {
 	}
 }
 
-// A study's results.json carries Inexact: the schema lists it and its
-// figures.
+// A study's results.json carries Inexact and Growth: the schema lists them,
+// their figures and shapes.
 func TestInexactInResultsSchema(t *testing.T) {
 	r := results.New()
 	r.Tool.Name = "tandem"
-	r.Costs = []results.Cost{{Name: "c", Ops: 10, Inexact: []string{"instructions", "allocations", "bytes"}, Source: "valgrind"}}
+	r.Costs = []results.Cost{{Name: "c", Ops: 10, Inexact: []string{"instructions", "allocations", "bytes"}, Source: "valgrind",
+		Growth: []results.Growth{{Figure: "instructions", Slopes: [2]float64{10, 20}, PerDoubling: 2, Shape: results.Superlinear}}}}
 	data, err := results.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -228,11 +299,16 @@ func TestInexactInResultsSchema(t *testing.T) {
 	if err := results.Validate(data); err != nil {
 		t.Fatalf("a cost with inexact figures does not validate: %v", err)
 	}
-	bad := strings.Replace(string(data), `"bytes"`, `"time"`, 1)
-	if bad == string(data) {
-		t.Fatal("replacement did not apply")
-	}
-	if err := results.Validate([]byte(bad)); err == nil {
-		t.Error("an inexact figure the schema does not list validated")
+	for _, c := range []struct{ from, to, what string }{
+		{`"bytes"`, `"time"`, "an inexact figure"},
+		{`"superlinear"`, `"cubic"`, "a growth shape"},
+	} {
+		bad := strings.Replace(string(data), c.from, c.to, 1)
+		if bad == string(data) {
+			t.Fatalf("replacement of %s did not apply", c.from)
+		}
+		if err := results.Validate([]byte(bad)); err == nil {
+			t.Errorf("%s the schema does not list validated", c.what)
+		}
 	}
 }

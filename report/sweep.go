@@ -237,7 +237,7 @@ func costTables(costs []results.Cost) []table {
 	if len(costs) == 0 {
 		return nil
 	}
-	t := table{Title: "Counted costs", Note: "per operation: the slope (X(2N) − X(N)) / N under callgrind and DHAT, measured twice; cold: one operation",
+	t := table{Title: "Counted costs", Note: "per operation: the mean of the slopes from N to 2N and from 2N to 4N operations under callgrind and DHAT; exact: the two agree within 1 %; cold: one operation",
 		Header: []string{"cost", "N", "instructions/op", "allocations/op", "bytes/op", "cold instructions", "cold allocations", "exact"}}
 	for _, c := range costs {
 		if c.Error != "" {

@@ -590,12 +590,16 @@ type MatrixRow struct {
 }
 
 // Cost is the counted cost of one operation: instructions (callgrind) and
-// heap allocations (DHAT) per operation as the slope (X(2N) − X(N)) / N,
-// measured twice; or allocations from a Go benchmark.
+// heap allocations (DHAT) per operation as the slopes from N to 2N and
+// from 2N to 4N operations, (X(2N) − X(N)) / N and (X(4N) − X(2N)) / 2N;
+// or allocations from a Go benchmark.
 type Cost struct {
 	Name string `json:"name"`
-	// Ops is N: the slopes come from runs of N and 2N operations.
-	Ops               int     `json:"ops"`
+	// Ops is N: the slopes come from runs of N, 2N and 4N operations.
+	Ops int `json:"ops"`
+	// InstructionsPerOp, AllocationsPerOp and BytesPerOp are the mean of
+	// each figure's two slopes: the cost per operation when it is
+	// constant; for one that grows (see Growth), a figure of this N only.
 	InstructionsPerOp float64 `json:"instructions_per_op"`
 	AllocationsPerOp  float64 `json:"allocations_per_op"`
 	BytesPerOp        float64 `json:"bytes_per_op"`
@@ -603,20 +607,53 @@ type Cost struct {
 	// operation: start-up and the first operation.
 	ColdInstructions int64 `json:"cold_instructions"`
 	ColdAllocations  int64 `json:"cold_allocations"`
-	// Exact is true when the two measurements of each slope agree within
-	// 1 % (for a Go benchmark: when its runs report the same allocations
-	// and bytes per op). Inexact names the figures that do not agree:
-	// instructions, allocations, bytes.
+	// Exact is true when each figure's slope from N to 2N and from 2N to
+	// 4N agree within 1 %: the cost per operation is the same whatever N
+	// (for a Go benchmark: when its runs report the same allocations and
+	// bytes per op). Inexact names the figures that do not agree:
+	// instructions, allocations, bytes; Growth says how each changes.
 	Exact   bool     `json:"exact"`
 	Inexact []string `json:"inexact,omitempty"`
-	// InstructionSlopes and AllocationSlopes are the two measurements.
+	// InstructionSlopes and AllocationSlopes are the two measurements:
+	// from N to 2N and from 2N to 4N operations. (Files written before
+	// Growth was recorded hold two measurements from N to 2N.)
 	InstructionSlopes [2]float64 `json:"instruction_slopes"`
 	AllocationSlopes  [2]float64 `json:"allocation_slopes"`
+	// Growth has, for each figure of Inexact that tandem measured at N,
+	// 2N and 4N, its slopes and how the second departs from the first.
+	Growth []Growth `json:"growth,omitempty"`
 	// Source is valgrind or go-bench.
 	Source string `json:"source"`
 	// Error says why a study's cost could not be counted.
 	Error string `json:"error,omitempty"`
 }
+
+// Growth is how one figure's cost per operation changes with the
+// operation count.
+type Growth struct {
+	// Figure is instructions, allocations or bytes.
+	Figure string `json:"figure"`
+	// Slopes are the figure's cost per operation from N to 2N and from
+	// 2N to 4N operations.
+	Slopes [2]float64 `json:"slopes"`
+	// PerDoubling is Slopes[1] / Slopes[0], how much the cost per
+	// operation changes when N doubles: about 2 for a cost quadratic in
+	// N, 1 for a linear one; 0 when the first slope is not above 0.
+	PerDoubling float64 `json:"per_doubling,omitempty"`
+	// Shape is superlinear (the cost per operation grows with N) or
+	// sublinear (it falls).
+	Shape Shape `json:"shape"`
+}
+
+// Shape is how a cost that is not linear in the operation count departs
+// from a line.
+type Shape string
+
+// The shapes of Growth.
+const (
+	Superlinear Shape = "superlinear"
+	Sublinear   Shape = "sublinear"
+)
 
 // Metrics is what tandem scraped from a target's Prometheus endpoint
 // during the run.

@@ -210,7 +210,7 @@ func (r *runner) costs(ctx context.Context) {
 			err = verr
 		}
 		if err == nil {
-			r.progress("cost %s: counting %d and %d operations under valgrind", cs.Name, c.Ops, 2*c.Ops)
+			r.progress("cost %s: counting %d, %d and %d operations under valgrind", cs.Name, c.Ops, 2*c.Ops, 4*c.Ops)
 			vc := *v
 			vc.Toggle = cs.ToggleCollect
 			for _, k := range slices.Sorted(maps.Keys(cs.Env)) {

@@ -26,7 +26,7 @@ type Study struct {
 	Scenarios   []Scenario     `yaml:"scenarios" doc:"The experiments, run in order."`
 	Compat      *Compat        `yaml:"compat" doc:"Differential tests: the same cases sent to every target."`
 	Metrics     *MetricsConfig `yaml:"metrics" doc:"What to scrape from each target's metrics endpoint during the run."`
-	Costs       []CostSpec     `yaml:"costs" doc:"Counted costs: commands run under valgrind at 1, N and 2N operations (instructions and allocations per operation)."`
+	Costs       []CostSpec     `yaml:"costs" doc:"Counted costs: commands run under valgrind at 1, N, 2N and 4N operations (instructions and allocations per operation)."`
 
 	// File is the path the study was read from.
 	File string `yaml:"-"`
@@ -463,7 +463,7 @@ type MetricsConfig struct {
 type CostSpec struct {
 	Name          string            `yaml:"name,required" doc:"The cost's name in the results."`
 	Command       []string          `yaml:"command,required" doc:"argv, with {ops} where the operation count goes; placeholders ${tandem} and ${env.NAME} allowed."`
-	Ops           int               `yaml:"ops" doc:"N: the slope is (X(2N) − X(N)) / N; default 1000."`
+	Ops           int               `yaml:"ops" doc:"N: the slopes are (X(2N) − X(N)) / N and (X(4N) − X(2N)) / 2N; default 1000."`
 	ToggleCollect string            `yaml:"toggle_collect" doc:"Count instructions only inside functions matching this (callgrind's --toggle-collect)."`
 	Env           map[string]string `yaml:"env" doc:"Added to the command's environment (e.g. GOGC: \"off\" for a Go program)."`
 }

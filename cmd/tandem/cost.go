@@ -22,22 +22,28 @@ func costCmd(stdout io.Writer) *cobra.Command {
 		Use:   "cost [flags] -- CMD ARGS…",
 		Args:  cobra.ArbitraryArgs,
 		Short: "Count instructions and allocations per operation (valgrind, Go benchmarks); gate on a baseline",
-		Long: `cost runs CMD with {ops} in its arguments replaced by 1, N and 2N under
-valgrind: callgrind counts instructions, DHAT heap allocations and bytes. Per
-operation = (X(2N) − X(N)) / N, measured twice; "exact" when the two agree
-within 1 %, else the report names the figures (instructions, allocations,
-bytes) that disagree. The run of 1 operation is the cold cost. With --bench
-it reads Go benchmark output (go test -bench -benchmem) instead: allocations
-and bytes per op as the runtime counts them, exact when the runs agree.
+		Long: `cost runs CMD with {ops} in its arguments replaced by 1, N, 2N and 4N
+under valgrind: callgrind counts instructions, DHAT heap allocations and
+bytes. Each figure has two slopes, (X(2N) − X(N)) / N and (X(4N) − X(2N)) / 2N;
+per operation is their mean. "exact" when the two agree within 1 %: the cost
+per operation does not change with N. Else the report says, per figure, how
+it grows or falls (instructions grow: 1,985 → 3,785 per op from 100→200 to
+200→400 ops, about ×1.91 per doubling: superlinear), and the JSON has it
+under growth. The run of 1 operation is the cold cost. With --bench it reads
+Go benchmark output (go test -bench -benchmem) instead: allocations and
+bytes per op as the runtime counts them, exact when the runs agree.
 
 Gates: exit 1 when instructions per op grew more than --max-increase percent
 over --baseline (an earlier JSON from cost), when a Go benchmark's
 allocations per op rose over the baseline, or when allocations per op exceed
---max-allocs. Every cost needs an entry of its name (--name) and kind in
-the baseline: one without is exit 2 (1 if a gate failed too), since a gate
-against nothing cannot fail; the report is still shown and written (-o), to
-become the new baseline. Exit 2 also for a missing valgrind, a command that
-fails or whose cost does not grow with {ops}.`,
+--max-allocs. A cost that grows with N is held by its dearer slope; against
+a baseline entry that grows with N, each slope is held against the entry's
+of the same interval, so such an entry holds only a count at its own --ops.
+Every cost needs an entry of its name (--name) and kind in the baseline: one
+without is exit 2 (1 if a gate failed too), since a gate against nothing
+cannot fail; the report is still shown and written (-o), to become the new
+baseline. Exit 2 also for a missing valgrind, a command that fails or whose
+cost does not grow with {ops}.`,
 		Example: "  tandem cost --ops 1000 -- ./decode --messages {ops}\n" +
 			"  tandem cost --ops 1000 --baseline cost.json --max-increase 5 --max-allocs 3 -- ./decode --messages {ops}\n" +
 			"  go test -run '^$' -bench . -benchmem ./... | tandem cost --bench - --baseline allocs.json\n" +
@@ -91,7 +97,7 @@ fails or whose cost does not grow with {ops}.`,
 				}
 				if base != nil {
 					// Before counting, which takes minutes.
-					if err := base.Holds(name, "valgrind"); err != nil {
+					if err := base.Holds(name, "valgrind", ops); err != nil {
 						return badInput(fmt.Errorf("%w (--name names the cost)", err))
 					}
 				}
@@ -145,7 +151,7 @@ fails or whose cost does not grow with {ops}.`,
 		},
 	}
 	f := c.Flags()
-	f.IntVar(&ops, "ops", 1000, "N: runs of N and 2N operations give the slope")
+	f.IntVar(&ops, "ops", 1000, "N: runs of N, 2N and 4N operations give the two slopes")
 	f.StringVar(&format, "format", "text", report.FormatList(report.ForCost))
 	f.StringVarP(&out, "output", "o", "", "also write the JSON to this file (a baseline for later runs)")
 	f.StringVar(&baseline, "baseline", "", "an earlier JSON from tandem cost to hold the counts against")

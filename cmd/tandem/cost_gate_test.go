@@ -55,6 +55,10 @@ func TestCostGateNeedsBaselineEntry(t *testing.T) {
 		`{"name":"decode","instructions_per_op":100,"source":"valgrind"}],"gates":[]}`), 0o644)
 	small := filepath.Join(dir, "small.json")
 	os.WriteFile(small, []byte(`{"schema":"tandem.cost/v1","costs":[{"name":"BenchmarkParse/small","allocations_per_op":11,"source":"go-bench"}],"gates":[]}`), 0o644)
+	quadratic := filepath.Join(dir, "quadratic.json")
+	os.WriteFile(quadratic, []byte(`{"schema":"tandem.cost/v1","costs":[{"name":"quad","ops":100,"instructions_per_op":17969,"exact":false,`+
+		`"inexact":["instructions"],"instruction_slopes":[11969,23969],"growth":[{"figure":"instructions","slopes":[11969,23969],`+
+		`"per_doubling":2.0026,"shape":"superlinear"}],"source":"valgrind"}],"gates":[]}`), 0o644)
 	results := filepath.Join(dir, "results.json")
 	os.WriteFile(results, []byte(`{"schema":"tandem.results/v1","costs":[]}`), 0o644)
 	// A command whose cost scales with {ops}; it is never counted here:
@@ -87,6 +91,9 @@ func TestCostGateNeedsBaselineEntry(t *testing.T) {
 			`has no entry "sh -c i=0; while`},
 		{"command, the entry is a Go benchmark's", "", append([]string{"--ops", "50", "--name", "BenchmarkDo", "--baseline", allocs}, loop...), exitBadInput, "",
 			`has entry "BenchmarkDo", but it cannot gate a valgrind count: it is a go-bench count, not valgrind; it holds: BenchmarkDo`},
+		{"command, the entry grows with N and was counted at another", "", append([]string{"--ops", "50", "--name", "quad", "--baseline", quadratic}, loop...),
+			exitBadInput, "", `has entry "quad", but it cannot gate a valgrind count: its instructions grow: 11,969 → 23,969 per op from 100→200 to 200→400 ops, ` +
+				`about ×2.00 per doubling: superlinear, so it holds only a count at its own N: --ops 100, not 50`},
 		{"not a cost report", benchOut, []string{"--bench", "-", "--baseline", results}, exitBadInput, "",
 			`not a tandem.cost/v1 file (schema "tandem.results/v1")`},
 		{"--max-increase without a baseline", benchOut, []string{"--bench", "-", "--max-increase", "3"}, exitBadInput, "",

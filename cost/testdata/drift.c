@@ -1,11 +1,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 /* Like alloc.c, but it counts its runs in the file argv[2], and from the
-   seventh run on (Measure's second pair of N and 2N, after the cold run;
+   seventh run on (Measure's run of 4N, after the runs of 1, N and 2N;
    each under callgrind, then DHAT) an operation does LATER_WORK steps of
    work and allocates LATER_BLOCKS blocks of LATER_SIZE bytes instead of
    20000 steps and three 64-byte blocks. So the two slopes of one figure
-   disagree, and the others agree. Blocks are not freed: freeing blocks of
+   (N to 2N, 2N to 4N) disagree, and the others agree. Blocks are not freed: freeing blocks of
    another size takes another path through malloc. */
 #ifndef LATER_WORK
 #define LATER_WORK 20000
