@@ -136,7 +136,7 @@ func TestRunEndIsNoTimeout(t *testing.T) {
 			if lat := time.Duration(s.LatencyNs.Min); lat < 2*time.Millisecond {
 				t.Errorf("%s, round %d: latency min %v against a 2 ms server: a request cut by the run's end was recorded", d.name, round+1, lat)
 			}
-			if el := time.Since(start); el > 300*time.Millisecond+time.Second {
+			if el := time.Since(start); el > 6*time.Second { // a hang guard (300 ms by design)
 				t.Errorf("%s, round %d: the 300 ms run took %v", d.name, round+1, el)
 			}
 			var issued int64

