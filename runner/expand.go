@@ -149,11 +149,7 @@ func (e *expander) expand(s string) (string, error) {
 			if !ok && lookupErr == nil {
 				lookupErr = fmt.Errorf("service %s has no running endpoint %s", svc, ep)
 			}
-			if u, err := url.Parse(v); err == nil && u.User != nil {
-				if pw, ok := u.User.Password(); ok {
-					e.secret(pw)
-				}
-			}
+			e.urlPassword(v)
 			return v, false
 		case ns == "port":
 			p, err := freePort(e.ports, rest)
@@ -191,7 +187,19 @@ func (e *expander) expand(s string) (string, error) {
 	if lookupErr != nil {
 		return "", lookupErr
 	}
+	e.urlPassword(out)
 	return out, err
+}
+
+// urlPassword notes the password of s, if s is a URL with one (an
+// endpoint's, a metrics URL's, written out in the study or expanded): it
+// is hidden wherever it appears, not only inside its URL.
+func (e *expander) urlPassword(s string) {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			e.secret(pw)
+		}
+	}
 }
 
 func (e *expander) all(in []string) ([]string, error) {

@@ -21,6 +21,7 @@ import (
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/internal/human"
+	"github.com/tandem-bench/tandem/internal/redact"
 	"github.com/tandem-bench/tandem/metrics"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
@@ -229,7 +230,36 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 	if err == nil && len(r.failed) > 0 {
 		err = &TargetError{errors.Join(r.failed...)}
 	}
-	return r.res, err
+	res, rerr := r.redacted()
+	if rerr != nil {
+		return r.res, errors.Join(err, rerr) // the results as they are are not written or shown
+	}
+	if err != nil {
+		err = &redactedError{err: err, hide: r.secrets.redact}
+	}
+	return res, err
+}
+
+// redactedError is an error of the run as tandem prints it: with every
+// secret of the run hidden (a target's last output may hold one); err
+// itself stays reachable for errors.As and errors.Is.
+type redactedError struct {
+	err  error
+	hide func(string) string
+}
+
+func (e *redactedError) Error() string { return e.hide(e.err.Error()) }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redacted is a copy of the results with every secret of the run hidden,
+// in every string of them (a metrics URL's password, a target's last
+// output that printed its token, …): what is written and shown.
+func (r *runner) redacted() (*results.Results, error) {
+	var out results.Results
+	if err := redact.Copy(&out, r.res, r.secrets.redact); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // pinGenerator pins the process, the generator, to cpus with one P per
@@ -330,7 +360,11 @@ func (r *runner) save() error {
 	if cpu, err := host.CPUTime(); err == nil {
 		r.res.Machine.GeneratorCPUNs = int64(cpu - r.cpuBase)
 	}
-	return results.Write(filepath.Join(r.o.Out, ResultsFile), r.res)
+	res, err := r.redacted()
+	if err != nil {
+		return err
+	}
+	return results.Write(filepath.Join(r.o.Out, ResultsFile), res)
 }
 
 func (r *runner) stopAll() {
