@@ -68,18 +68,25 @@ func TestLookupFormat(t *testing.T) {
 func TestSample(t *testing.T) {
 	s := results.Sample{Requests: 10, OK: 9, Errors: map[string]int64{"timeout": 1}, DurationNs: 1_234_567_890, Unit: "request",
 		LatencyNs: results.Distribution{P50: 1_000_000}}
+	// an AMQP run cut short: 7 messages in flight, neither ok nor failed
+	cut := results.Sample{Requests: 3, OK: 3, Unfinished: 7, Errors: map[string]int64{}, DurationNs: 1_000_000_000, Unit: "message"}
 	for _, c := range []struct {
 		format, stoppedBy string
 		want              []string
 		err               string
+		sample            *results.Sample
 	}{
-		{"text", "", []string{"requests      10 sent, 9 ok, 1 failed in 1.235s\n", "errors        timeout×1\n", "warning: w\n"}, ""},
-		{"text", "SIGINT", []string{"INTERRUPTED: stopped by SIGINT after 1.235s; what follows is what was measured before.\n"}, ""},
-		{"md", "", []string{"| 10 | 9 | 1 | 1.235s |", "| latency | 0ns | 0ns | 1ms |", "\n> warning: w\n"}, ""},
-		{"md", "SIGTERM", []string{"> **INTERRUPTED**: stopped by SIGTERM after 1.235s"}, ""},
-		{"json", "", []string{`"interrupted": false`, `"offered_rate": null`, `"p50": 1000000`}, ""},
-		{"json", "SIGINT", []string{`"interrupted": true`}, ""},
-		{"html", "", nil, `format "html": want text, md or json`},
+		{"text", "SIGINT", []string{"requests      10 sent, 3 ok, 0 failed in 1s; 7 unfinished (sent, and neither ok nor failed when the run was cut short)\n",
+			"errors        none\n"}, "", &cut},
+		{"md", "SIGINT", []string{"| 10 | 3 | 0 | 1s |", "unfinished: 7 (sent,", "errors: none"}, "", &cut},
+		{"json", "SIGINT", []string{`"requests": 3`, `"unfinished": 7`, `"errors": {}`}, "", &cut},
+		{"text", "", []string{"requests      10 sent, 9 ok, 1 failed in 1.235s\n", "errors        timeout×1\n", "warning: w\n"}, "", nil},
+		{"text", "SIGINT", []string{"INTERRUPTED: stopped by SIGINT after 1.235s; what follows is what was measured before.\n"}, "", nil},
+		{"md", "", []string{"| 10 | 9 | 1 | 1.235s |", "| latency | 0ns | 0ns | 1ms |", "\n> warning: w\n"}, "", nil},
+		{"md", "SIGTERM", []string{"> **INTERRUPTED**: stopped by SIGTERM after 1.235s"}, "", nil},
+		{"json", "", []string{`"interrupted": false`, `"offered_rate": null`, `"p50": 1000000`}, "", nil},
+		{"json", "SIGINT", []string{`"interrupted": true`}, "", nil},
+		{"html", "", nil, `format "html": want text, md or json`, nil},
 	} {
 		if c.format == "json" && c.stoppedBy == "SIGINT" {
 			// no warnings: a list all the same, for scripts to range over
@@ -88,8 +95,12 @@ func TestSample(t *testing.T) {
 				t.Errorf("json without warnings (%v): want \"warnings\": [] in\n%s", err, b.String())
 			}
 		}
+		in := s
+		if c.sample != nil {
+			in = *c.sample
+		}
 		var b bytes.Buffer
-		err := Sample(&b, c.format, s, []string{"w"}, c.stoppedBy)
+		err := Sample(&b, c.format, in, []string{"w"}, c.stoppedBy)
 		if c.err != "" {
 			if err == nil || err.Error() != c.err {
 				t.Errorf("%s: %v; want %q", c.format, err, c.err)

@@ -79,16 +79,26 @@ func distributions(s results.Sample) []namedDist {
 	return rows
 }
 
+// unfinishedWhy says what a sample's unfinished requests are.
+const unfinishedWhy = " (sent, and neither ok nor failed when the run was cut short)"
+
+// unfinished says, after a semicolon, how many of the requests sent had
+// neither succeeded nor failed when the run was cut short; "" when none.
+func unfinished(s results.Sample) string {
+	if s.Unfinished == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d unfinished%s", s.Unfinished, unfinishedWhy)
+}
+
 // sampleText is a compact report in the manner of vegeta's.
 func sampleText(w io.Writer, s results.Sample, warnings []string, stoppedBy string) error {
 	var b strings.Builder
 	if note := interruption(s, stoppedBy); note != "" {
 		fmt.Fprintf(&b, "INTERRUPTED: %s.\n", note)
 	}
-	fmt.Fprintf(&b, "requests      %d sent, %d ok, %d failed in %v\n", s.Requests, s.OK, s.Requests-s.OK, time.Duration(s.DurationNs).Round(time.Millisecond))
-	if s.Cut > 0 {
-		fmt.Fprintf(&b, "              %d more sent and cut off by the end: neither failed nor timed\n", s.Cut)
-	}
+	fmt.Fprintf(&b, "requests      %d sent, %d ok, %d failed in %v%s\n", s.Requests+s.Unfinished, s.OK, s.Requests-s.OK,
+		time.Duration(s.DurationNs).Round(time.Millisecond), unfinished(s))
 	if s.OfferedRate > 0 {
 		fmt.Fprintf(&b, "rate          offered %s/s, achieved %s/s, dropped %d\n", human.Number(s.OfferedRate), human.Number(s.AchievedRate), s.Dropped)
 	}
@@ -125,8 +135,11 @@ func sampleMarkdown(w io.Writer, s results.Sample, warnings []string, stoppedBy 
 		fmt.Fprintf(&b, "> **INTERRUPTED**: %s.\n\n", note)
 	}
 	fmt.Fprintf(&b, "| requests | ok | failed | duration | offered/s | achieved/s | throughput/s | dropped |\n|---|---|---|---|---|---|---|---|\n")
-	fmt.Fprintf(&b, "| %d | %d | %d | %v | %s | %s | %s | %d |\n\n", s.Requests, s.OK, s.Requests-s.OK, time.Duration(s.DurationNs).Round(time.Millisecond),
+	fmt.Fprintf(&b, "| %d | %d | %d | %v | %s | %s | %s | %d |\n\n", s.Requests+s.Unfinished, s.OK, s.Requests-s.OK, time.Duration(s.DurationNs).Round(time.Millisecond),
 		human.Number(s.OfferedRate), human.Number(s.AchievedRate), human.Number(s.Throughput), s.Dropped)
+	if s.Unfinished > 0 {
+		fmt.Fprintf(&b, "unfinished: %d%s\n\n", s.Unfinished, unfinishedWhy)
+	}
 	b.WriteString("| | min | mean | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range distributions(s) {
 		fmt.Fprintf(&b, "| %s | %s |\n", r.name, strings.Join(dist(r.d), " | "))
@@ -164,7 +177,7 @@ func sampleJSON(w io.Writer, s results.Sample, warnings []string, stoppedBy stri
 		"offered_rate": offered, "achieved_rate": s.AchievedRate,
 		"throughput": s.Throughput, "unit": s.Unit, "units_per_s": s.UnitsPerS,
 		"latency_ns": s.LatencyNs, "service_time_ns": s.ServiceTimeNs, "schedule_lag_ns": s.ScheduleLagNs,
-		"dropped": s.Dropped, "cut": s.Cut, "hdr": s.HDR, "series": s.Series, "warnings": warnings,
+		"dropped": s.Dropped, "unfinished": s.Unfinished, "hdr": s.HDR, "series": s.Series, "warnings": warnings,
 		"interrupted": stoppedBy != "",
 	}
 	if s.FirstMessageNs != nil {

@@ -297,8 +297,17 @@ type Perturbation struct {
 
 // Sample is the outcome of one run of a load executor.
 type Sample struct {
+	// Requests are the requests that finished, OK those that succeeded:
+	// every other finished request is counted in Errors.
 	Requests int64 `json:"requests"`
 	OK       int64 `json:"ok"`
+	// Unfinished counts what was sent and had neither succeeded nor
+	// failed when the run's end or an interruption cut it off (a request
+	// in flight at a closed loop's end, an AMQP message published and not
+	// yet consumed at Ctrl-C): neither in Requests nor a failure nor a
+	// latency. The target may have served it. In an open or batched loop
+	// Requests + Unfinished + Dropped is every arrival offered.
+	Unfinished int64 `json:"unfinished,omitempty"`
 	// Errors counts failed requests by status (grpc:NOT_FOUND, http:503,
 	// jsonrpc:-32602, timeout, refused, reset, …).
 	Errors     map[string]int64 `json:"errors"`
@@ -314,11 +323,6 @@ type Sample struct {
 	ServiceTimeNs Distribution  `json:"service_time_ns"`
 	ScheduleLagNs *Distribution `json:"schedule_lag_ns,omitempty"`
 	Dropped       int64         `json:"dropped"`
-	// Cut counts requests sent whose answers the run's end (or an
-	// interruption) cut off: neither failures nor latencies. The target
-	// may have served them. Requests + Cut + Dropped is every arrival an
-	// open or batched loop was offered.
-	Cut int64 `json:"cut,omitempty"`
 	// FirstMessageNs is the time to the first message of a stream.
 	FirstMessageNs *Distribution `json:"first_message_ns,omitempty"`
 	// ThinkTimeNs (closed loops on the event loop) is the generator's own
@@ -867,7 +871,7 @@ func (r Round) Outcome() stats.Round {
 		requests -= ev.ErrorsWhileDown
 	}
 	return stats.Round{Headline: r.Headline, Failed: r.Failed, Error: r.Error, Requests: requests, OK: r.OK, Errors: r.Errors,
-		Dropped: r.Dropped, Cut: r.Cut, Offered: r.OfferedRate, Achieved: r.AchievedRate, GeneratorUse: r.GeneratorCPUUse}
+		Dropped: r.Dropped, Unfinished: r.Unfinished, Offered: r.OfferedRate, Achieved: r.AchievedRate, GeneratorUse: r.GeneratorCPUUse}
 }
 
 // Engines are the load engines the scenario's rounds ran on, sorted.

@@ -1,9 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tandem-bench/tandem/internal/rabbittest"
 )
@@ -44,5 +51,73 @@ func TestLoadAMQP(t *testing.T) {
 	}
 	if code, _, _ := tandem(t, "load", url, "--queue-type", "stream", "--requests", "1"); code != exitBadInput {
 		t.Errorf("--queue-type stream: exit %d", code)
+	}
+}
+
+// tandem load amqp://… stopped by SIGINT mid-run (as a child process): the
+// messages in flight are unfinished, apart from the failures; the text's
+// "failed" is what "errors" lists, and sent = ok + failed + unfinished.
+func TestLoadAMQPInterrupted(t *testing.T) {
+	t.Parallel() // child processes and waits; asserts outcomes, not speed
+	node := rabbittest.StartNode(t)
+	for _, format := range []string{"json", "text"} {
+		t.Run(format, func(t *testing.T) {
+			// a pipelined publisher outruns a consumer that waits for each
+			// ack (prefetch 1): messages are in flight at the cut
+			cmd := exec.Command(os.Args[0], "load", node.URL, "--prefetch", "1", "--requests", "50000000", "--duration", "60s", "--format", format)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			for deadline := time.Now().Add(60 * time.Second); len(rabbittest.Queues(t, node)) == 0; time.Sleep(50 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					<-done
+					t.Fatalf("no queue declared within 60 s: %s", stderr.String())
+				}
+			}
+			time.Sleep(300 * time.Millisecond) // publishing
+			cmd.Process.Signal(os.Interrupt)
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Fatal("still running 60 s after SIGINT")
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+				t.Fatalf("exit %v; want %d: %s", err, exitInterrupted, stderr.String())
+			}
+			if format == "json" {
+				var got struct {
+					Requests, OK, Unfinished int64
+					Errors                   map[string]int64
+					Interrupted              bool
+				}
+				if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+					t.Fatalf("%v: %s", err, stdout.String())
+				}
+				if !got.Interrupted || len(got.Errors) != 0 || got.Requests != got.OK || got.Unfinished <= 0 {
+					t.Errorf("after SIGINT: %+v; want interrupted, no error, requests = ok (finished), the messages in flight unfinished", got)
+				}
+				return
+			}
+			m := regexp.MustCompile(`requests +(\d+) sent, (\d+) ok, (\d+) failed in [^;]+; (\d+) unfinished`).FindStringSubmatch(stdout.String())
+			if m == nil || !strings.Contains(stdout.String(), "errors        none\n") || !strings.Contains(stdout.String(), "INTERRUPTED") {
+				t.Fatalf("after SIGINT:\n%s", stdout.String())
+			}
+			n := make([]int64, 4)
+			for i := range n {
+				n[i], _ = strconv.ParseInt(m[i+1], 10, 64)
+			}
+			if sent, ok, failed, unfinished := n[0], n[1], n[2], n[3]; failed != 0 || unfinished <= 0 || sent != ok+failed+unfinished {
+				t.Errorf("sent %d, ok %d, failed %d (errors none), unfinished %d:\n%s", sent, ok, failed, unfinished, stdout.String())
+			}
+		})
 	}
 }

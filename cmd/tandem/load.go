@@ -69,7 +69,8 @@ TARGET is one of:
   amqp://USER:PASS@HOST:PORT/VHOST (publish into and consume from a queue
     declared for the run: --queue-type, --prefetch, --size, --confirm, --ack;
     ok = messages consumed and acked, latency from each message's send time,
-    throughput from the first delivery to the last ack)
+    throughput from the first delivery to the last ack; a run stopped early
+    counts the messages still in flight as unfinished, not failed)
 
 Load shapes:
   --concurrency N            closed loop: N clients, each waiting for its answer (default)

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/tandem-bench/tandem/hdr"
 	"github.com/tandem-bench/tandem/internal/amqpconf"
@@ -83,9 +84,12 @@ func (o *Options) defaults() error {
 }
 
 // Run publishes and consumes through one fresh queue and returns what it
-// measured: requests = published, ok = consumed and acked, latency from
-// the send time in each message to its delivery, throughput over the
-// window from the first delivery to the last ack.
+// measured: ok = consumed and acked; errors = the messages that failed, by
+// reason (nack, publish, ack, timeout, closed); requests = ok + errors;
+// unfinished = published and neither when ctx cut the run short (an
+// interruption is not a failure). Latency from the send time in each
+// message to its delivery, throughput over the window from the first
+// delivery to the last ack.
 func Run(ctx context.Context, o Options) (results.Sample, error) {
 	if err := o.defaults(); err != nil {
 		return results.Sample{}, err
@@ -128,57 +132,85 @@ func Run(ctx context.Context, o Options) (results.Sample, error) {
 		}
 		confirms = pub.NotifyPublish(make(chan amqp.Confirmation, 1024))
 	}
-	type pubResult struct {
-		sent, nacked int64
-		err          error
+	done := make(chan published, 1)
+	go func() { done <- publish(ctx, pub, queue, o, confirms) }()
+	s := consume(ctx, deliveries, done, o)
+	return s, ctx.Err()
+}
+
+// published is what the publisher did: messages the broker took (sent),
+// those it refused (nacked, of sent), and why publishing stopped early.
+type published struct {
+	sent, nacked int64
+	err          error
+}
+
+// publish is the run's one publisher: o.Messages or for o.Duration, at
+// o.Rate if set, waiting for confirms (at most max(256, 4×prefetch)
+// outstanding) when confirms is not nil; it stops when ctx ends.
+func publish(ctx context.Context, pub *amqp.Channel, queue string, o Options, confirms chan amqp.Confirmation) published {
+	var r published
+	body := make([]byte, o.Size)
+	window := int64(max(256, 4*o.Prefetch))
+	var outstanding int64
+	start := time.Now()
+	end := start.Add(o.Duration)
+	for (o.Messages <= 0 || r.sent < o.Messages) && (o.Duration <= 0 || time.Now().Before(end)) && ctx.Err() == nil {
+		if o.Rate > 0 {
+			due := start.Add(time.Duration(float64(r.sent) / o.Rate * float64(time.Second)))
+			if d := time.Until(due); d > 0 {
+				time.Sleep(d)
+			}
+		}
+		binary.BigEndian.PutUint64(body, uint64(time.Now().UnixNano()))
+		if r.err = pub.PublishWithContext(ctx, "", queue, false, false, amqp.Publishing{Body: body}); r.err != nil {
+			break
+		}
+		r.sent++
+		if confirms != nil {
+			outstanding++
+			for outstanding >= window {
+				c := <-confirms
+				outstanding--
+				if !c.Ack {
+					r.nacked++
+				}
+			}
+		}
 	}
-	done := make(chan pubResult, 1)
-	go func() { // the one publisher
-		var r pubResult
-		body := make([]byte, o.Size)
-		window := int64(max(256, 4*o.Prefetch))
-		var outstanding int64
-		start := time.Now()
-		end := start.Add(o.Duration)
-		for (o.Messages <= 0 || r.sent < o.Messages) && (o.Duration <= 0 || time.Now().Before(end)) && ctx.Err() == nil {
-			if o.Rate > 0 {
-				due := start.Add(time.Duration(float64(r.sent) / o.Rate * float64(time.Second)))
-				if d := time.Until(due); d > 0 {
-					time.Sleep(d)
-				}
-			}
-			binary.BigEndian.PutUint64(body, uint64(time.Now().UnixNano()))
-			if r.err = pub.PublishWithContext(ctx, "", queue, false, false, amqp.Publishing{Body: body}); r.err != nil {
-				break
-			}
-			r.sent++
-			if confirms != nil {
-				outstanding++
-				for outstanding >= window {
-					c := <-confirms
-					outstanding--
-					if !c.Ack {
-						r.nacked++
-					}
-				}
-			}
+	for ; confirms != nil && outstanding > 0; outstanding-- {
+		if c, ok := <-confirms; ok && !c.Ack {
+			r.nacked++
 		}
-		for ; confirms != nil && outstanding > 0; outstanding-- {
-			if c, ok := <-confirms; ok && !c.Ack {
-				r.nacked++
-			}
-		}
-		done <- r
-	}()
-	hist := hdr.New()
-	var s results.Sample
-	s.Unit, s.Errors = "message", map[string]int64{}
-	var first, last time.Time
-	var pr *pubResult
-	unacked := 0
+	}
+	return r
+}
+
+// consumption is the consumer's account of a run.
+type consumption struct {
+	o    Options
+	hist *hdrhistogram.Histogram
+	s    results.Sample
+	// pending are messages delivered and not yet acked (ack multiple),
+	// unacked the last of them.
+	pending     int64
+	unacked     amqp.Delivery
+	first, last time.Time
+	// closed says the deliveries ended without ctx ending.
+	closed bool
+}
+
+// consume takes the deliveries until every message the publisher sent
+// (and the broker took) is acked, or the rest time out, or the consumer
+// is closed, or ctx ends; then it settles the account: every message
+// published is ok, failed (by its reason in Errors) or, when ctx cut the
+// run short, unfinished. Requests are the finished ones.
+func consume(ctx context.Context, deliveries <-chan amqp.Delivery, done <-chan published, o Options) results.Sample {
+	c := &consumption{o: o, hist: hdr.New(), s: results.Sample{Unit: "message", Errors: map[string]int64{}}}
+	var pr *published
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	for pr == nil || s.OK < pr.sent-pr.nacked {
+	for pr == nil || c.s.OK+c.failed()+c.pending < pr.sent-pr.nacked {
 		if pr != nil {
 			timer.Reset(o.Timeout) // publishing ended: the rest must come soon
 		}
@@ -187,40 +219,15 @@ func Run(ctx context.Context, o Options) (results.Sample, error) {
 			pr = &r
 			continue
 		case <-timer.C:
-			s.Errors["timeout"] += pr.sent - pr.nacked - s.OK
-			pr.nacked = pr.sent - s.OK // stop waiting
+			c.s.Errors["timeout"] += pr.sent - pr.nacked - c.s.OK - c.failed() - c.pending
 			continue
 		case <-ctx.Done():
 		case d, ok := <-deliveries:
-			if !ok {
-				s.Errors["closed"]++
-				break
+			if ok {
+				c.take(d)
+				continue
 			}
-			now := time.Now()
-			if first.IsZero() {
-				first = now
-			}
-			if len(d.Body) >= 8 {
-				sent := time.Unix(0, int64(binary.BigEndian.Uint64(d.Body)))
-				hist.RecordValue(min(max(now.Sub(sent).Nanoseconds(), 1), hist.HighestTrackableValue()))
-			}
-			switch o.Ack {
-			case amqpconf.AckEach:
-				if err := d.Ack(false); err != nil {
-					s.Errors["ack"]++
-					continue
-				}
-			case amqpconf.AckMultiple:
-				if unacked++; unacked >= amqpconf.AckBatch(o.Prefetch) {
-					if err := d.Ack(true); err != nil {
-						s.Errors["ack"]++
-					}
-					unacked = 0
-				}
-			}
-			s.OK++
-			last = time.Now()
-			continue
+			c.closed = ctx.Err() == nil // deliveries end with ctx too: that is the cut, not a failure
 		}
 		break
 	}
@@ -228,24 +235,100 @@ func Run(ctx context.Context, o Options) (results.Sample, error) {
 		r := <-done
 		pr = &r
 	}
-	if pr.err != nil && ctx.Err() == nil {
-		s.Errors["publish"]++
+	c.settle(ctx, *pr)
+	return c.s
+}
+
+// failed counts the messages that failed so far.
+func (c *consumption) failed() int64 {
+	var n int64
+	for _, v := range c.s.Errors {
+		n += v
+	}
+	return n
+}
+
+// take records one delivery: its latency from the send time it carries,
+// and its ack; a message is ok once acked (with ack multiple, when its
+// batch is; with auto ack, when delivered).
+func (c *consumption) take(d amqp.Delivery) {
+	now := time.Now()
+	if c.first.IsZero() {
+		c.first = now
+	}
+	if len(d.Body) >= 8 {
+		sent := time.Unix(0, int64(binary.BigEndian.Uint64(d.Body)))
+		c.hist.RecordValue(min(max(now.Sub(sent).Nanoseconds(), 1), c.hist.HighestTrackableValue()))
+	}
+	switch c.o.Ack {
+	case amqpconf.AckEach:
+		c.acked(d.Ack(false), 1)
+	case amqpconf.AckMultiple:
+		c.unacked = d
+		if c.pending++; c.pending >= int64(amqpconf.AckBatch(c.o.Prefetch)) {
+			c.ackPending()
+		}
+	default:
+		c.acked(nil, 1)
+	}
+}
+
+// ackPending acks the deliveries not yet acked (ack multiple), up to the
+// last of them.
+func (c *consumption) ackPending() {
+	if c.pending > 0 {
+		c.acked(c.unacked.Ack(true), c.pending)
+		c.pending = 0
+	}
+}
+
+// acked counts n messages whose ack returned err: ok, or failed (ack).
+func (c *consumption) acked(err error, n int64) {
+	if err != nil {
+		c.s.Errors["ack"] += n
+		return
+	}
+	c.s.OK += n
+	c.last = time.Now()
+}
+
+// settle ends the account once consuming stopped, pr being what the
+// publisher did: the last deliveries are acked (ack multiple), unless ctx
+// cut the run short; a publish that failed, and what the broker nacked,
+// are failures; what is neither ok nor failed was lost when the consumer
+// was closed (a failure, closed) or is unfinished when ctx cut the run
+// short; then the figures of what finished.
+func (c *consumption) settle(ctx context.Context, pr published) {
+	s := &c.s
+	if ctx.Err() == nil && !c.closed {
+		c.ackPending()
 	}
 	if pr.nacked > 0 {
 		s.Errors["nack"] += pr.nacked
 	}
-	s.Requests = pr.sent
-	if !first.IsZero() {
-		s.DurationNs = last.Sub(first).Nanoseconds()
+	attempted := pr.sent
+	if pr.err != nil && ctx.Err() == nil {
+		s.Errors["publish"]++ // the message that could not be published
+		attempted++
+	}
+	switch rest := attempted - s.OK - c.failed(); {
+	case rest <= 0:
+	case ctx.Err() != nil:
+		s.Unfinished = rest
+	default:
+		s.Errors["closed"] += rest
+	}
+	s.Requests = s.OK + c.failed()
+	if !c.first.IsZero() && c.last.After(c.first) {
+		s.DurationNs = c.last.Sub(c.first).Nanoseconds()
 	}
 	if s.DurationNs > 0 {
 		s.Throughput = float64(s.OK) / (float64(s.DurationNs) / 1e9)
 		s.UnitsPerS, s.AchievedRate = s.Throughput, s.Throughput
 	}
-	s.LatencyNs = hdr.Distribution(hist)
+	s.LatencyNs = hdr.Distribution(c.hist)
 	s.ServiceTimeNs = s.LatencyNs
-	if enc, err := hdr.Encode(hist); err == nil {
+	if enc, err := hdr.Encode(c.hist); err == nil {
 		s.HDR = enc
 	}
-	return s, ctx.Err()
 }

@@ -56,6 +56,47 @@ func TestRunAgainstRabbitMQ(t *testing.T) {
 	}
 }
 
+// failedCount adds up a sample's failures.
+func failedCount(s results.Sample) int64 {
+	var n int64
+	for _, v := range s.Errors {
+		n += v
+	}
+	return n
+}
+
+// A run cut short (Ctrl-C) while messages are in flight: those are
+// unfinished, not failures; every message is ok, failed or unfinished,
+// and requests are the finished ones (ok + failed). The publisher (no
+// rate, pipelined) outruns a consumer that waits for each ack before its
+// next delivery (prefetch 1), so messages are in flight at the cut.
+func TestInterruptedRunLeavesUnfinished(t *testing.T) {
+	url := broker.Node(t).URL
+	for _, c := range []Options{
+		{Ack: "each", Prefetch: 1},
+		{Ack: "each", Prefetch: 1, Confirm: true},
+		{Ack: "multiple", Prefetch: 64},
+		{Ack: "auto", Prefetch: 1, QueueType: "quorum"},
+	} {
+		t.Run(fmt.Sprintf("%s/p%d/confirm=%v", c.Ack, c.Prefetch, c.Confirm), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			time.AfterFunc(400*time.Millisecond, cancel)
+			c.URL, c.Messages, c.Duration = url, 50_000_000, 30*time.Second
+			s, err := Run(ctx, c)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("err %v; want the cancellation", err)
+			}
+			if len(s.Errors) != 0 || s.Requests != s.OK+failedCount(s) {
+				t.Errorf("requests %d, ok %d, errors %v: an interruption is no failure, and requests are ok + failed", s.Requests, s.OK, s.Errors)
+			}
+			if s.Unfinished <= 0 || s.OK < 0 {
+				t.Errorf("ok %d, unfinished %d: the messages in flight at the cut are unfinished", s.OK, s.Unfinished)
+			}
+		})
+	}
+}
+
 // The watcher's drain window (first delivery to last ack, seen only from
 // the queue's ready count) agrees with the raw loop's own clock, for both
 // queue types and the ack modes.
@@ -215,6 +256,10 @@ func TestBrokerStopsMidRun(t *testing.T) {
 			}
 			if s.Requests == 0 || s.OK == 0 {
 				t.Errorf("run: what was done before the stop is lost: %+v", s)
+			}
+			if s.Requests != s.OK+failedCount(s) || s.Unfinished != 0 {
+				t.Errorf("run: requests %d, ok %d, errors %v, unfinished %d: the lost messages are failures (closed), counted in requests",
+					s.Requests, s.OK, s.Errors, s.Unfinished)
 			}
 		}
 		if d := time.Since(start); d > 15*time.Second {
