@@ -95,6 +95,9 @@ type WorkerOutcome struct {
 	Late      bool
 	// Tallies, Messages and Bytes count what it sent.
 	Tallies, Messages, Bytes int64
+	// Requests and OK are what its tallies counted, each tally once: of a
+	// worker lost without a report, all that is known of its load.
+	Requests, OK int64
 	// seqs holds the tallies received, by sequence number.
 	seqs map[int64]bool
 }
@@ -405,6 +408,8 @@ func (s *Session) Run(ctx context.Context, spec json.RawMessage) (*Outcome, erro
 		} else {
 			w.seqs[sn.Seq] = true
 			w.Tallies++
+			w.Requests += sn.Tally.Requests
+			w.OK += sn.Tally.OK
 		}
 		if sn.Final != nil && w.Report == nil {
 			w.Report = sn.Final

@@ -188,6 +188,9 @@ func TestFleetMergesExactly(t *testing.T) {
 		}
 		own = append(own, w.Report.Sample.HDR)
 		shares += w.Report.Sample.Requests
+		if w.Requests != w.Report.Sample.Requests || w.OK != w.Report.Sample.OK {
+			t.Errorf("worker %s: its tallies counted %d requests, %d ok; its report %d, %d", w.ID, w.Requests, w.OK, w.Report.Sample.Requests, w.Report.Sample.OK)
+		}
 	}
 	whole, err := hdr.Merge(own...)
 	if err != nil {
@@ -328,6 +331,10 @@ func TestLostWorker(t *testing.T) {
 			}
 			if s := out.Sum.Sample(time.Second, "request"); s.Requests < survivor.Report.Sample.Requests || s.Requests == 0 {
 				t.Errorf("merged %d requests; the survivor alone sent %d", s.Requests, survivor.Report.Sample.Requests)
+			} else if lost.Requests+survivor.Requests != s.Requests || lost.OK+survivor.OK != s.OK {
+				// what is known of the lost worker's load: its tallies
+				t.Errorf("merged %d requests, %d ok; the workers' tallies counted %d+%d, %d+%d", s.Requests, s.OK,
+					lost.Requests, survivor.Requests, lost.OK, survivor.OK)
 			}
 			if !cont && !errors.Is(errs[0], fleet.ErrStopped) {
 				t.Errorf("the survivor's end: %v; want stopped by the coordinator", errs[0])

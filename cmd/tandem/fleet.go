@@ -48,7 +48,7 @@ func fleetFlags(f *pflag.FlagSet, o *fleetOptions) {
 	f.IntVar(&o.localWorkers, "local-workers", 0, "spread the load over this many worker processes started on this machine")
 	f.StringVar(&o.nats, "nats", "", "with --workers or --local-workers: the NATS server the fleet meets on (default: one embedded in this process, on loopback)")
 	f.StringVar(&o.name, "fleet", "tandem", "with --workers or --local-workers: the fleet's name; workers of another name are not taken")
-	f.StringVar(&o.onLoss, "on-worker-loss", "fail", "with --workers or --local-workers: fail (stop the run, exit 1) or continue when a worker is lost (silent for 5 s)")
+	f.StringVar(&o.onLoss, "on-worker-loss", "fail", "with --workers or --local-workers: fail (stop the run) or continue (run to the end without it) when a worker is lost (silent for 5 s); either way tandem load exits 1, its figures missing the lost share")
 	f.DurationVar(&o.joinWait, "join-wait", 2*time.Minute, "with --workers: how long to wait for the workers to join")
 	natsAuthFlags(f, &o.auth)
 }
@@ -202,7 +202,9 @@ func runFleet(cmd *cobra.Command, target string, o loadOptions, stdout, stderr i
 	if runErr != nil {
 		return &exitError{exitCheckFailed, runErr}
 	}
-	if why := out.Failed(); why != "" && ctx.Err() == nil && fo.onLoss == "fail" {
+	// with --on-worker-loss continue too: the run went on, but what it
+	// measured is not the load asked for (docs/distributed.md, Failures)
+	if why := out.Failed(); why != "" && ctx.Err() == nil {
 		return &exitError{exitCheckFailed, fmt.Errorf("the run is not whole: %s", why)}
 	}
 	return nil
@@ -444,6 +446,11 @@ func fleetSample(out *fleet.Outcome, where, onLoss string) (results.Sample, []st
 		elapsed = out.Ended.Sub(out.Agreed)
 	}
 	s := out.Sum.Sample(elapsed, unit)
+	// the requests over the run's time, as the throughput counts its
+	// answers: every request was sent within it, so the rate they were
+	// sent at is at least this (a worker's own, of its sends' span, can
+	// fall a request short of it)
+	floor := s.AchievedRate
 	s.AchievedRate = 0
 	fl := &results.Fleet{NATS: where, StartSkewNs: int64(out.StartSkew), OnWorkerLoss: onLoss, Duplicates: out.Duplicates,
 		Incomplete: out.Missing()}
@@ -463,8 +470,9 @@ func fleetSample(out *fleet.Outcome, where, onLoss string) (results.Sample, []st
 		case w.Lost:
 			fw.LostAfterNs = int64(w.LostAfter)
 			fl.Lost = append(fl.Lost, w.ID)
-			warnings = append(warnings, fmt.Sprintf("worker %s was lost %v into the run: its load after its last tally is missing",
-				w.ID, w.LostAfter.Round(time.Millisecond)))
+			lostShare(&s, &fw, w, elapsed)
+			warnings = append(warnings, fmt.Sprintf("worker %s was lost %v into the run: its share (%s) after its last tally was not run or not counted; the rates are of what ran",
+				w.ID, w.LostAfter.Round(time.Millisecond), w.Share))
 		}
 		if r := w.Report; r != nil {
 			ws := r.Sample
@@ -486,6 +494,7 @@ func fleetSample(out *fleet.Outcome, where, onLoss string) (results.Sample, []st
 		}
 		fl.Workers = append(fl.Workers, fw)
 	}
+	s.AchievedRate = max(s.AchievedRate, floor)
 	if len(fl.Incomplete) > 0 {
 		warnings = append(warnings, "not every tally of "+strings.Join(fl.Incomplete, ", ")+" arrived: the figures miss part of their load")
 	}
@@ -494,6 +503,28 @@ func fleetSample(out *fleet.Outcome, where, onLoss string) (results.Sample, []st
 	}
 	s.Fleet = fl
 	return s, warnings
+}
+
+// lostShare accounts for a worker lost without a report, of which only
+// its tallies are known (they are in s's counts): its figures are what
+// they counted, its rates over the time it ran; its part of the run's
+// achieved rate (and of an open or batched loop's offered rate, which it
+// offered as it sent) is what it sent over the run's elapsed time, so the
+// rates are of what ran and the throughput, of the same counts over the
+// same time, stays within the achieved rate.
+func lostShare(s *results.Sample, fw *results.FleetWorker, w *fleet.WorkerOutcome, elapsed time.Duration) {
+	fw.Requests, fw.OK = w.Requests, w.OK
+	if secs := w.LostAfter.Seconds(); secs > 0 {
+		fw.AchievedRate, fw.Throughput = float64(w.Requests)/secs, float64(w.OK)/secs
+	}
+	secs := elapsed.Seconds()
+	if secs <= 0 {
+		return
+	}
+	s.AchievedRate += float64(w.Requests) / secs
+	if s.ScheduleLagNs != nil { // an open or batched loop
+		s.OfferedRate += float64(w.Requests) / secs
+	}
 }
 
 // localWorkers are worker processes started on this machine. Each

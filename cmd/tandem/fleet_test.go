@@ -37,6 +37,8 @@ type fleetJSON struct {
 	OK          int64                `json:"ok"`
 	Dropped     int64                `json:"dropped"`
 	OfferedRate float64              `json:"offered_rate"`
+	Achieved    float64              `json:"achieved_rate"`
+	Throughput  float64              `json:"throughput"`
 	LatencyNs   results.Distribution `json:"latency_ns"`
 	HDR         string               `json:"hdr"`
 	Series      []results.Second     `json:"series"`
