@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tandem-bench/tandem/internal/rabbittest"
+	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/rabbitnode"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/sample"
@@ -114,9 +115,7 @@ compat:
 // that names an endpoint or a failing target's output must be there,
 // hidden, so the search cannot pass on a line that was never printed.
 func TestNoSecretInAnyOutput(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: starts targets and a RabbitMQ node")
-	}
+	tooltest.Long(t)
 	t.Parallel() // child processes and waits; asserts outcomes, not speed
 	node := rabbittest.StartNode(t)
 	amqpURL := amqpUser(t, node, "tandemu", "AmqpSecret7707")
