@@ -270,10 +270,10 @@ func TestDuplicateTallyCountedOnce(t *testing.T) {
 	// the worker's own count is exact; the server may also have served
 	// what the run's end cut off (neither a failure nor a latency)
 	own := out.Workers[0].Report.Sample
-	if s := out.Sum.Sample(time.Second, "request"); s.Requests != own.Requests || s.Cut != own.Cut ||
-		own.Requests > hits.Load() || own.Requests+own.Cut < hits.Load() || replayed.Load() != 1 || out.Duplicates != 1 {
+	if s := out.Sum.Sample(time.Second, "request"); s.Requests != own.Requests || s.Unfinished != own.Unfinished ||
+		own.Requests > hits.Load() || own.Requests+own.Unfinished < hits.Load() || replayed.Load() != 1 || out.Duplicates != 1 {
 		t.Fatalf("merged %d requests (%d cut), the worker counted %d (%d cut), the server served %d; %d tallies replayed, %d seen as duplicates",
-			s.Requests, s.Cut, own.Requests, own.Cut, hits.Load(), replayed.Load(), out.Duplicates)
+			s.Requests, s.Unfinished, own.Requests, own.Unfinished, hits.Load(), replayed.Load(), out.Duplicates)
 	}
 }
 

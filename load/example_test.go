@@ -60,6 +60,6 @@ func ExampleOpen() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(s.Requests+s.Cut+s.Dropped, "arrivals, offered", s.OfferedRate, "/s")
+	fmt.Println(s.Requests+s.Unfinished+s.Dropped, "arrivals, offered", s.OfferedRate, "/s")
 	// Output: 500 arrivals, offered 500 /s
 }

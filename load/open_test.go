@@ -52,8 +52,8 @@ func TestOpenRampFollowsSchedule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(float64(s.Requests+s.Cut+s.Dropped)-1000) > 10 || s.Requests == 0 || len(s.Series) < 2 {
-		t.Fatalf("ramp: %d requests, %d cut, %d dropped, series %+v; want 1000 arrivals over 2 s", s.Requests, s.Cut, s.Dropped, s.Series)
+	if math.Abs(float64(s.Requests+s.Unfinished+s.Dropped)-1000) > 10 || s.Requests == 0 || len(s.Series) < 2 {
+		t.Fatalf("ramp: %d requests, %d cut, %d dropped, series %+v; want 1000 arrivals over 2 s", s.Requests, s.Unfinished, s.Dropped, s.Series)
 	}
 	// first second: 100→500 (300 arrivals); second: 500→900 (700). The
 	// series counts by actual send, and nothing is sent before its time:
@@ -88,7 +88,7 @@ func TestShardedOpenSumsToWhole(t *testing.T) {
 			}
 			mu.Lock()
 			total += s.Requests
-			cut += s.Cut
+			cut += s.Unfinished
 			dropped += s.Dropped
 			ok += s.OK
 			hdrs = append(hdrs, s.HDR)
@@ -173,7 +173,7 @@ func stallOpen(t *testing.T, engine string) int64 {
 	if lag := time.Duration(open.ScheduleLagNs.P90); lag < 300*time.Millisecond {
 		t.Errorf("%s: schedule lag p90 %v; want the queue behind the stall to show", engine, lag)
 	}
-	if math.Abs(float64(open.Requests+open.Cut+open.Dropped)-600) > 6 {
+	if math.Abs(float64(open.Requests+open.Unfinished+open.Dropped)-600) > 6 {
 		t.Errorf("%s: open loop sent %d and dropped %d; want 600 arrivals", engine, open.Requests, open.Dropped)
 	}
 	return open.LatencyNs.P90
@@ -189,7 +189,7 @@ func TestOpenDropsBeyondMaxWaiting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Dropped < 200 || s.Requests+s.Cut+s.Dropped != 250 {
+		if s.Dropped < 200 || s.Requests+s.Unfinished+s.Dropped != 250 {
 			t.Errorf("%s: 1 connection stalled, 10 may wait: %d sent, %d dropped; want most of 250 dropped", engine, s.Requests, s.Dropped)
 		}
 	}
@@ -205,10 +205,10 @@ func TestBatched(t *testing.T) {
 	}
 	// every request accounted for on any machine (a busy one may leave
 	// some of a batch unsent in its period): answered, cut or dropped
-	if b.Expected() != 100 || s.Requests+s.Cut+s.Dropped != 100 || s.Requests == 0 || s.OK != s.Requests ||
-		hits.Load() < s.Requests || hits.Load() > s.Requests+s.Cut || s.OfferedRate != 100 {
+	if b.Expected() != 100 || s.Requests+s.Unfinished+s.Dropped != 100 || s.Requests == 0 || s.OK != s.Requests ||
+		hits.Load() < s.Requests || hits.Load() > s.Requests+s.Unfinished || s.OfferedRate != 100 {
 		t.Errorf("batched: expected %d, answered %d (%d ok), cut %d, dropped %d, the server saw %d, offered %v",
-			b.Expected(), s.Requests, s.OK, s.Cut, s.Dropped, hits.Load(), s.OfferedRate)
+			b.Expected(), s.Requests, s.OK, s.Unfinished, s.Dropped, hits.Load(), s.OfferedRate)
 	}
 	slow, _ := server(t, 40*time.Millisecond, 200)
 	s, err = b.Run(context.Background(), slow)
@@ -216,7 +216,7 @@ func TestBatched(t *testing.T) {
 		t.Fatal(err)
 	}
 	// each connection fits about 3 of its 5 per period
-	if s.Dropped+s.Cut < 20 || s.Requests+s.Cut+s.Dropped != 100 {
-		t.Errorf("batched against a slow server: answered %d, cut %d, dropped %d; want a counted shortfall", s.Requests, s.Cut, s.Dropped)
+	if s.Dropped+s.Unfinished < 20 || s.Requests+s.Unfinished+s.Dropped != 100 {
+		t.Errorf("batched against a slow server: answered %d, cut %d, dropped %d; want a counted shortfall", s.Requests, s.Unfinished, s.Dropped)
 	}
 }

@@ -137,7 +137,7 @@ func (r *recorder) merge(o *recorder) {
 func (r *recorder) sample(elapsed, sendWindow time.Duration, unit string, dropped int64, offered float64) results.Sample {
 	s := results.Sample{
 		Requests: r.requests, OK: r.ok, Errors: r.errors, DurationNs: int64(elapsed), Unit: unit,
-		LatencyNs: hdr.Distribution(r.latency), ServiceTimeNs: hdr.Distribution(r.service), Dropped: dropped, Cut: r.cut,
+		LatencyNs: hdr.Distribution(r.latency), ServiceTimeNs: hdr.Distribution(r.service), Dropped: dropped, Unfinished: r.cut,
 		OfferedRate: offered,
 	}
 	if r.lag != nil {

@@ -24,11 +24,11 @@ type Tally struct {
 	// from the intended send (else latency is service time).
 	Open     bool  `json:"open,omitempty"`
 	Requests int64 `json:"requests,omitempty"`
-	// Cut counts requests sent that the run's end cut off.
-	Cut    int64            `json:"cut,omitempty"`
-	OK     int64            `json:"ok,omitempty"`
-	Units  int64            `json:"units,omitempty"`
-	Errors map[string]int64 `json:"errors,omitempty"`
+	// Unfinished counts requests sent that the run's end cut off.
+	Unfinished int64            `json:"unfinished,omitempty"`
+	OK         int64            `json:"ok,omitempty"`
+	Units      int64            `json:"units,omitempty"`
+	Errors     map[string]int64 `json:"errors,omitempty"`
 	// The histograms (V2 compressed, base64), empty when nothing was
 	// recorded: latency, service time, schedule lag, time to the first
 	// message of a stream, think time.
@@ -176,7 +176,7 @@ func (r *recorder) reset() {
 
 // tally encodes what r recorded.
 func (r *recorder) tally() (Tally, error) {
-	t := Tally{Open: r.lag != nil, Requests: r.requests, Cut: r.cut, OK: r.ok, Units: r.units}
+	t := Tally{Open: r.lag != nil, Requests: r.requests, Unfinished: r.cut, OK: r.ok, Units: r.units}
 	if len(r.errors) > 0 {
 		t.Errors = maps.Clone(r.errors)
 	}
@@ -216,8 +216,8 @@ func (s *Sum) Add(t Tally) error {
 	if s.rec != nil && t.Open != (s.rec.lag != nil) {
 		return errors.New("load: the tallies of an open and a closed loop do not add up")
 	}
-	if t.Requests < 0 || t.Cut < 0 || t.OK < 0 || t.Units < 0 || t.OK > t.Requests {
-		return fmt.Errorf("load: a tally of %d requests, %d cut, %d ok, %d units: not counts", t.Requests, t.Cut, t.OK, t.Units)
+	if t.Requests < 0 || t.Unfinished < 0 || t.OK < 0 || t.Units < 0 || t.OK > t.Requests {
+		return fmt.Errorf("load: a tally of %d requests, %d cut, %d ok, %d units: not counts", t.Requests, t.Unfinished, t.OK, t.Units)
 	}
 	for status, n := range t.Errors {
 		if n < 0 {
@@ -251,7 +251,7 @@ func (s *Sum) Add(t Tally) error {
 			}
 		}
 	}
-	part.requests, part.cut, part.ok, part.units = t.Requests, t.Cut, t.OK, t.Units
+	part.requests, part.cut, part.ok, part.units = t.Requests, t.Unfinished, t.OK, t.Units
 	maps.Copy(part.errors, t.Errors)
 	if s.rec == nil {
 		s.rec = newRecorder(t.Open, nil)
@@ -276,7 +276,7 @@ func (s *Sum) Add(t Tally) error {
 
 // empty says the tally holds nothing.
 func (t Tally) empty() bool {
-	return t.Requests == 0 && t.Cut == 0 && t.OK == 0 && t.Units == 0 && len(t.Errors) == 0 && len(t.Seconds) == 0 &&
+	return t.Requests == 0 && t.Unfinished == 0 && t.OK == 0 && t.Units == 0 && len(t.Errors) == 0 && len(t.Seconds) == 0 &&
 		t.Latency == "" && t.Service == "" && t.Lag == "" && t.First == "" && t.Think == ""
 }
 

@@ -266,13 +266,13 @@ func TestRunStudy(t *testing.T) {
 		t.Errorf("open loop scenario: %+v", open.Load)
 	}
 	for _, rd := range open.Rounds {
-		if rd.Failed || rd.Requests+rd.Cut+rd.Dropped != 100 || rd.ScheduleLagNs == nil || rd.OfferedRate < 195 || rd.OfferedRate > 205 {
+		if rd.Failed || rd.Requests+rd.Unfinished+rd.Dropped != 100 || rd.ScheduleLagNs == nil || rd.OfferedRate < 195 || rd.OfferedRate > 205 {
 			t.Errorf("open round %d %s: %d sent, %d dropped, offered %.1f; want 100 arrivals at 200/s", rd.Round, rd.Target, rd.Requests, rd.Dropped, rd.OfferedRate)
 		}
 	}
 	batched := res.Scenarios[4]
 	for _, rd := range batched.Rounds {
-		if rd.Failed || rd.Requests+rd.Cut+rd.Dropped != 100 || batched.Load.PerPeriod != 10 || batched.Load.Rate != 200 {
+		if rd.Failed || rd.Requests+rd.Unfinished+rd.Dropped != 100 || batched.Load.PerPeriod != 10 || batched.Load.Rate != 200 {
 			t.Errorf("batched round %d %s: %d sent, %d dropped; want 2 connections × 10 × 5 periods", rd.Round, rd.Target, rd.Requests, rd.Dropped)
 		}
 	}

@@ -112,12 +112,12 @@ type Round struct {
 	// status.
 	Requests, OK int64
 	Errors       map[string]int64
-	// Dropped arrivals of an open loop were never sent; Cut ones were
+	// Dropped arrivals of an open loop were never sent; Unfinished ones were
 	// sent and cut off by the run's end (neither failed nor timed);
 	// Offered and Achieved are the scheduled and the reached send rates
 	// (0 for a closed loop).
-	Dropped, Cut      int64
-	Offered, Achieved float64
+	Dropped, Unfinished int64
+	Offered, Achieved   float64
 	// GeneratorUse is the generator's CPU use in the round as a share of
 	// the engine's capacity.
 	GeneratorUse float64
@@ -162,7 +162,7 @@ func NewSide(name string, rounds []Round, higherBetter bool) Side {
 			s.Errors[k] += v
 		}
 		s.Dropped += rd.Dropped
-		s.Arrivals += rd.Requests + rd.Cut + rd.Dropped
+		s.Arrivals += rd.Requests + rd.Unfinished + rd.Dropped
 		if rd.Offered > 0 {
 			if short := 1 - rd.Achieved/rd.Offered; short > s.Shortfall {
 				s.Shortfall, s.Offered, s.Achieved = short, rd.Offered, rd.Achieved
