@@ -234,8 +234,8 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 	if rerr != nil {
 		return r.res, errors.Join(err, rerr) // the results as they are are not written or shown
 	}
-	if err != nil {
-		err = &redactedError{err: err, hide: r.secrets.redact}
+	if err != nil && r.secrets.redact(err.Error()) != err.Error() {
+		err = &redactedError{err: err, hide: r.secrets.redact} // only an error that shows a secret is wrapped
 	}
 	return res, err
 }

@@ -2,6 +2,7 @@ package drains_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -202,7 +203,7 @@ scenarios:
 	o.Progress = buf
 	start := time.Now()
 	_, err := runner.Run(ctx, s, o)
-	if err != context.Canceled {
+	if !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v; want context.Canceled", err)
 	}
 	if d := time.Since(start); d > 60*time.Second {
