@@ -69,7 +69,7 @@ func (r *recorder) record(intended, sent, end time.Time, res Result) {
 	}
 	if r.series != nil {
 		r.series.issue(sent)
-		r.series.done(end, lat, ok)
+		r.series.done(sent, end, lat, ok)
 	}
 	if r.tap != nil {
 		r.tap.mu.Lock()

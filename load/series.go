@@ -110,11 +110,11 @@ func (s *series) at(t time.Time) *slot {
 
 func (s *series) issue(t time.Time) { s.at(t).issued.Add(1) }
 
-// done notes an answer at t; the second's percentiles are of successful
-// answers only.
-func (s *series) done(t time.Time, latency time.Duration, ok bool) {
+// done notes an answer at t to a request sent at sent; the second's
+// percentiles are of successful answers only.
+func (s *series) done(sent, t time.Time, latency time.Duration, ok bool) {
 	if s.fine != nil {
-		s.fine.done(t, ok)
+		s.fine.done(sent, t, ok)
 	}
 	sl := s.at(t)
 	if !ok {

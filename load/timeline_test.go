@@ -18,7 +18,10 @@ import (
 // held back by a busy machine still meets failures); the timeline counts
 // every answer the sample counts, and no failure is placed before the
 // server failed, nor the last before the server's last failure. How late
-// a busy machine reads answers is not the test's to bound.
+// a busy machine reads answers is not the test's to bound. Its successes
+// by when their request was sent add up to the same, and none ended
+// before it was sent: at every step as many were sent by then as had
+// ended.
 func TestTimelineCountsEveryAnswer(t *testing.T) {
 	var failFrom, failTo, lastFail, fails atomic.Int64 // unix ns; a count
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -56,11 +59,14 @@ func TestTimelineCountsEveryAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var ok, failed int64
+			var ok, failed, okSent int64
 			first, last := -1, -1
 			for i := range tl.Len() {
 				o, f := tl.At(i)
-				ok, failed = ok+o, failed+f
+				ok, failed, okSent = ok+o, failed+f, okSent+tl.OKSentIn(i)
+				if okSent < ok {
+					t.Fatalf("by step %d %d successes ended, but only %d of their requests were sent", i, ok, okSent)
+				}
 				if f > 0 {
 					if first < 0 {
 						first = i
@@ -68,8 +74,8 @@ func TestTimelineCountsEveryAnswer(t *testing.T) {
 					last = i
 				}
 			}
-			if ok != s.OK || failed != s.Requests-s.OK || failed == 0 {
-				t.Fatalf("timeline %d ok, %d failed; the run %d ok of %d", ok, failed, s.OK, s.Requests)
+			if ok != s.OK || okSent != s.OK || failed != s.Requests-s.OK || failed == 0 {
+				t.Fatalf("timeline %d ok (%d by sending), %d failed; the run %d ok of %d", ok, okSent, failed, s.OK, s.Requests)
 			}
 			served := time.Duration(lastFail.Load() - tl.Start().UnixNano())
 			if from, to := time.Duration(first)*step, time.Duration(last+1)*step; from < 300*time.Millisecond-step || to < served {

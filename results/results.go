@@ -272,9 +272,12 @@ type Perturbation struct {
 	// next perturbation or the round's end; FirstErrorNs and LastErrorNs
 	// bound when they ended, to the timeline's step (10 ms).
 	Errors int64 `json:"errors"`
-	// ErrorsWhileDown are those of Errors that ended before the target
-	// had been ready again for a second: what the fault itself cost. The
-	// verdicts' health rule leaves them out; later failures count.
+	// ErrorsWhileDown are those of Errors that ended while the target was
+	// down: before it was ready again or, if sooner, before the end of the
+	// timeline's step in which the first request was sent that it
+	// answered successfully after it was back. What the fault itself
+	// cost: the verdicts' health rule leaves them out; later failures
+	// (a restarted target answering 503 while it warms up) count.
 	ErrorsWhileDown int64 `json:"errors_while_down"`
 	FirstErrorNs    int64 `json:"first_error_ns,omitempty"`
 	LastErrorNs     int64 `json:"last_error_ns,omitempty"`

@@ -206,8 +206,9 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // measureRecovery fills in what the load saw of each perturbation: the
 // failed answers from its action until the next one's (or the round's
-// end), when the last of them ended, and the dip in successful answers
-// and p99 latency.
+// end), those of them while the target was down (see downUntil), when
+// the last of them ended, and the dip in successful answers and p99
+// latency.
 func measureRecovery(events []results.Perturbation, tl *load.Timeline, s results.Sample) {
 	step := int64(tl.Step())
 	steps := int64(tl.Len())
@@ -241,10 +242,7 @@ func measureRecovery(events []results.Perturbation, tl *load.Timeline, s results
 			to = min(events[k+1].AtNs/step, steps)
 		}
 		first, last := int64(-1), int64(-1)
-		down := ev.AtNs + ev.ReadyAfterNs + int64(time.Second) // a target never ready again: down to the end
-		if ev.ReadyAfterNs == 0 {
-			down = to * step
-		}
+		down := downUntil(ev, tl, to)
 		recovered := false // once a second without a failure has passed since the target was ready
 		for i := from; i < to; i++ {
 			_, failed := tl.At(int(i))
@@ -278,6 +276,32 @@ func measureRecovery(events []results.Perturbation, tl *load.Timeline, s results
 		}
 		ev.P99DuringNs = p99(ev.AtNs, during)
 	}
+}
+
+// downUntil is when, in ns from the load's start, the target of ev was
+// no longer down for the load: when it was ready again, or the end of the
+// timeline's step in which the first request was sent that it answered
+// successfully after it was back (started again, or resumed), whichever
+// came first. A failure that ended before then is the fault's; one after
+// it is the target's own, like a restarted target that listens and
+// answers 503 until it has warmed up. A target that never came back
+// (no ready time) is down until the end of the event's steps, to.
+func downUntil(ev *results.Perturbation, tl *load.Timeline, to int64) int64 {
+	step := int64(tl.Step())
+	if ev.ReadyAfterNs <= 0 {
+		return to * step
+	}
+	down := ev.AtNs + ev.ReadyAfterNs
+	back := ev.AtNs + ev.DownNs
+	// a request sent before the target was back and answered since was
+	// answered by the old process (or the paused one): only the steps
+	// wholly after it count
+	for i := (back + step - 1) / step; i*step < down && i < to; i++ {
+		if tl.OKSentIn(int(i)) > 0 {
+			return min((i+1)*step, down)
+		}
+	}
+	return down
 }
 
 // recoveryHeadline is a perturbed round's recovery: the longest, over its

@@ -215,3 +215,91 @@ scenarios:
 		}
 	}
 }
+
+// TestPerturbationRecoveryEndsAtFirstAnswer kills two targets under an
+// open loop: both listen again at once, but sick then answers 503 to
+// everything for 700 ms (its readiness is the default: an endpoint
+// accepts a connection). "While down" ends when the target is ready or
+// answers again, so clean's failures (refused and reset while it was
+// down) are all the fault's and its error share is 0, while sick's 503s,
+// which came after it was ready, are its own: it is failing against clean.
+func TestPerturbationRecoveryEndsAtFirstAnswer(t *testing.T) {
+	tooltest.Long(t)
+	if runtime.GOOS == "windows" {
+		t.Skip("perturbations signal process groups")
+	}
+	t.Parallel() // asserts what the load counted, not a speed
+	o := options(t, nil)
+	src := `
+version: 1
+name: recovery accounting
+# one round a side: the health gate (any errors where the baseline has
+# none) needs no more; the test is of the accounting, not of pacing
+defaults: {rounds: 1, warmup: 50ms, max_rate_shortfall: 50, alpha: 0.25}
+targets:
+  - name: clean
+    start:
+      command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --restart-mark, "${workdir}/started"]
+      env: {TANDEM_TEST_DELAY: "1"}
+      wipe: ["${workdir}/started"]
+    endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
+  - name: sick
+    start:
+      command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --restart-mark, "${workdir}/started", --fail-for, 700ms]
+      env: {TANDEM_TEST_DELAY: "1"}
+      wipe: ["${workdir}/started"]
+    endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
+calls:
+  ping: {http: {path: ""}}
+scenarios:
+  - name: outage
+    call: ping
+    load: {rate: 200, connections: 2}
+    duration: 3s
+    perturbations: [{at: 1s, action: kill}]
+`
+	res, err := Run(context.Background(), runtest.Parse(t, src), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := res.Scenarios[0]
+	rounds := map[string]results.Round{}
+	for _, rd := range sc.Rounds {
+		if rd.Failed || len(rd.Perturbations) != 1 || rd.Perturbations[0].Error != "" {
+			t.Fatalf("round on %s: failed %v (%s), perturbations %+v; want one, done, not failed", rd.Target, rd.Failed, rd.Error, rd.Perturbations)
+		}
+		rounds[rd.Target] = rd
+	}
+	for name, rd := range rounds {
+		ev := rd.Perturbations[0]
+		var failed int64
+		for _, n := range rd.Errors {
+			failed += n
+		}
+		t.Logf("%s: %d requests, %d ok, errors %v; %d while down, ready after %v", name, rd.Requests, rd.OK, rd.Errors,
+			ev.ErrorsWhileDown, time.Duration(ev.ReadyAfterNs))
+		// every failure is the kill's (the round's before it had none)
+		if failed != ev.Errors || ev.ErrorsWhileDown > ev.Errors || ev.ErrorsWhileDown == 0 {
+			t.Errorf("%s: the round failed %d, the kill counted %d, %d while down; want them equal, some while down", name, failed, ev.Errors, ev.ErrorsWhileDown)
+		}
+		if rd.Outcome().Requests-rd.OK != ev.Errors-ev.ErrorsWhileDown {
+			t.Errorf("%s: the verdicts see %d failed of %d; want the %d after the target was back", name,
+				rd.Outcome().Requests-rd.OK, rd.Outcome().Requests, ev.Errors-ev.ErrorsWhileDown)
+		}
+	}
+	clean, sick := rounds["clean"], rounds["sick"]
+	if ev := clean.Perturbations[0]; ev.ErrorsWhileDown != ev.Errors || clean.Errors["http:503"] != 0 {
+		t.Errorf("clean: %d of %d failures while down, errors %v; want all of them (it recovered cleanly)", ev.ErrorsWhileDown, ev.Errors, clean.Errors)
+	}
+	// sick's refusals and resets are the fault's; what counts against it
+	// is its 503s, at least some of them (those between its listening and
+	// the ready probe seeing it may be the fault's)
+	ev := sick.Perturbations[0]
+	if after := ev.Errors - ev.ErrorsWhileDown; after == 0 || after > sick.Errors["http:503"] {
+		t.Errorf("sick: %d failures after it was back, %d of them 503s (%v); want some, all 503s", after, sick.Errors["http:503"], sick.Errors)
+	}
+	if len(sc.Comparisons) != 1 || sc.Comparisons[0].Candidate != "sick" || sc.Comparisons[0].Verdict != "failing" ||
+		!strings.Contains(sc.Comparisons[0].Reason, "http:503") {
+		t.Errorf("comparisons %+v; want sick failing on its 503s", sc.Comparisons)
+	}
+}

@@ -56,8 +56,19 @@ func serveDelay(args []string) int {
 	fs.String("token", "", "a secret, ignored")
 	bindRace := fs.String("lose-bind-race", "", "the first start (this file absent) fails as a lost bind race")
 	listenLog := fs.String("listen-log", "", "append the time (unix ns) the server began to listen to this file")
+	restarted := fs.String("restart-mark", "", "every start creates this file; a start that finds it (not wiped) is a restart")
+	failFor := fs.Duration("fail-for", 0, "a restart (see --restart-mark) answers an instant 503 to every request for this long after it listens")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	restart := false
+	if *restarted != "" {
+		_, err := os.Stat(*restarted)
+		restart = err == nil
+		if err := os.WriteFile(*restarted, nil, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	}
 	if *bindRace != "" {
 		if _, err := os.Stat(*bindRace); err != nil {
@@ -83,7 +94,15 @@ func serveDelay(args []string) int {
 		f.Close()
 	}
 	fmt.Println("listening on", ln.Addr()) // a log line for readiness
+	var sickUntil time.Time
+	if restart {
+		sickUntil = time.Now().Add(*failFor)
+	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if time.Now().Before(sickUntil) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
 		if n := served.Add(1); *dieAfter > 0 && n > *dieAfter {
 			fmt.Fprintln(os.Stderr, "fatal: out of budget after", *dieAfter, "requests")
 			os.Exit(7)
