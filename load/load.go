@@ -103,6 +103,9 @@ type Live struct {
 	// Timeline, if set before the run, counts its answers by when they
 	// ended, finer than the series.
 	Timeline *Timeline
+	// Window, if set before the run, follows the answers to the arrivals
+	// of its span.
+	Window *Window
 	// series is the run's per-second series, once it has started.
 	series atomic.Pointer[series]
 }
@@ -114,6 +117,7 @@ func (l *Live) start(s *series) {
 			s.fine = l.Timeline
 			l.Timeline.begin(s.start)
 		}
+		s.win = l.Window
 		l.series.Store(s)
 	}
 }
@@ -351,7 +355,7 @@ func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 // still counts from its intended time; at most MaxWaiting wait, and the
 // oldest arrivals beyond that are dropped and counted. The run ends when the
 // schedule does, after Requests arrivals, or at Duration; arrivals still
-// waiting or in flight Timeout after that are dropped.
+// waiting or in flight Drain (by default Timeout) after that are dropped.
 //
 // There is no pacer goroutine: each worker, when its connection is free,
 // claims the next arrival of the timetable and sleeps until it is due on a
@@ -366,8 +370,13 @@ type Open struct {
 	// default 10,000.
 	MaxWaiting int
 	Timeout    time.Duration
-	Unit       string
-	Live       *Live
+	// Drain, with Duration, is how long after it the run still sends the
+	// arrivals waiting and waits for the answers in flight; what it cuts
+	// off then is dropped, neither a failure nor a latency. Default
+	// Timeout.
+	Drain time.Duration
+	Unit  string
+	Live  *Live
 	// Tap, if set, starts the run at an agreed time and lets a
 	// distributed worker take its record as it goes.
 	Tap *Tap
@@ -477,6 +486,9 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 		o.MaxWaiting = 10_000
 	}
 	defaults(&o.Timeout, &o.Unit)
+	if o.Drain <= 0 {
+		o.Drain = o.Timeout
+	}
 	switch w, err := EngineWire(o.Engine, d); {
 	case err != nil:
 		return results.Sample{}, err
@@ -502,12 +514,12 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	}
 	defer r.close()
 	tt := timetable{Schedule: o.Schedule, start: r.start, requests: o.Requests, duration: o.Duration}
-	// Requests in flight or waiting get Timeout past the end, then the
-	// run is cut.
+	// Requests in flight or waiting get Drain past the end, then the run
+	// is cut.
 	hardCtx := ctx
 	if o.Duration > 0 {
 		var cancel context.CancelFunc
-		hardCtx, cancel = context.WithDeadline(ctx, r.start.Add(o.Duration+o.Timeout))
+		hardCtx, cancel = context.WithDeadline(ctx, r.start.Add(o.Duration+o.Drain))
 		defer cancel()
 	}
 	var next, dropped atomic.Int64
@@ -581,8 +593,12 @@ type Batched struct {
 	Period      time.Duration
 	Duration    time.Duration
 	Timeout     time.Duration
-	Unit        string
-	Live        *Live
+	// Drain is how long after the last period the run waits for the
+	// answers in flight; what it cuts off then is dropped, neither a
+	// failure nor a latency. Default Timeout.
+	Drain time.Duration
+	Unit  string
+	Live  *Live
 	// Tap, if set, starts the run at an agreed time and lets a
 	// distributed worker take its record as it goes.
 	Tap *Tap
@@ -611,13 +627,16 @@ func (b Batched) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	}
 	b.Connections = max(b.Connections, 1)
 	defaults(&b.Timeout, &b.Unit)
+	if b.Drain <= 0 {
+		b.Drain = b.Timeout
+	}
 	r, err := dialAll(ctx, d, b.Connections, true, b.Live, b.Tap)
 	if err != nil {
 		return results.Sample{}, err
 	}
 	defer r.close()
 	periods := b.Periods()
-	hardCtx, cancel := context.WithDeadline(ctx, r.start.Add(time.Duration(periods)*b.Period+b.Timeout))
+	hardCtx, cancel := context.WithDeadline(ctx, r.start.Add(time.Duration(periods)*b.Period+b.Drain))
 	defer cancel()
 	var dropped atomic.Int64
 	elapsed := r.workers(func(i int) {

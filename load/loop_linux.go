@@ -152,7 +152,7 @@ func restoreSlack(slack int) {
 func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 	setup := loopSetup{conns: o.Connections, timeout: o.Timeout, live: o.Live, tap: o.Tap, open: true, quantum: o.Quantum}
 	if o.Duration > 0 {
-		setup.length = o.Duration + o.Timeout // in flight or waiting: Timeout past the end, then cut
+		setup.length = o.Duration + o.Drain // in flight or waiting: Drain past the end, then cut
 	}
 	l, err := newEventLoop(ctx, w, setup)
 	if err != nil {

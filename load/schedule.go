@@ -42,6 +42,28 @@ func (c Constant) Offset(k int64) (time.Duration, bool) {
 // RateAt implements Schedule.
 func (c Constant) RateAt(time.Duration) float64 { return c.Rate }
 
+// Arrivals is how many arrivals the schedule has: Rate × Duration rounded
+// up (an arrival at every 1/Rate from 0 while before Duration); 0 when it
+// runs until stopped.
+func (c Constant) Arrivals() int64 {
+	if c.Rate <= 0 || c.Duration <= 0 {
+		return 0
+	}
+	n := int64(math.Ceil(c.Rate * c.Duration.Seconds()))
+	for n > 0 {
+		if _, ok := c.Offset(n - 1); ok {
+			break
+		}
+		n--
+	}
+	for {
+		if _, ok := c.Offset(n); !ok {
+			return n
+		}
+		n++
+	}
+}
+
 // Len implements Schedule.
 func (c Constant) Len() time.Duration { return c.Duration }
 

@@ -136,3 +136,25 @@ func TestCoarseHistogram(t *testing.T) {
 		}
 	}
 }
+
+// Arrivals counts what Offset schedules, also where Rate × Duration is not
+// a whole number (141.42/s for 1 s is 142 arrivals, not 141).
+func TestConstantArrivals(t *testing.T) {
+	for _, c := range []Constant{
+		{Rate: 100, Duration: time.Second},
+		{Rate: math.Sqrt(2) * 100, Duration: time.Second},
+		{Rate: 3, Duration: 2500 * time.Millisecond},
+		{Rate: 1e6, Duration: 333 * time.Millisecond},
+		{Rate: 0.5, Duration: time.Second},
+		{Rate: 7, Duration: 0},
+		{Rate: 0, Duration: time.Second},
+	} {
+		want := int64(0)
+		if c.Duration > 0 {
+			want = count(t, c, 1<<40)
+		}
+		if got := c.Arrivals(); got != want {
+			t.Errorf("%v for %v: %d arrivals; Offset schedules %d", c, c.Duration, got, want)
+		}
+	}
+}

@@ -60,6 +60,8 @@ type series struct {
 	tapOn  bool
 	// fine, if set, counts the answers by when they ended, finer.
 	fine *Timeline
+	// win, if set, follows the answers to the arrivals of a window.
+	win *Window
 }
 
 // tap makes the series keep each finished second for a Tap.
@@ -115,6 +117,9 @@ func (s *series) issue(t time.Time) { s.at(t).issued.Add(1) }
 func (s *series) done(sent, t time.Time, latency time.Duration, ok bool) {
 	if s.fine != nil {
 		s.fine.done(sent, t, ok)
+	}
+	if s.win != nil {
+		s.win.done(s.start, t, latency, ok)
 	}
 	sl := s.at(t)
 	if !ok {
