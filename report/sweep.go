@@ -43,6 +43,9 @@ func sweepTables(sweeps []results.Sweep) []table {
 			if c.Saturated {
 				state = "SATURATED"
 			}
+			if c.LatencyGrows {
+				state += ", latency grows"
+			}
 			if i == best {
 				state += ", diagonal"
 			}

@@ -49,3 +49,25 @@ func TestCellSummaryTable(t *testing.T) {
 		})
 	}
 }
+
+// A cell saturated because its latency grew, not because it fell short,
+// says so in its state.
+func TestCellLatencyGrowsShown(t *testing.T) {
+	r := results.New()
+	r.Sweeps = []results.Sweep{{Scenario: "edge", Target: "a", Load: "open", Confirm: "answer",
+		Rule: "confirmed < 95 % of expected, or the latency grows over the cell", Cells: []results.Cell{
+			{Connections: 1, Rate: 50, DurationNs: 2e9, Expected: 50, Sent: 50, OK: 50, Confirmed: 50, ThirdsP50Ns: []int64{1e6, 1e6, 1e6}},
+			{Connections: 1, Rate: 90, DurationNs: 2e9, Expected: 90, Sent: 90, OK: 90, Confirmed: 88, Saturated: true, LatencyGrows: true,
+				ThirdsP50Ns: []int64{5e6, 40e6, 80e6}},
+		}}}
+	var b bytes.Buffer
+	if err := Text(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(b.String(), "latency grows"); got != 2 { // the rule, and the cell's state
+		t.Errorf("%q appears %d times; want in the rule and the one cell's state:\n%s", "latency grows", got, b.String())
+	}
+	if !strings.Contains(b.String(), "SATURATED, latency grows") {
+		t.Errorf("the saturated cell's state does not say its latency grew:\n%s", b.String())
+	}
+}

@@ -803,6 +803,21 @@ type Cell struct {
 	// Perturbations are the faults done to the target during the cell
 	// (the sweep's perturbations, timed from the start of its load).
 	Perturbations []Perturbation `json:"perturbations,omitempty"`
+	// Dropped counts the arrivals the cell did not send, or whose answer
+	// it did not wait for past its end: neither failures nor latencies.
+	Dropped int64 `json:"dropped,omitempty"`
+	// ThirdsP50Ns, with confirm: answer, is the median latency of the
+	// successful answers to the arrivals of each third of the cell's
+	// T − 1 s, by when they were intended (0: none); LatencyGrows says
+	// they rose third by third beyond the rule's tolerance (a queue that
+	// grows through the cell: saturated).
+	ThirdsP50Ns  []int64 `json:"thirds_p50_ns,omitempty"`
+	LatencyGrows bool    `json:"latency_grows,omitempty"`
+	// ProcessedByNs, with confirm: answer, is how long from the start of
+	// the cell's load its answers counted as processed: T − 1 s plus the
+	// lowest of the thirds' 90th percentile latencies, at most a tenth of
+	// the T − 1 s and 1 s.
+	ProcessedByNs int64 `json:"processed_by_ns,omitempty"`
 }
 
 // ConfirmedPerSecond is the cell's confirmed count per second of load:

@@ -224,6 +224,9 @@ func saturationRule(sw *study.Sweep) string {
 	if k := sw.SaturatedBelow(); k < 1 {
 		rule = fmt.Sprintf("confirmed < %.6g %% of expected", 100*k)
 	}
+	if sw.Confirm != study.ConfirmCometBFT {
+		rule += ", or the latency grows over the cell"
+	}
 	if sw.MaxP99 > 0 {
 		rule += fmt.Sprintf(", or p99 latency > %s", sw.MaxP99)
 	}
@@ -231,10 +234,69 @@ func saturationRule(sw *study.Sweep) string {
 }
 
 // saturated applies sw's rule to a measured cell: confirmed below the
-// kept fraction of expected, or (with max_p99) a p99 latency above it.
+// kept fraction of expected, a latency that grows over the cell, or (with
+// max_p99) a p99 latency above it.
 func saturated(sw *study.Sweep, c *results.Cell) bool {
-	return float64(c.Confirmed) < float64(c.Expected)*sw.SaturatedBelow() ||
+	return float64(c.Confirmed) < float64(c.Expected)*sw.SaturatedBelow() || c.LatencyGrows ||
 		sw.MaxP99 > 0 && c.LatencyNs.P99 > int64(sw.MaxP99)
+}
+
+// windowParts is how many parts a cell's window is cut into to tell a
+// latency that grows over it: thirds.
+const windowParts = 3
+
+// maxAllowance bounds the time after a cell's window in which its answers
+// still count as processed: a tenth of the window.
+const maxAllowance = 10
+
+// growthFloor is the least rise of the median latency from one third of a
+// cell to the next that counts as growth, beyond half the first third's
+// median: what a busy machine's scheduling adds to a few answers' median
+// is not a queue.
+const growthFloor = 5 * time.Millisecond
+
+// answered fills in a cell confirmed by answers from its window (the
+// arrivals of its load, T − 1 s) with drain the time after it. Processed
+// are the successful answers to the window's arrivals that came by the
+// window's end plus an allowance (to the timeline's step): the lowest of
+// the thirds' 90th percentile latencies, at most a tenth of the window
+// and at most drain. A target that keeps up answers nearly all of them by
+// then; one of capacity C answers at most C × 1.1 × the window there,
+// however much of its backlog the cell's last second would let it drain,
+// so with a shortfall of 5 % a cell above 1.16 C saturates whatever the
+// latencies. Each third's median latency is recorded (0: no successful
+// answer); the latency grows when each exceeds the one before by more
+// than half the first third's plus growthFloor: a queue that builds
+// through the cell (which catches the rates just above C).
+func answered(c *results.Cell, win *load.Window, window, drain time.Duration) {
+	allowance := time.Duration(-1)
+	c.ThirdsP50Ns = make([]int64, win.Parts())
+	for i := range win.Parts() {
+		p := win.Part(i)
+		c.ThirdsP50Ns[i] = int64(p.P50)
+		if p.OK > 0 && (allowance < 0 || p.P90 < allowance) {
+			allowance = p.P90
+		}
+	}
+	by := window + min(max(allowance, 0), window/maxAllowance, drain)
+	c.ProcessedByNs = int64(by)
+	c.Confirmed = win.OKBefore(by)
+	c.LatencyGrows = latencyGrows(c.ThirdsP50Ns)
+}
+
+// latencyGrows says whether the thirds' median latencies (0: none) rise
+// third by third, each by more than half the first's plus growthFloor.
+func latencyGrows(p50 []int64) bool {
+	if len(p50) < 2 || slices.Contains(p50, 0) {
+		return false
+	}
+	tol := p50[0]/2 + int64(growthFloor)
+	for i := 1; i < len(p50); i++ {
+		if p50[i] <= p50[i-1]+tol {
+			return false
+		}
+	}
+	return true
 }
 
 // saturation finds, per connection count, the highest rate that kept up
@@ -301,7 +363,7 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 	sending := sw.Duration - time.Second
 	switch sw.Load {
 	case study.SweepOpen:
-		c.Expected = int64(math.Round(rate * float64(conns) * sending.Seconds()))
+		c.Expected = load.Constant{Rate: rate * float64(conns), Duration: sending}.Arrivals()
 	default:
 		c.Expected = load.Batched{Connections: conns, PerPeriod: int(math.Round(rate)), Period: time.Second, Duration: sw.Duration - time.Second}.Expected()
 	}
@@ -331,16 +393,25 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 			return fail(err)
 		}
 	}
+	// The load ends with the cell: what is not answered by then is cut
+	// off, neither a failure nor a latency (dropped).
+	drain := sw.Duration - sending
+	win := load.NewWindow(sending, windowParts, timelineStep, sw.Duration)
 	start := time.Now()
 	s, events, err := r.underPerturbations(ctx, sc.Perturbations, l, sending, func(live *load.Live) (results.Sample, error) {
+		if live == nil {
+			live = &load.Live{}
+		}
+		live.Window = win
 		if sw.Load == study.SweepOpen {
 			return load.Open{Schedule: load.Constant{Rate: rate * float64(conns), Duration: sending}, Connections: conns, Duration: sending,
-				Timeout: r.s.Defaults.Timeout, Live: live}.Run(ctx, caller)
+				Timeout: r.s.Defaults.Timeout, Drain: drain, Live: live}.Run(ctx, caller)
 		}
 		return load.Batched{Connections: conns, PerPeriod: int(math.Round(rate)), Period: time.Second,
-			Duration: sending, Timeout: r.s.Defaults.Timeout, Live: live}.Run(ctx, caller)
+			Duration: sending, Timeout: r.s.Defaults.Timeout, Drain: drain, Live: live}.Run(ctx, caller)
 	})
 	c.Perturbations = events
+	c.Dropped = s.Dropped
 	switch {
 	case err == nil && l.proc != nil && len(events) == 0:
 		err = exitedDuring(l, s)
@@ -384,13 +455,7 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 			c.Blocks = append(c.Blocks, results.BlockPoint{Height: b.Height, TimeUnixNs: b.Time.UnixNano(), Txs: b.Txs, MeanLatencyNs: int64(b.Mean)})
 		}
 	default:
-		// Processed = answered successfully within the cell's duration.
-		secs := int64(sw.Duration / time.Second)
-		for _, sec := range s.Series {
-			if sec.T < secs {
-				c.Confirmed += sec.OK
-			}
-		}
+		answered(&c, win, sending, drain)
 		c.LatencyNs = s.LatencyNs
 	}
 	if m, ok := nodeMetrics(l, false); ok {

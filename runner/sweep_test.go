@@ -81,7 +81,7 @@ func TestSweepGrid(t *testing.T) {
 		t.Fatalf("sweeps: %+v", res.Sweeps)
 	}
 	sw := res.Sweeps[0]
-	if sw.Rule != "confirmed < 95 % of expected" || sw.Load != "batched" || sw.Confirm != "answer" {
+	if sw.Rule != "confirmed < 95 % of expected, or the latency grows over the cell" || sw.Load != "batched" || sw.Confirm != "answer" {
 		t.Errorf("sweep header: %+v", sw)
 	}
 	for _, c := range sw.Cells {
@@ -241,9 +241,9 @@ func TestSweepShortfall(t *testing.T) {
 		rule      string
 		sat       map[string]bool // by target
 	}{
-		{"", "confirmed < 95 % of expected", map[string]bool{"miss1": false, "miss5": false, "miss6": true}},
-		{", shortfall: 0", "confirmed < expected", map[string]bool{"miss1": true}},
-		{", shortfall: 0.01", "confirmed < 99 % of expected", map[string]bool{"miss1": false, "miss5": true}},
+		{"", "confirmed < 95 % of expected, or the latency grows over the cell", map[string]bool{"miss1": false, "miss5": false, "miss6": true}},
+		{", shortfall: 0", "confirmed < expected, or the latency grows over the cell", map[string]bool{"miss1": true}},
+		{", shortfall: 0.01", "confirmed < 99 % of expected, or the latency grows over the cell", map[string]bool{"miss1": false, "miss5": true}},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
 			var targets strings.Builder
@@ -459,6 +459,101 @@ func TestScrapeInterval(t *testing.T) {
 		every, why, aliases := scrapeInterval(s)
 		if every != tc.every || aliases != tc.aliases {
 			t.Errorf("%s: every %v (%q), aliases %v; want %v, %v", tc.name, every, why, aliases, tc.every, tc.aliases)
+		}
+	}
+}
+
+// oneAtATime answers one request at a time, each after delay: a capacity
+// of at most one answer per delay however many connections ask (a sleep
+// may overshoot, never undershoot), so in any span of time s it answers
+// at most s/delay + 1 requests.
+func oneAtATime(t *testing.T, delay time.Duration) string {
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		time.Sleep(delay)
+		mu.Unlock()
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/"
+}
+
+// TestSweepKneeNotAboveCapacity searches 2 s cells of an open loop on one
+// connection for the knee of a server whose capacity is 100/s by
+// construction. The cells' last second would let a queue of up to a second
+// drain (at 141/s the server answers everything by the cell's end), so
+// only the answers by the window's end and a tenth of it count, and a
+// latency that grows over the cell saturates it: the knee is at most the
+// capacity (a busy machine may find it lower, never higher: the probes
+// above the capacity, 141/s and more, are beyond what it can answer in
+// 1.1 s whatever the latencies).
+func TestSweepKneeNotAboveCapacity(t *testing.T) {
+	tooltest.Long(t)
+	t.Parallel() // the bound holds however slow the machine: it can only lower the knee
+	const delay = 10 * time.Millisecond
+	const capacity = float64(time.Second / delay)
+	// the probes: 25 and 400, then 100 (the capacity itself), and above it
+	// 200 and 141 (or below it 50 and 71): precision 0.5 stops at a bracket
+	// of at most 1.5
+	res := sweepRun(t, oneAtATime(t, delay), "{connections: [1], duration: 2s, load: open, search: {from: 25, to: 400, precision: 0.5}}")
+	sr := res.Sweeps[0].Search
+	if len(sr) != 1 {
+		t.Fatalf("search: %+v", sr)
+	}
+	if rule := res.Sweeps[0].Rule; rule != "confirmed < 95 % of expected, or the latency grows over the cell" {
+		t.Errorf("rule %q", rule)
+	}
+	for _, c := range res.Sweeps[0].Cells {
+		t.Logf("rate %.4g: %d of %d confirmed, %d sent, %d ok, %d dropped, saturated %v, thirds' p50 %v, p99 %v", c.Rate, c.Confirmed, c.Expected,
+			c.Sent, c.OK, c.Dropped, c.Saturated, c.ThirdsP50Ns, time.Duration(c.LatencyNs.P99))
+		// every arrival of the cell's schedule is sent or dropped (cut off
+		// by the cell's end); none is counted twice
+		if c.Confirmed > c.OK || c.OK > c.Sent || c.Sent+c.Dropped != c.Expected {
+			t.Errorf("rate %.4g: %d confirmed, %d ok, %d sent, %d dropped, %d expected; want confirmed ≤ ok ≤ sent, sent + dropped = expected",
+				c.Rate, c.Confirmed, c.OK, c.Sent, c.Dropped, c.Expected)
+		}
+		// processed is what came by the window's end and an allowance
+		// (at most a tenth of it): never more than the server can answer
+		// in that time, so above 1.1/0.95 of its capacity a cell is
+		// saturated however slow the machine
+		by := time.Duration(c.ProcessedByNs)
+		if most := int64(by/delay) + 1; by < time.Second || by > 1100*time.Millisecond || c.Confirmed > most {
+			t.Errorf("rate %.4g: %d confirmed within %v; want that within the cell, and the server answers at most %d in it", c.Rate, c.Confirmed, by, most)
+		}
+		if len(c.ThirdsP50Ns) != 3 || c.LatencyGrows && !c.Saturated {
+			t.Errorf("rate %.4g: thirds %v, latency grows %v, saturated %v", c.Rate, c.ThirdsP50Ns, c.LatencyGrows, c.Saturated)
+		}
+	}
+	if got := sr[0]; got.Sustained > capacity || got.Saturated <= got.Sustained {
+		t.Errorf("search found [%v, %v) in %d probes; the server's capacity is %v/s: want the knee at most that", got.Sustained, got.Saturated, got.Probes, capacity)
+	}
+}
+
+// The growth rule of a cell's knee: the thirds' medians must rise third by
+// third, each step beyond half the first third's median plus 5 ms; noise
+// in one third (or the last two) is no staircase, and a third without an
+// answer leaves the rule out.
+func TestKneeGrowthRule(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	for _, tc := range []struct {
+		name string
+		p50  []int64
+		want bool
+	}{
+		{"steady", []int64{10 * ms, 10 * ms, 11 * ms}, false},
+		{"a queue", []int64{80 * ms, 220 * ms, 360 * ms}, true},
+		{"a slow queue on a fast target", []int64{ms, 7 * ms, 13 * ms}, true},
+		{"steps of exactly the tolerance", []int64{10 * ms, 20 * ms, 30 * ms}, false},
+		{"steps just beyond it", []int64{10 * ms, 20*ms + 1, 30*ms + 2}, true},
+		{"noise in the last third", []int64{ms, ms, 200 * ms}, false},
+		{"a level burst over the last two", []int64{ms, 150 * ms, 153 * ms}, false},
+		{"noise in the first", []int64{200 * ms, 10 * ms, 300 * ms}, false},
+		{"no answer in the last third", []int64{80 * ms, 220 * ms, 0}, false},
+		{"one third", []int64{80 * ms}, false},
+	} {
+		if got := latencyGrows(tc.p50); got != tc.want {
+			t.Errorf("%s %v: grows %v; want %v", tc.name, tc.p50, got, tc.want)
 		}
 	}
 }
