@@ -354,8 +354,9 @@ func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 // connection is busy an arrival waits in the generator, and its latency
 // still counts from its intended time; at most MaxWaiting wait, and the
 // oldest arrivals beyond that are dropped and counted. The run ends when the
-// schedule does, after Requests arrivals, or at Duration; arrivals still
-// waiting or in flight Drain (by default Timeout) after that are dropped.
+// schedule does, after Requests arrivals, or at Duration; Drain (by default
+// Timeout) after that, arrivals still waiting are dropped and requests in
+// flight are unfinished.
 //
 // There is no pacer goroutine: each worker, when its connection is free,
 // claims the next arrival of the timetable and sleeps until it is due on a
@@ -372,8 +373,8 @@ type Open struct {
 	Timeout    time.Duration
 	// Drain, with Duration, is how long after it the run still sends the
 	// arrivals waiting and waits for the answers in flight; what it cuts
-	// off then is dropped, neither a failure nor a latency. Default
-	// Timeout.
+	// off then is dropped (not sent) or unfinished (in flight), neither a
+	// failure nor a latency. Default Timeout.
 	Drain time.Duration
 	Unit  string
 	Live  *Live
@@ -594,7 +595,7 @@ type Batched struct {
 	Duration    time.Duration
 	Timeout     time.Duration
 	// Drain is how long after the last period the run waits for the
-	// answers in flight; what it cuts off then is dropped, neither a
+	// answers in flight; what it cuts off then is unfinished, neither a
 	// failure nor a latency. Default Timeout.
 	Drain time.Duration
 	Unit  string

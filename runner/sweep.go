@@ -411,7 +411,7 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 			Duration: sending, Timeout: r.s.Defaults.Timeout, Drain: drain, Live: live}.Run(ctx, caller)
 	})
 	c.Perturbations = events
-	c.Dropped = s.Dropped
+	c.Dropped = s.Dropped + s.Unfinished // not sent, or not waited for past the end
 	switch {
 	case err == nil && l.proc != nil && len(events) == 0:
 		err = exitedDuring(l, s)
