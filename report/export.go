@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -171,22 +172,28 @@ func Bench(w io.Writer, r *results.Results) error {
 // HDRLog writes every round's latency histogram in HdrHistogram's interval
 // log format (readable by HistogramLogAnalyzer and hdrhistogram's log
 // readers), tagged scenario/target/level. Intervals follow one another on
-// a timeline of measurement time: each round's interval is its duration.
-// Text from the results in a comment is written by lineText, so that it
-// cannot end the comment or forge the log's start time.
+// a timeline of measurement time from the run's creation: each round's
+// interval is its duration. The StartTime, BaseTime and interval lines are
+// written here, in seconds as the format says (hdrhistogram-go's writer
+// puts milliseconds where the format has seconds). Text from the results
+// in a comment is written by lineText, so that it cannot end the comment
+// or forge the log's start time.
 func HDRLog(w io.Writer, r *results.Results) error {
 	lw := hdrhistogram.NewHistogramLogWriter(w)
 	if err := lw.OutputComment(fmt.Sprintf("[tandem %s: %s, %s]", lineText(r.Tool.Version), lineText(r.Study.Name),
 		r.CreatedAt.Format("2006-01-02T15:04:05Z"))); err != nil {
 		return err
 	}
-	if err := lw.OutputStartTime(r.CreatedAt.UnixMilli()); err != nil {
+	start := r.CreatedAt.UnixMilli()
+	secs := fmt.Sprintf("%d.%03d", start/1000, start%1000)
+	if _, err := fmt.Fprintf(w, "#[StartTime: %s (seconds since epoch), %s]\n#[BaseTime: %s (seconds since epoch)]\n",
+		secs, r.CreatedAt.UTC().Format(time.RFC3339Nano), secs); err != nil {
 		return err
 	}
 	if err := lw.OutputLegend(); err != nil {
 		return err
 	}
-	at := r.CreatedAt.UnixMilli()
+	var at int64 // ms from the start
 	for _, sc := range r.Scenarios {
 		for _, rd := range sc.Rounds {
 			if rd.HDR == "" {
@@ -200,13 +207,14 @@ func HDRLog(w io.Writer, r *results.Results) error {
 				continue
 			}
 			tag := notName.ReplaceAllString(fmt.Sprintf("%s/%s/c=%d/round=%d", sc.Name, rd.Target, rd.Concurrency, rd.Round), "_")
-			h.SetTag(strings.ReplaceAll(tag, ",", "_"))
-			h.SetStartTimeMs(at)
-			at += max(rd.DurationNs/1e6, 1)
-			h.SetEndTimeMs(at)
-			if err := lw.OutputIntervalHistogram(h); err != nil {
+			tag = strings.ReplaceAll(tag, ",", "_")
+			length := max(rd.DurationNs/1e6, 1)
+			// Tag=T,start s,length s,max ms,payload (V2 compressed, base64)
+			if _, err := fmt.Fprintf(w, "Tag=%s,%d.%03d,%d.%03d,%.3f,%s\n", tag, at/1000, at%1000, length/1000, length%1000,
+				float64(h.Max())/hdrhistogram.MsToNsRatio, rd.HDR); err != nil {
 				return err
 			}
+			at += length
 		}
 	}
 	return nil

@@ -54,6 +54,17 @@ func TestExports(t *testing.T) {
 	}
 	r := hdrhistogram.NewHistogramLogReader(&b)
 	n := 0
+	// each interval starts where the one before ended, on a timeline from
+	// the run's creation, in the format's seconds (read back as ms)
+	var durations []int64
+	for _, sc := range res.Scenarios {
+		for _, rd := range sc.Rounds {
+			if rd.HDR != "" {
+				durations = append(durations, max(rd.DurationNs/1e6, 1))
+			}
+		}
+	}
+	at := res.CreatedAt.UnixMilli()
 	for {
 		h, err := r.NextIntervalHistogram()
 		if err != nil {
@@ -64,6 +75,12 @@ func TestExports(t *testing.T) {
 		}
 		if h.TotalCount() == 0 || h.Tag() == "" {
 			t.Errorf("interval %d: %d values, tag %q", n, h.TotalCount(), h.Tag())
+		}
+		if d := h.StartTimeMs() - at; d < -1 || d > 1 {
+			t.Errorf("interval %d starts at %d ms; want %d (the run's start and the rounds before it)", n, h.StartTimeMs(), at)
+		}
+		if n < len(durations) {
+			at += durations[n]
 		}
 		n++
 	}
