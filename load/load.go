@@ -11,7 +11,10 @@
 // claims the next arrival of the timetable and sleeps until it is due on
 // an alarm of its own (a timerfd on Linux); a batched loop's worker sleeps
 // until each period starts. None starts a goroutine per request. Each worker, or the event loop, records into histograms of its
-// own, merged when the run ends, so memory does not grow with run length.
+// own, merged when the run ends, so memory does not grow with run length;
+// an open loop keeps nothing per arrival (those waiting for a connection
+// are a range of its timetable), so neither does it grow with the arrivals
+// offered or dropped, whatever the rate.
 // A failed request is data (a status in Result), never an error.
 package load
 
@@ -356,7 +359,9 @@ func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 // oldest arrivals beyond that are dropped and counted. The run ends when the
 // schedule does, after Requests arrivals, or at Duration; Drain (by default
 // Timeout) after that, arrivals still waiting are dropped and requests in
-// flight are unfinished.
+// flight are unfinished. A run cancelled stops at once and offered the
+// arrivals due by then: each one is sent (answered or unfinished) or counted
+// as dropped (Requests + Unfinished + Dropped), none of those still to come.
 //
 // There is no pacer goroutine: each worker, when its connection is free,
 // claims the next arrival of the timetable and sleeps until it is due on a
@@ -436,6 +441,16 @@ func (t timetable) dueBy(now time.Time, lo int64) int64 {
 		}
 	}
 	return hi
+}
+
+// dueThrough is how many arrivals are due at or before now, given that
+// the first next of them are (a search from next: its cost does not grow
+// with the arrivals due, however many the rate makes).
+func (t timetable) dueThrough(now time.Time, next int64) int64 {
+	if d, ok := t.due(next); !ok || d.After(now) {
+		return next
+	}
+	return t.dueBy(now, next)
 }
 
 // dueNow is how many arrivals are due by now, or taken (the arrivals a
@@ -523,9 +538,12 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 		hardCtx, cancel = context.WithDeadline(ctx, r.start.Add(o.Duration+o.Drain))
 		defer cancel()
 	}
-	var next, dropped atomic.Int64
-	// claim takes the oldest arrival not yet taken, first dropping the
-	// oldest ones if more than MaxWaiting are already due.
+	var next atomic.Int64
+	// claim takes the oldest arrival not yet taken, first skipping (and so
+	// dropping) the oldest ones if more than MaxWaiting are already due. It
+	// takes the arrival it found in the same step as the skip: were it to
+	// look again, at a rate that brings more arrivals while it looks than
+	// it has time to take, it would skip for ever.
 	claim := func() (time.Time, bool) {
 		for {
 			k := next.Load()
@@ -533,16 +551,14 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 			if !ok {
 				return time.Time{}, false
 			}
+			take := k
 			if now := time.Now(); due.Before(now) {
-				if waiting := tt.dueBy(now, k) - k; waiting > int64(o.MaxWaiting) {
-					skip := waiting - int64(o.MaxWaiting)
-					if next.CompareAndSwap(k, k+skip) {
-						dropped.Add(skip)
-					}
-					continue
+				if n := tt.dueBy(now, k); n-k > int64(o.MaxWaiting) {
+					take = n - int64(o.MaxWaiting)
+					due, _ = tt.due(take)
 				}
 			}
-			if next.CompareAndSwap(k, k+1) {
+			if next.CompareAndSwap(k, take+1) {
 				return due, true
 			}
 		}
@@ -550,19 +566,22 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	elapsed := r.workers(func(i int) {
 		for {
 			due, ok := claim()
-			if !ok {
-				return
+			if !ok || !alarms[i].wait(hardCtx, due) {
+				return // a worker stops at its first wait cut short, rather than claim the rest of the timetable
 			}
-			if !alarms[i].wait(hardCtx, due) || r.one(hardCtx, i, due, o.Timeout) == unsent {
-				dropped.Add(1) // a request the end cut off was sent: counted as cut
-			}
+			r.one(hardCtx, i, due, o.Timeout)
 		}
 	})
-	// Arrivals due but never claimed (the run was cut short) were dropped.
-	claimed := next.Load()
-	scheduled := tt.dueNow(claimed)
-	dropped.Add(scheduled - claimed)
-	s := tt.sample(r.merged(), elapsed, o.Unit, scheduled, dropped.Load())
+	// Every arrival offered and not sent was dropped: skipped, not sent
+	// by the end, or never taken (one sent and cut off is unfinished). The arrivals offered are those the workers claimed (and
+	// any due since); a run cancelled offered those due by its end.
+	rec := r.merged()
+	scheduled := tt.dueNow(next.Load())
+	if ctx.Err() != nil {
+		scheduled = tt.dueThrough(time.Now(), 0)
+	}
+	dropped := scheduled - rec.requests - rec.cut
+	s := tt.sample(rec, elapsed, o.Unit, scheduled, dropped)
 	s.Engine = EngineWorkers
 	return s, nil
 }

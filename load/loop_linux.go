@@ -161,8 +161,11 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 	defer l.close()
 	start, hard := l.start, l.end
 	tt := timetable{Schedule: o.Schedule, start: start, requests: o.Requests, duration: o.Duration}
-	var next, dropped int64
-	var waiting []time.Time // intended times of arrivals waiting for a connection
+	// The arrivals due and not yet sent are the range [first, next) of the
+	// timetable: two counts, whatever the rate, so the loop's memory does
+	// not grow with the arrivals it is offered or drops, and each turn
+	// takes the arrivals due by a search (dueThrough), not one by one.
+	var first, next, dropped int64
 	for {
 		if ctx.Err() != nil {
 			break
@@ -171,29 +174,19 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 		if !hard.IsZero() && !now.Before(hard) {
 			break
 		}
-		for {
-			due, ok := tt.due(next)
-			if !ok || due.After(now) {
-				break
-			}
-			waiting = append(waiting, due)
-			next++
-		}
-		if over := len(waiting) - o.MaxWaiting; over > 0 {
-			dropped += int64(over)
-			waiting = waiting[over:]
+		next = tt.dueThrough(now, next)
+		if over := next - first - int64(o.MaxWaiting); over > 0 {
+			dropped += over // the oldest beyond MaxWaiting
+			first += over
 		}
 		l.expire(now)
-		sent := 0
-		for sent < len(waiting) && len(l.free) > 0 {
-			l.send(waiting[sent])
-			sent++
+		for first < next && len(l.free) > 0 {
+			due, _ := tt.due(first)
+			l.send(due)
+			first++
 		}
-		// keep the waiting arrivals at the start of their array, so that
-		// it is reused, not grown again for every arrival
-		waiting = waiting[:copy(waiting, waiting[sent:])]
 		nextDue, more := tt.due(next)
-		if !more && len(waiting) == 0 && l.inUse == 0 {
+		if !more && first == next && l.inUse == 0 {
 			break
 		}
 		// Wake at the next arrival (on a quantum's grid: every arrival due
@@ -207,7 +200,7 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 			}
 		}
 		until = l.deadlines(until, hard)
-		if l.stamped && len(waiting) == 0 && more {
+		if l.stamped && first == next && more {
 			// Nothing waits for a connection: sleep through the answers,
 			// and read them only when the next arrival needs their
 			// connection (or every maxWait, for the live counts): one
@@ -223,14 +216,13 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 	l.poll(0) // answers that came but were not read yet (see the lazy reads above)
 	elapsed, busy := time.Since(start), l.busyNs()
 	// Arrivals due but never sent (the run was cut short) were dropped;
-	// requests still in flight when it was cut were sent: cut.
-	dropped += int64(len(waiting))
+	// requests still in flight when it was cut were sent: unfinished.
+	// The arrivals offered are those due by the run's end (cancelled or
+	// not), and those due but never taken were dropped too.
+	dropped += next - first
 	l.cutInFlight()
-	scheduled := next
-	if ctx.Err() == nil {
-		scheduled = tt.dueNow(next)
-		dropped += scheduled - next
-	}
+	scheduled := tt.dueNow(next)
+	dropped += scheduled - next
 	s := tt.sample(l.rec, elapsed, o.Unit, scheduled, dropped)
 	s.EngineCPUNs = busy
 	return s, nil
