@@ -3,6 +3,7 @@ package load
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -189,6 +190,9 @@ func (s Shard) String() string {
 //	1000                      constant, for the run's duration
 //	100-1000                  a linear ramp over the run's duration
 //	100,500,1000              steps, each lasting step
+//
+// A schedule that sends nothing is an error: a rate of 0, a ramp from 0 to
+// 0, steps that are all 0 (a step of 0 among others is a pause).
 func ParseRate(s string, duration, step time.Duration) (Schedule, error) {
 	num := func(x string) (float64, error) {
 		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
@@ -216,6 +220,9 @@ func ParseRate(s string, duration, step time.Duration) (Schedule, error) {
 			}
 			st = append(st, Step{Rate: r, Duration: step})
 		}
+		if !slices.ContainsFunc(st, func(x Step) bool { return x.Rate > 0 }) {
+			return nil, fmt.Errorf("rate %q: every step is 0, which sends nothing: want a positive rate in one step at least (a step of 0 among others is a pause)", s)
+		}
 		return st, nil
 	case strings.Contains(s, "-"):
 		from, to, _ := strings.Cut(s, "-")
@@ -226,6 +233,9 @@ func ParseRate(s string, duration, step time.Duration) (Schedule, error) {
 		t, err := num(to)
 		if err != nil {
 			return nil, err
+		}
+		if f == 0 && t == 0 {
+			return nil, fmt.Errorf("rate %q: a ramp from 0 to 0 sends nothing: want a positive rate at one end at least", s)
 		}
 		if duration <= 0 {
 			return nil, fmt.Errorf("rate %q: a ramp needs a duration", s)

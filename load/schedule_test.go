@@ -110,6 +110,14 @@ func TestParseRate(t *testing.T) {
 		{"0", time.Second, 0, "", true},
 		{"-5", time.Second, 0, "", true},
 		{"1,x", time.Second, 0, "", true},
+		// nothing at all to send: refused
+		{"0-0", time.Second, 0, "", true},
+		{"0,0", time.Second, 0, "", true},
+		{"0,0,0", 0, time.Second, "", true},
+		// a ramp from or to 0, and a pause among steps, send
+		{"0-100", time.Second, 0, "ramp 0→100/s over 1s", false},
+		{"100-0", time.Second, 0, "ramp 100→0/s over 1s", false},
+		{"100,0,100", 3 * time.Second, 0, "steps 100/s for 1s, 0/s for 1s, 100/s for 1s", false},
 	}
 	for _, c := range cases {
 		s, err := ParseRate(c.in, c.duration, c.step)

@@ -130,8 +130,8 @@ func (v *validator) scenarioBounds(path string, sc *Scenario) {
 	v.positive(path+".requests", "requests", sc.Requests == 0, "at least 1; leave it out to let calibration choose")
 	v.positive(path+".load.connections", "connections", l.Connections == 0, "at least 1; leave it out for the default, 1")
 	v.positive(path+".load.max_waiting", "max_waiting", l.MaxWaiting == 0, "at least 1; leave it out for the default, 10,000")
-	if sc.Requests > MaxArrivals {
-		v.errorf(path+".requests", fmt.Sprintf("at most %s requests per run", thousands(MaxArrivals)), "requests %d exceeds tandem's limit", sc.Requests)
+	for _, b := range LoadBounds(Load{}, 0, sc.Requests) { // whatever the shape
+		v.errorf(path+"."+b.Key, b.Expected, "%s", b.Msg)
 	}
 	if sw := sc.Sweep; sw != nil {
 		v.sweepBounds(path+".sweep", sw)
@@ -183,23 +183,51 @@ func (v *validator) scenarioBounds(path string, sc *Scenario) {
 		}
 	}
 
-	// The rate, and the arrivals of a run.
+	for _, b := range LoadBounds(l, sc.Duration, 0) {
+		v.errorf(path+"."+b.Key, b.Expected, "%s", b.Msg)
+	}
+}
+
+// A Bound is a load over one of tandem's bounds (MaxRate, MaxArrivals),
+// in the words a study's validation gives it.
+type Bound struct {
+	// Key is the setting the bound is at, as a study names it within a
+	// scenario: requests, duration, load.rate, load.ramp, load.steps,
+	// load.steps[i].rate or load.batch.
+	Key string
+	// Msg says what is over; Expected what is allowed.
+	Msg, Expected string
+}
+
+// LoadBounds holds a load shape run for duration (its steps' own lengths
+// for steps), or for requests requests, to tandem's bounds: its peak rate,
+// in arrivals per second over every connection, to MaxRate; its arrivals
+// and its requests to MaxArrivals. It returns each bound it is over, for a
+// study's scenario or tandem load's flags alike.
+func LoadBounds(l Load, duration time.Duration, requests int64) []Bound {
+	var out []Bound
+	over := func(key, expected, format string, args ...any) {
+		out = append(out, Bound{Key: key, Msg: fmt.Sprintf(format, args...), Expected: expected})
+	}
+	if requests > MaxArrivals {
+		over("requests", fmt.Sprintf("at most %s requests per run", thousands(MaxArrivals)), "requests %d exceeds tandem's limit", requests)
+	}
 	maxRate := fmt.Sprintf("at most %s arrivals per second in total", thousands(MaxRate))
 	var peak, arrivals float64
 	var shape string // what gives the arrivals, for the message
-	d := sc.Duration.Seconds()
+	d := duration.Seconds()
 	switch {
 	case l.Rate > 0:
 		peak, arrivals = l.Rate, l.Rate*d
-		shape = fmt.Sprintf("rate %s for %v", number(l.Rate), sc.Duration)
+		shape = fmt.Sprintf("rate %s for %v", number(l.Rate), duration)
 		if peak > MaxRate {
-			v.errorf(path+".load.rate", maxRate, "rate %s exceeds tandem's limit", number(peak))
+			over("load.rate", maxRate, "rate %s exceeds tandem's limit", number(peak))
 		}
 	case l.Ramp != nil:
 		peak, arrivals = max(l.Ramp.From, l.Ramp.To), (l.Ramp.From+l.Ramp.To)/2*d
-		shape = fmt.Sprintf("a ramp from %s to %s over %v", number(l.Ramp.From), number(l.Ramp.To), sc.Duration)
+		shape = fmt.Sprintf("a ramp from %s to %s over %v", number(l.Ramp.From), number(l.Ramp.To), duration)
 		if peak > MaxRate {
-			v.errorf(path+".load.ramp", maxRate, "ramp to %s exceeds tandem's limit", number(peak))
+			over("load.ramp", maxRate, "ramp to %s exceeds tandem's limit", number(peak))
 		}
 	case len(l.Steps) > 0:
 		shape = fmt.Sprintf("%d steps", len(l.Steps))
@@ -207,7 +235,7 @@ func (v *validator) scenarioBounds(path string, sc *Scenario) {
 			arrivals += st.Rate * st.Duration.Seconds()
 			if st.Rate > MaxRate {
 				peak = st.Rate
-				v.errorf(fmt.Sprintf("%s.load.steps[%d].rate", path, i), maxRate, "rate %s exceeds tandem's limit", number(st.Rate))
+				over(fmt.Sprintf("load.steps[%d].rate", i), maxRate, "rate %s exceeds tandem's limit", number(st.Rate))
 			}
 		}
 	case l.Batch != nil && l.Batch.PerPeriod > 0:
@@ -215,23 +243,25 @@ func (v *validator) scenarioBounds(path string, sc *Scenario) {
 		if period == 0 {
 			period = time.Second
 		}
+		conns := max(l.Connections, 1)
 		perPeriod := float64(l.Batch.PerPeriod) * float64(conns)
 		peak = perPeriod / period.Seconds()
-		arrivals = perPeriod * float64(sc.Duration/period)
-		shape = fmt.Sprintf("%d per period on %d connections for %v", l.Batch.PerPeriod, conns, sc.Duration)
+		arrivals = perPeriod * float64(duration/period)
+		shape = fmt.Sprintf("%d per period on %d connections for %v", l.Batch.PerPeriod, conns, duration)
 		if peak > MaxRate {
-			v.errorf(path+".load.batch", maxRate, "%d per period of %v on %d connections is %s per second, over tandem's limit",
+			over("load.batch", maxRate, "%d per period of %v on %d connections is %s per second, over tandem's limit",
 				l.Batch.PerPeriod, period, conns, number(peak))
 		}
 	}
 	if peak <= MaxRate && arrivals > MaxArrivals {
-		at := path + ".duration"
+		at := "duration"
 		if len(l.Steps) > 0 {
-			at = path + ".load.steps"
+			at = "load.steps"
 		}
-		v.errorf(at, fmt.Sprintf("at most %s arrivals per run: a lower rate or a shorter duration", thousands(MaxArrivals)),
+		over(at, fmt.Sprintf("at most %s arrivals per run: a lower rate or a shorter duration", thousands(MaxArrivals)),
 			"%s: %s arrivals per run, over tandem's limit", shape, number(arrivals))
 	}
+	return out
 }
 
 // sweepBounds checks a sweep's connections and rates.

@@ -146,6 +146,11 @@ func (v *validator) scenario(path string, sc *Scenario) {
 	if l.Ramp != nil && l.Ramp.From == 0 && l.Ramp.To == 0 {
 		v.errorf(path+".load.ramp", "a ramp with a positive rate somewhere", "ramp from 0 to 0")
 	}
+	// A step of rate 0 among others is a pause; steps that are all 0 send
+	// nothing at all.
+	if len(l.Steps) > 0 && !slices.ContainsFunc(l.Steps, func(st Step) bool { return st.Rate > 0 }) {
+		v.errorf(path+".load.steps", "a positive rate in one step at least: a step of rate 0 among others is a pause", "every step's rate is 0")
+	}
 	if l.Batch != nil && l.Batch.PerPeriod <= 0 {
 		v.errorf(path+".load.batch.per_period", "at least 1", "per_period is %d", l.Batch.PerPeriod)
 	}

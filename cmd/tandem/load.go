@@ -83,6 +83,12 @@ Load shapes:
   --batch R --connections C  batched: R requests at the start of every --period on each
                              connection (CometBFT's load-runner shape)
 
+A load is held to the bounds a study's is, for the whole run: at most
+10,000,000 arrivals/s in total (a ramp's or a step's peak, a batch's
+R × C / --period), at most 1,000,000,000 arrivals or --requests a run. A
+shape that sends nothing (--rate 0, a ramp 0-0, steps all 0) is refused; a
+step of 0 among others is a pause.
+
 Engines: HTTP/1.1 and JSON-RPC run on one thread that owns every connection (the
 event loop, on Linux); every other protocol on a goroutine per connection; the
 result names the engine (--engine loop|workers chooses).
@@ -535,7 +541,8 @@ func loadStatus(live *load.Live, elapsed, total time.Duration, requests int64) s
 
 // loadFlagBounds refuses flag values a run cannot honour, each named with
 // the value given: negative counts and durations, no clients or
-// connections, and more of them than this machine's open-file limit holds.
+// connections, more of them than this machine's open-file limit holds, and
+// a load over a study's bounds (loadShapeBounds).
 func loadFlagBounds(f loadOptions) error {
 	var errs []error
 	for _, d := range []struct {
@@ -570,5 +577,61 @@ func loadFlagBounds(f loadOptions) error {
 			errs = append(errs, fmt.Errorf("--%s %d: more than this machine holds, %d (%s)", n.name, n.v, most, why))
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, loadShapeBounds(f)...)...)
+}
+
+// loadShapeBounds holds the load the flags describe, for the whole run (on
+// one machine or a fleet), to the bounds a study's scenario gets, in a
+// study's words (study.LoadBounds): a peak rate of at most study.MaxRate
+// arrivals per second in total, and at most study.MaxArrivals arrivals and
+// requests a run. A --rate that does not parse is an error here too.
+func loadShapeBounds(f loadOptions) []error {
+	duration := f.duration
+	if f.requests <= 0 && duration <= 0 && !strings.Contains(f.rate, ",") {
+		duration = 10 * time.Second // as the run defaults it
+	}
+	var l study.Load
+	switch {
+	case f.rate != "" && f.batch > 0:
+		return nil // two shapes: checkShape says so
+	case f.rate != "":
+		sch, err := load.ParseRate(f.rate, duration, f.step)
+		if err != nil {
+			return []error{fmt.Errorf("--rate: %w", err)}
+		}
+		l = shapeOf(sch)
+	case f.batch > 0:
+		l = study.Load{Batch: &study.Batch{PerPeriod: f.batch, Period: f.period}, Connections: f.connections}
+	}
+	var errs []error
+	for _, b := range study.LoadBounds(l, duration, f.requests) {
+		flag := "--rate " + f.rate
+		switch {
+		case b.Key == "requests":
+			flag = fmt.Sprintf("--requests %d", f.requests)
+		case b.Key == "load.batch":
+			flag = fmt.Sprintf("--batch %d", f.batch)
+		case b.Key == "duration" && f.duration > 0:
+			flag = fmt.Sprintf("--duration %v", f.duration)
+		}
+		errs = append(errs, fmt.Errorf("%s: %s (%s)", flag, b.Msg, b.Expected))
+	}
+	return errs
+}
+
+// shapeOf is a --rate schedule as a study's load shape.
+func shapeOf(sch load.Schedule) study.Load {
+	switch x := sch.(type) {
+	case load.Constant:
+		return study.Load{Rate: x.Rate}
+	case load.Ramp:
+		return study.Load{Ramp: &study.Ramp{From: x.From, To: x.To}}
+	case load.Steps:
+		steps := make([]study.Step, len(x))
+		for i, st := range x {
+			steps[i] = study.Step{Rate: st.Rate, Duration: st.Duration}
+		}
+		return study.Load{Steps: steps}
+	}
+	return study.Load{}
 }

@@ -381,3 +381,106 @@ func TestDiagnoseBusyGenerator(t *testing.T) {
 		}
 	}
 }
+
+// tandem load holds its load to the bounds a study's scenario gets, in a
+// study's words, before it sends anything; and a shape that sends nothing
+// at all is refused, not run to "0 sent". (--rate 1e9 used to run until
+// the kernel killed it for its memory.)
+func TestLoadBounds(t *testing.T) {
+	url, hits := countingServer(t)
+	const perSecond = " (at most 10,000,000 arrivals per second in total)"
+	const perRun = " (at most 1,000,000,000 arrivals per run: a lower rate or a shorter duration)"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rate", "1e9", "--connections", "1"}, "--rate 1e9: rate 1,000,000,000 exceeds tandem's limit" + perSecond},
+		{[]string{"--rate", "100-2e7", "--duration", "5s"}, "--rate 100-2e7: ramp to 20,000,000 exceeds tandem's limit" + perSecond},
+		{[]string{"--rate", "100,20000000", "--step", "1s"}, "--rate 100,20000000: rate 20,000,000 exceeds tandem's limit" + perSecond},
+		{[]string{"--batch", "100000", "--connections", "200", "--duration", "2s"},
+			"--batch 100000: 100000 per period of 1s on 200 connections is 20,000,000 per second, over tandem's limit" + perSecond},
+		{[]string{"--rate", "5000000", "--duration", "10m"}, "--duration 10m0s: rate 5,000,000 for 10m0s: 3,000,000,000 arrivals per run, over tandem's limit" + perRun},
+		{[]string{"--rate", "1000000,9000000", "--step", "2m"}, "--rate 1000000,9000000: 2 steps: 1,200,000,000 arrivals per run, over tandem's limit" + perRun},
+		{[]string{"--requests", "2000000000"}, "--requests 2000000000: requests 2000000000 exceeds tandem's limit (at most 1,000,000,000 requests per run)"},
+		{[]string{"--rate", "0-0", "--duration", "1s"}, `--rate: rate "0-0": a ramp from 0 to 0 sends nothing`},
+		{[]string{"--rate", "0,0", "--duration", "1s"}, `--rate: rate "0,0": every step is 0, which sends nothing`},
+		{[]string{"--rate", "0"}, `--rate: rate "0": want a positive rate`},
+	} {
+		code, stdout, stderr := tandem(t, append([]string{"load", url}, c.args...)...)
+		if code != exitBadInput || stdout != "" || !strings.Contains(stderr, c.want) {
+			t.Errorf("load %v: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, stdout, stderr, c.want)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the target saw %d requests; want none: every load was refused before it", n)
+	}
+	// at the bounds, and with a pause among steps: accepted
+	for _, args := range [][]string{
+		{"--rate", "100,0,100", "--duration", "300ms"},
+		{"--rate", "0-200", "--duration", "300ms"},
+	} {
+		if code, _, stderr := tandem(t, append([]string{"load", url, "--format", "json"}, args...)...); code != 0 {
+			t.Errorf("load %v: exit %d, %s; want 0", args, code, stderr)
+		}
+	}
+}
+
+// SIGTERM stops tandem load at once even at the top rate on one
+// connection, where nearly every arrival waits or is dropped, on either
+// engine: exit 143, the results printed and marked, arrivals sent and
+// dropped. (The workers engine used to skip arrivals for ever at such a
+// rate, and so neither sent nor stopped until the schedule ended.)
+func TestLoadTopRateStopsOnSIGTERM(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	for _, engine := range []string{"loop", "workers"} {
+		t.Run(engine, func(t *testing.T) {
+			before := served.Load()
+			cmd := exec.Command(os.Args[0], "load", srv.URL+"/", "--rate", "10000000", "--connections", "1", "--duration", "60s",
+				"--timeout", "1s", "--engine", engine, "--format", "json")
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			// signal once the run has sent (the checks before it take one
+			// request), or after 5 s all the same
+			for waited := time.Duration(0); served.Load()-before < 100 && waited < 5*time.Second; waited += 10 * time.Millisecond {
+				select {
+				case err := <-done:
+					t.Fatalf("exited before the signal: %v\n%s", err, errb.String())
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(20 * time.Second): // a generous bound, far below the run's 60 s
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("still running 20 s after SIGTERM; stderr:\n%s", errb.String())
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+				t.Fatalf("exit: %v; want status 143\nstderr: %s", err, errb.String())
+			}
+			var got struct {
+				Requests, OK, Dropped int64
+				Interrupted           bool
+			}
+			if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, out.String())
+			}
+			if !got.Interrupted || got.Requests <= 0 || got.OK > got.Requests || got.Requests > served.Load()-before || got.Dropped <= 0 {
+				t.Errorf("results %+v (the server answered %d); want interrupted, requests sent and arrivals dropped", got, served.Load()-before)
+			}
+		})
+	}
+}
