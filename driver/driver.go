@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/tandem-bench/tandem/driver/grpcdrv"
 	"github.com/tandem-bench/tandem/driver/httpdrv"
 	"github.com/tandem-bench/tandem/driver/wsdrv"
+	"github.com/tandem-bench/tandem/internal/redact"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
@@ -91,8 +93,23 @@ func protocols() []protocol {
 }
 
 // New returns a Caller for call at endpoint (host:port for gRPC and TCP, a
-// URL otherwise). An amqp call has none: see NewBroker.
+// URL otherwise). An amqp call has none: see NewBroker. Every ${env.NAME}
+// of the call is resolved from the environment first (see
+// study.Call.ResolveEnv), and kept out of the error if there is one.
 func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Caller, error) {
+	resolved, secrets, err := call.ResolveEnv(os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	c, err := build(ctx, resolved, endpoint, o)
+	if err != nil {
+		return nil, hide(err, secrets)
+	}
+	return c, nil
+}
+
+// build is New of a call resolved.
+func build(ctx context.Context, call *study.Call, endpoint string, o Options) (Caller, error) {
 	key := call.Protocol()
 	for _, p := range protocols() {
 		if p.key != key {
@@ -104,6 +121,38 @@ func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Cal
 		return p.new(ctx, call, endpoint, o)
 	}
 	return nil, fmt.Errorf("%q calls are not supported by this tandem", key)
+}
+
+// hide is err with every secret in its text replaced by redact.Hidden
+// (err still unwraps to what it wrapped).
+func hide(err error, secrets []string) error {
+	if msg := hideText(err.Error(), secrets); msg != err.Error() {
+		return hidden{msg, err}
+	}
+	return err
+}
+
+// hidden is an error whose text hides secrets.
+type hidden struct {
+	msg string
+	err error
+}
+
+func (h hidden) Error() string { return h.msg }
+func (h hidden) Unwrap() error { return h.err }
+
+// minHidden is the shortest value hidden: a shorter one (a port, a flag
+// such as 1) would mangle every message it occurs in.
+const minHidden = 4
+
+// hideText is s with every secret in it replaced by redact.Hidden.
+func hideText(s string, secrets []string) string {
+	for _, v := range secrets {
+		if len(v) >= minHidden {
+			s = strings.ReplaceAll(s, v, redact.Hidden)
+		}
+	}
+	return s
 }
 
 // URLOptions are what `tandem load` says of a call besides its target URL.
@@ -131,7 +180,11 @@ func CallFromURL(target string, o URLOptions) (*study.Call, string, error) {
 	for _, p := range protocols() {
 		for _, sc := range p.schemes {
 			if u.Scheme == sc {
-				return p.fromURL(u, o)
+				call, endpoint, err := p.fromURL(u, o)
+				if err != nil {
+					return nil, "", err
+				}
+				return call.Literal(), endpoint, nil // flags are sent as written
 			}
 			schemes = append(schemes, sc+"://")
 		}
@@ -194,11 +247,7 @@ func newJSONRPC(_ context.Context, call *study.Call, endpoint string, o Options)
 	if err != nil {
 		return nil, err
 	}
-	headers, err := expandEnv(j.Headers)
-	if err != nil {
-		return nil, err
-	}
-	c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, j.Path), RPCMethod: j.Method, RPCParams: params, Headers: headers, Timeout: o.Timeout,
+	c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, j.Path), RPCMethod: j.Method, RPCParams: params, Headers: j.Headers, Timeout: o.Timeout,
 		HTTP2: j.HTTP2, Insecure: j.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer})
 	if err != nil {
 		return nil, err
@@ -217,11 +266,7 @@ func newHTTP(_ context.Context, call *study.Call, endpoint string, o Options) (C
 			return nil, err
 		}
 	}
-	headers, err := expandEnv(h.Headers)
-	if err != nil {
-		return nil, err
-	}
-	c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, h.Path), Method: h.Method, Headers: headers, Body: body, Timeout: o.Timeout,
+	c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, h.Path), Method: h.Method, Headers: h.Headers, Body: body, Timeout: o.Timeout,
 		HTTP2: h.HTTP2, Insecure: h.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer})
 	if err != nil {
 		return nil, err
@@ -230,13 +275,7 @@ func newHTTP(_ context.Context, call *study.Call, endpoint string, o Options) (C
 }
 
 // httpFromURL makes an HTTP call, or with an RPC method a JSON-RPC call.
-// Header values are taken literally (a study's may use ${env.NAME}).
 func httpFromURL(u *url.URL, o URLOptions) (*study.Call, string, error) {
-	literal := make(map[string]string, len(o.Headers))
-	for k, v := range o.Headers {
-		literal[k] = strings.ReplaceAll(v, "${", "$${") // Expand reads $${ as a literal ${
-	}
-	o.Headers = literal
 	if o.RPCMethod != "" {
 		params, err := jsonValue("--params", []byte(o.Params))
 		if err != nil {
@@ -291,20 +330,6 @@ func newCometBFT(_ context.Context, call *study.Call, endpoint string, o Options
 		return nil, err
 	}
 	return asker[*wsdrv.Conn]{c, c.DialConn}, nil
-}
-
-// expandEnv resolves ${env.NAME} in header values, so that secrets stay
-// out of study files.
-func expandEnv(h map[string]string) (map[string]string, error) {
-	out := make(map[string]string, len(h))
-	for k, v := range h {
-		e, err := study.ExpandEnv(v)
-		if err != nil {
-			return nil, fmt.Errorf("header %s: %w", k, err)
-		}
-		out[k] = e
-	}
-	return out, nil
 }
 
 // NewAsker returns what sends call to endpoint once: its Caller, or for an

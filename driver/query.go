@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 
@@ -66,12 +67,33 @@ var ErrRequest = errors.New("request")
 
 // Query sends call to endpoint once. A target that cannot be reached or
 // that fails is a Reply status, not an error; the error is for a request
-// that cannot be built (wrapping ErrRequest).
+// that cannot be built (wrapping ErrRequest). The call's ${env.NAME} are
+// resolved first (see New), and kept out of the Reply and the error.
 func (q *Querier) Query(ctx context.Context, call *study.Call, endpoint string) (Reply, error) {
-	if call.Protocol() == study.ProtoGRPC {
-		return q.grpcQuery(ctx, call, endpoint)
+	call, secrets, err := call.ResolveEnv(os.LookupEnv)
+	if err != nil {
+		return Reply{}, fmt.Errorf("%w: %v", ErrRequest, err)
 	}
-	c, err := NewAsker(ctx, call, endpoint, q.o)
+	r, err := q.query(ctx, call, endpoint)
+	r.Detail = hideText(r.Detail, secrets)
+	if err != nil {
+		return r, hide(err, secrets)
+	}
+	return r, nil
+}
+
+// query is Query of a call resolved.
+func (q *Querier) query(ctx context.Context, call *study.Call, endpoint string) (Reply, error) {
+	if call.Protocol() == study.ProtoGRPC {
+		return q.grpcAsk(ctx, call, endpoint)
+	}
+	var c Asker
+	var err error
+	if call.AMQP != nil {
+		c, err = NewBroker(call, endpoint, q.o)
+	} else {
+		c, err = build(ctx, call, endpoint, q.o)
+	}
 	if err != nil {
 		return Reply{}, fmt.Errorf("%w: %v", ErrRequest, err)
 	}
@@ -85,7 +107,8 @@ func (q *Querier) Query(ctx context.Context, call *study.Call, endpoint string) 
 	return Reply{Status: StatusOK, JSON: ans}, nil
 }
 
-func (q *Querier) grpcQuery(ctx context.Context, call *study.Call, endpoint string) (Reply, error) {
+// grpcAsk is grpcQuery of a call resolved.
+func (q *Querier) grpcAsk(ctx context.Context, call *study.Call, endpoint string) (Reply, error) {
 	g := call.GRPC
 	addr := strings.TrimPrefix(strings.TrimPrefix(endpoint, "grpc://"), "dns:///")
 	e, cn, err := q.grpcConn(ctx, addr, g)

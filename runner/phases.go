@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tandem-bench/tandem/compat"
@@ -160,6 +161,13 @@ func (r *runner) stopMetrics() {
 // queryMetrics asks the study's Prometheus server for every target's
 // series over the run's window, then derives each sweep cell's figures.
 func (r *runner) queryMetrics(mc *study.MetricsConfig) {
+	// the server's URL may name environment variables: kept out of what
+	// the run prints and writes
+	prom, err := r.newExpander("").expand(mc.Prometheus)
+	if err != nil {
+		r.warn(fmt.Sprintf("metrics.prometheus: %v", err))
+		return
+	}
 	for _, l := range r.live {
 		if len(l.spec.MetricsLabels) == 0 {
 			continue
@@ -175,7 +183,10 @@ func (r *runner) queryMetrics(mc *study.MetricsConfig) {
 		}
 		// the study's step (default 1 s): a range query answers at most
 		// 11,000 points a series, and a query's step does not alias
-		m := metrics.QueryRange(context.Background(), mc.Prometheus, mc.Series, labels, r.metricsStart, time.Now(), mc.Interval)
+		m := metrics.QueryRange(context.Background(), prom, mc.Series, labels, r.metricsStart, time.Now(), mc.Interval)
+		// the URL as the study writes it (as a command using ${env.*} is shown)
+		m.URL = r.secrets.redact(strings.ReplaceAll(m.URL, prom, mc.Prometheus))
+		m.LastError = r.secrets.redact(m.LastError)
 		l.res.Metrics = &m
 		if m.Errors > 0 {
 			r.warn(fmt.Sprintf("target %s: %d of %d Prometheus queries failed (last: %s)", l.spec.Name, m.Errors, m.Scrapes, m.LastError))
@@ -251,10 +262,11 @@ func (r *runner) compat(ctx context.Context) error {
 	s := *r.s
 	cs := *s.Compat
 	cs.Oracles = map[string]*study.Oracle{}
+	e := r.newExpander("") // its values are the run's secrets
 	for name, o := range r.s.Compat.Oracles {
 		oc := *o
 		var err error
-		if oc.URL, err = study.ExpandEnv(o.URL); err != nil {
+		if oc.URL, err = e.expand(o.URL); err != nil {
 			return fmt.Errorf("compat.oracles.%s.url: %w", name, err)
 		}
 		cs.Oracles[name] = &oc

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -262,6 +263,20 @@ func (r *runner) redacted() (*results.Results, error) {
 	return &out, nil
 }
 
+// callSecrets adds to the run's secrets every value its calls resolve from
+// the environment (their drivers resolve them, see driver.New), so that no
+// progress line or warning prints one.
+func (r *runner) callSecrets() {
+	for _, name := range slices.Sorted(maps.Keys(r.s.Calls)) {
+		if c := r.s.Calls[name]; c != nil {
+			_, values, _ := c.ResolveEnv(os.LookupEnv) // an unset one: refused before the run
+			for _, v := range values {
+				r.secrets.add(v)
+			}
+		}
+	}
+}
+
 // pinGenerator pins the process, the generator, to cpus with one P per
 // CPU plus one that the event loop holds while it sleeps, and records
 // them; unpin gives the process its CPUs and GOMAXPROCS back, so a
@@ -375,6 +390,7 @@ func (r *runner) stopAll() {
 }
 
 func (r *runner) run(ctx context.Context, targetCPUs []int) error {
+	r.callSecrets()
 	for i := range r.s.Targets {
 		t := &r.s.Targets[i]
 		r.res.Targets = append(r.res.Targets, results.Target{Name: t.Name})

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -853,6 +854,60 @@ scenarios:
 		}
 		if !strings.Contains(text, "${env.TANDEM_TEST_SECRET}") {
 			t.Errorf("%s does not show the placeholder", what)
+		}
+	}
+}
+
+// A study's ${env.NAME} in a call (path, header, body) and in
+// metrics.prometheus reaches the servers resolved, and is never printed
+// or written: the results and the progress show neither value.
+func TestCallEnvResolvedInRun(t *testing.T) {
+	const secret = "s3cret-call-value"
+	var mu sync.Mutex
+	saw := map[string]string{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.HasSuffix(r.URL.Path, "/api/v1/query_range") {
+			saw["prometheus"] = r.URL.Path
+			io.WriteString(w, `{"status":"success","data":{"resultType":"matrix","result":[]}}`)
+			return
+		}
+		saw["path"], saw["auth"], saw["body"] = r.URL.Path, r.Header.Get("Authorization"), string(b)
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("TANDEM_TEST_CALL_SECRET", secret)
+	t.Setenv("TANDEM_TEST_PROM_URL", srv.URL+"/prom-"+secret)
+	src := `version: 1
+name: call env
+defaults: {rounds: 2, warmup: 50ms}
+targets:
+  - {name: b, endpoints: {http: "` + srv.URL + `/"}, metrics_labels: {job: b}}
+calls:
+  ping: {http: {method: POST, path: "/p/${env.TANDEM_TEST_CALL_SECRET}", headers: {Authorization: "Bearer ${env.TANDEM_TEST_CALL_SECRET}"},
+         body: "${env.TANDEM_TEST_CALL_SECRET}"}}
+scenarios:
+  - {name: latency, call: ping, load: {concurrency: 1}, requests: 20}
+metrics: {prometheus: "${env.TANDEM_TEST_PROM_URL}", series: [up]}
+`
+	progress := &runtest.Progress{}
+	o := options(t, progress)
+	if _, err := Run(context.Background(), runtest.Parse(t, src), o); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if saw["path"] != "/p/"+secret || saw["auth"] != "Bearer "+secret || saw["body"] != secret || saw["prometheus"] != "/prom-"+secret+"/api/v1/query_range" {
+		t.Errorf("the servers saw %q; want every ${env.*} resolved", saw)
+	}
+	mu.Unlock()
+	onDisk, err := os.ReadFile(filepath.Join(o.Out, ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, text := range map[string]string{"results.json": string(onDisk), "progress": progress.String()} {
+		if i := strings.Index(text, secret); i >= 0 {
+			t.Errorf("%s holds the secret: …%s…", what, text[max(i-300, 0):min(i+100, len(text))])
 		}
 	}
 }

@@ -14,7 +14,9 @@ import (
 // the value with its type (a number stays a number, a list a list); a
 // placeholder inside a longer string takes the value's text. Target
 // placeholders (${port.NAME}, ${env.NAME}, …) are left as they are; a case
-// variable missing from vars is an error.
+// variable missing from vars is an error. The call that Bind returns is
+// still a template for ResolveEnv: "$${" stays as it is, and a "${" in a
+// value bound is escaped, so that a case's value is sent as it is.
 func (c *Call) Bind(vars map[string]any) (*Call, error) {
 	out, req := c.withRequestCopy()
 	if req == nil {
@@ -52,10 +54,10 @@ func bindValue(v any, vars map[string]any) (any, error) {
 			if !ok {
 				return nil, fmt.Errorf("case variable ${%s} has no value", names[0])
 			}
-			return val, nil
+			return escapeValue(val), nil
 		}
 		var missing string
-		s, err := Expand(x, func(name string) (string, bool) {
+		s, err := expand(x, func(name string) (string, bool) {
 			if targetName(name) {
 				return "${" + name + "}", false
 			}
@@ -63,8 +65,8 @@ func bindValue(v any, vars map[string]any) (any, error) {
 			if !ok {
 				missing = name
 			}
-			return valueText(val), false
-		})
+			return escape(valueText(val)), false
+		}, true)
 		if missing != "" {
 			return nil, fmt.Errorf("case variable ${%s} has no value", missing)
 		}
@@ -91,6 +93,27 @@ func bindValue(v any, vars map[string]any) (any, error) {
 		return out, nil
 	}
 	return v, nil
+}
+
+// escapeValue is v with every string in it escaped (see escape).
+func escapeValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return escape(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = escapeValue(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = escapeValue(e)
+		}
+		return out
+	}
+	return v
 }
 
 // valueText is a value as it reads inside a string: strings as they are,

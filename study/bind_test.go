@@ -14,7 +14,7 @@ version: 1
 name: bind
 targets: [{name: a, endpoints: {http: "http://127.0.0.1:1/"}}]
 calls:
-  g: {grpc: {method: p.S/M, request: {height: "${h}", label: "block ${h} of ${name}", keep: "${port.x}", lit: "$${h}"}}}
+  g: {grpc: {method: p.S/M, request: {height: "${h}", label: "block ${h} of ${name}", keep: "${env.X}", lit: "$${h}"}}}
   j: {jsonrpc: {method: m, params: ["${addrs}", "${h}"]}}
   h: {http: {path: "/block/${h}?v=${name}", body: {n: "${h}"}}}
 `))
@@ -27,8 +27,24 @@ calls:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := js(g.GRPC.Request); got != `{"height":7,"keep":"${port.x}","label":"block 7 of x","lit":"${h}"}` {
+	// still a template: ${env.X} and the escaped $${h} are for ResolveEnv
+	if got := js(g.GRPC.Request); got != `{"height":7,"keep":"${env.X}","label":"block 7 of x","lit":"$${h}"}` {
 		t.Errorf("grpc request: %s", got)
+	}
+	sent, _, err := g.ResolveEnv(func(string) (string, bool) { return "v", true })
+	if got := js(sent.GRPC.Request); err != nil || got != `{"height":7,"keep":"v","label":"block 7 of x","lit":"${h}"}` {
+		t.Errorf("grpc request sent: %s, %v", got, err)
+	}
+	// a case's value is sent as it is, whatever it holds
+	odd := map[string]any{"h": "${env.X} $${", "name": []any{"${env.X}"}}
+	b, err := s.Calls["g"].Bind(odd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, _, err = b.ResolveEnv(func(string) (string, bool) { return "v", true })
+	if got := js(sent.GRPC.Request); err != nil ||
+		got != `{"height":"${env.X} $${","keep":"v","label":"block ${env.X} $${ of [\"${env.X}\"]","lit":"${h}"}` {
+		t.Errorf("odd values sent: %s, %v", got, err)
 	}
 	if js(s.Calls["g"].GRPC.Request) == js(g.GRPC.Request) {
 		t.Error("Bind changed the study's own call")
@@ -142,6 +158,13 @@ compat:
 	want := filepath.Join(dir, "cases.yaml") + `:3:12: cases[1].call: undefined call "nope" (one of: c)`
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "cases.yaml:3:24: cases[1].mode") {
 		t.Errorf("error in the case file: %v; want %s and the mode", err, want)
+	}
+	// nothing in a case file is resolved from the environment
+	write("cases.yaml", "cases:\n  - {call: c, vary: {x: [\"${env.HOME}\"]}}\n")
+	_, err = Read(path)
+	want = filepath.Join(dir, "cases.yaml") + `:2:26: cases[0].vary.x[0]: ${env.HOME} is not resolved here`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("${env.*} in the case file: %v; want %s", err, want)
 	}
 	write("study.yaml", strings.Replace(main, "cases.yaml", "missing.yaml", 1))
 	if _, err := Read(path); err == nil || !strings.Contains(err.Error(), "compat.file") {

@@ -196,15 +196,16 @@ func includeCases(s *Study, studyFile string) ErrorList {
 		return ErrorList{{File: studyFile, Pos: Pos{1, 1}, Path: "compat.file", Msg: err.Error(), Expected: "a readable YAML file of cases"}}
 	}
 	var cf caseFile
-	pos, errs, decoded := parseYAML(path, data, &cf)
-	if !decoded || len(errs) > 0 {
-		return errs
+	yf := parseYAML(path, data, &cf)
+	if !yf.decoded || len(yf.errs) > 0 {
+		return yf.errs
 	}
-	v := &validator{s: s, file: path, pos: pos, bad: map[string]bool{}}
+	v := &validator{s: s, file: path, pos: yf.pos, bad: map[string]bool{}}
 	first := len(s.Compat.Cases)
 	for i := range cf.Cases {
 		v.compatCase(fmt.Sprintf("cases[%d]", i), first+i, &cf.Cases[i])
 	}
+	v.envElsewhere(yf.strs, nil) // nothing in a case file is resolved
 	if len(v.errs) > 0 {
 		return v.errs
 	}

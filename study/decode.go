@@ -86,6 +86,9 @@ type decoder struct {
 	errs ErrorList
 	// pos records the position of every decoded value by its path.
 	pos map[string]Pos
+	// strs records every string decoded that holds a placeholder, by its
+	// path (see envElsewhere).
+	strs map[string]string
 	// budget bounds the nodes decoded, so aliases cannot expand a small
 	// file into an enormous study.
 	budget int
@@ -252,6 +255,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			return
 		}
 		v.SetString(n.Value)
+		d.placeholder(path, n.Value)
 	case reflect.Bool:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
 			d.errorf(n, path, "true or false", "got %s", describe(n))
@@ -348,6 +352,7 @@ func (d *decoder) free(n *yaml.Node, path string) any {
 	if d.full || !d.spend(n, path) {
 		return nil
 	}
+	d.pos[path] = Pos{n.Line, n.Column}
 	switch n.Kind {
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
@@ -391,24 +396,44 @@ func (d *decoder) free(n *yaml.Node, path string) any {
 		}
 		return f
 	}
+	d.placeholder(path, n.Value)
 	return n.Value
 }
 
-// parseYAML decodes data into s, collecting every structural error;
-// decoded is false when the file is not YAML, is empty, is too large or
-// has more errors than are reported, so that no further check runs.
-func parseYAML(file string, data []byte, s any) (pos map[string]Pos, errs ErrorList, decoded bool) {
-	d := &decoder{file: file, pos: map[string]Pos{}, budget: maxNodes}
+// placeholder records a string that holds a placeholder.
+func (d *decoder) placeholder(path, s string) {
+	if strings.Contains(s, "${") {
+		d.strs[path] = s
+	}
+}
+
+// yamlFile is what parseYAML read of a file besides its value.
+type yamlFile struct {
+	// pos locates every value by its path; strs holds every string with a
+	// placeholder, by its path.
+	pos  map[string]Pos
+	strs map[string]string
+	// errs are the structural errors; decoded is false when the file is
+	// not YAML, is empty, is too large or has more errors than are
+	// reported, so that no further check runs.
+	errs    ErrorList
+	decoded bool
+}
+
+// parseYAML decodes data into s, collecting every structural error.
+func parseYAML(file string, data []byte, s any) yamlFile {
+	d := &decoder{file: file, pos: map[string]Pos{}, strs: map[string]string{}, budget: maxNodes}
+	failed := func(e *Error) yamlFile { return yamlFile{pos: d.pos, strs: d.strs, errs: ErrorList{e}} }
 	if len(data) > maxFileSize {
-		return d.pos, ErrorList{sizeError(file, int64(len(data)), true)}, false
+		return failed(sizeError(file, int64(len(data)), true))
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil && err != io.EOF {
-		return d.pos, ErrorList{syntaxError(file, err)}, false
+		return failed(syntaxError(file, err))
 	}
 	if len(doc.Content) == 0 {
-		return d.pos, ErrorList{{File: file, Pos: Pos{1, 1}, Msg: "empty study", Expected: "a mapping with version, name, targets and calls"}}, false
+		return failed(&Error{File: file, Pos: Pos{1, 1}, Msg: "empty study", Expected: "a mapping with version, name, targets and calls"})
 	}
 	d.decode(doc.Content[0], reflect.ValueOf(s).Elem(), "")
 	// A second document would be ignored: refuse it where it starts.
@@ -424,7 +449,7 @@ func parseYAML(file string, data []byte, s any) (pos map[string]Pos, errs ErrorL
 	// A study over the budget is rejected as it is: checking what was
 	// decoded of it would walk up to the budget's values again. One with
 	// more errors than are reported was not decoded to the end.
-	return d.pos, d.errs, !d.stop()
+	return yamlFile{pos: d.pos, strs: d.strs, errs: d.errs, decoded: !d.stop()}
 }
 
 // readFile reads a study (or compat case) file, refusing one over

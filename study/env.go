@@ -12,8 +12,10 @@ type setting struct{ path, value string }
 
 // envSettings lists the strings in which tandem resolves ${env.NAME} from
 // its environment: target and service settings (endpoints, metrics,
-// metrics_labels, data_dir, start, consumer), cost commands, HTTP and
-// JSON-RPC headers and oracle URLs.
+// metrics_labels, data_dir, start, consumer, a group's setup), cost
+// commands, calls (see ResolveEnv), oracle URLs and metrics.prometheus.
+// Validation refuses ${env.NAME} in any other string, where it would be
+// sent as written.
 func (s *Study) envSettings() []setting {
 	var out []setting
 	add := func(path, value string) {
@@ -53,6 +55,9 @@ func (s *Study) envSettings() []setting {
 		mapping(path+".metrics_labels", t.MetricsLabels)
 		add(path+".data_dir", t.DataDir)
 		start(path+".start", t.Start)
+		if g := t.Group; g != nil {
+			lists(path+".group.setup", g.Setup)
+		}
 		if c := t.Consumer; c != nil {
 			list(path+".consumer.command", c.Command)
 			lists(path+".consumer.build", c.Build)
@@ -73,12 +78,13 @@ func (s *Study) envSettings() []setting {
 		if c == nil {
 			continue
 		}
-		if c.HTTP != nil {
-			mapping("calls."+name+".http.headers", c.HTTP.Headers)
-		}
-		if c.JSONRPC != nil {
-			mapping("calls."+name+".jsonrpc.headers", c.JSONRPC.Headers)
-		}
+		c.mapStrings(func(path, value string, _ bool) (string, error) {
+			add("calls."+name+"."+path, value)
+			return value, nil
+		})
+	}
+	if m := s.Metrics; m != nil {
+		add("metrics.prometheus", m.Prometheus)
 	}
 	if c := s.Compat; c != nil {
 		for _, name := range slices.Sorted(maps.Keys(c.Oracles)) {
@@ -94,10 +100,20 @@ func (s *Study) envSettings() []setting {
 // find, one located error per setting and variable, in file order; give
 // it os.LookupEnv to check the process's environment. It covers every
 // string in which tandem resolves ${env.NAME} (target and service
-// settings, cost commands, HTTP and JSON-RPC headers, oracle URLs), so an
+// settings, cost commands, calls, oracle URLs, metrics.prometheus), so an
 // unset variable fails before anything starts rather than mid-run. The
-// error, if any, is an ErrorList.
+// error, if any, is an ErrorList. ReadEnv reports these errors together
+// with the study's others.
 func (s *Study) MissingEnv(lookup func(name string) (string, bool)) error {
+	errs := s.missingEnv(lookup)
+	if len(errs) == 0 {
+		return nil
+	}
+	return capErrors(errs)
+}
+
+// missingEnv is MissingEnv's list, unsorted.
+func (s *Study) missingEnv(lookup func(name string) (string, bool)) ErrorList {
 	var errs ErrorList
 	for _, st := range s.envSettings() {
 		var missing []string
@@ -116,10 +132,142 @@ func (s *Study) MissingEnv(lookup func(name string) (string, bool)) error {
 				Msg: fmt.Sprintf("environment variable %s is not set", env), Expected: "set it in tandem's environment"})
 		}
 	}
-	if len(errs) == 0 {
-		return nil
+	return errs
+}
+
+// envPlaces says where a study may use ${env.NAME}, for errors.
+const envPlaces = "${env.NAME} only where tandem resolves it: the settings of targets and services, costs commands, " +
+	"calls (headers, metadata, method, path, params, body, request, send), compat oracle URLs and metrics.prometheus; elsewhere write the value"
+
+// envElsewhere refuses ${env.NAME} in every string read (strs, by path)
+// where tandem does not resolve it (resolved, by path): it would be sent
+// or used as written.
+func (v *validator) envElsewhere(strs map[string]string, resolved map[string]bool) {
+	for _, p := range slices.Sorted(maps.Keys(strs)) {
+		if resolved[p] || v.reported(p) {
+			continue
+		}
+		for _, name := range Placeholders(strs[p]) {
+			if env, ok := envName(name); ok {
+				v.errorf(p, envPlaces, "${env.%s} is not resolved here", env)
+				break
+			}
+		}
 	}
-	return capErrors(errs)
+}
+
+// mapStrings returns a copy of the call with f applied to every string in
+// which tandem resolves ${env.NAME} (see ResolveEnv), each by its path
+// under the call (http.headers.Authorization, jsonrpc.params[0]);
+// request says the string is part of the call's request, where case
+// variables are bound too. The first error f returns ends it.
+func (c *Call) mapStrings(f func(path, value string, request bool) (string, error)) (*Call, error) {
+	names, _ := c.requests()
+	out, req := c.withRequestCopy()
+	if req == nil {
+		return out, nil
+	}
+	for _, part := range []struct {
+		fields  []requestField
+		request bool
+	}{{req.fields(), true}, {req.settings(), false}} {
+		for _, fl := range part.fields {
+			path := names[0] + "." + fl.key
+			one := func(p, v string) (string, error) { return f(p, v, part.request) }
+			var err error
+			switch {
+			case fl.text != nil:
+				*fl.text, err = one(path, *fl.text)
+			case fl.mapping != nil && *fl.mapping != nil:
+				m := make(map[string]string, len(*fl.mapping))
+				for _, k := range slices.Sorted(maps.Keys(*fl.mapping)) {
+					if m[k], err = one(path+"."+k, (*fl.mapping)[k]); err != nil {
+						break
+					}
+				}
+				*fl.mapping = m
+			case fl.value != nil && fl.value.IsSet():
+				fl.value.V, err = mapValue(path, fl.value.V, one)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// mapValue is a copy of a request value with f applied to every string in
+// it, each by its path (path.key, path[i]).
+func mapValue(path string, v any, f func(path, s string) (string, error)) (any, error) {
+	switch x := v.(type) {
+	case string:
+		return f(path, x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			var err error
+			if out[i], err = mapValue(fmt.Sprintf("%s[%d]", path, i), e, f); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			var err error
+			if out[k], err = mapValue(join(path, k), x[k], f); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+// ResolveEnv returns a copy of the call with every ${env.NAME} resolved by
+// lookup (give it os.LookupEnv) in every string where a study may use it:
+// its headers or metadata, its method and path, and every string of its
+// request (an HTTP body, JSON-RPC and WebSocket params, a gRPC request, a
+// TCP send). There "$${" is a literal "${", and other placeholders are
+// left as written. It also returns the values it resolved, for the caller
+// to keep out of what it prints. An unset variable is an error that names
+// where it is.
+func (c *Call) ResolveEnv(lookup func(name string) (string, bool)) (*Call, []string, error) {
+	var secrets []string
+	out, err := c.mapStrings(func(path, value string, _ bool) (string, error) {
+		var missing string
+		v, err := Expand(value, func(name string) (string, bool) {
+			env, ok := envName(name)
+			if !ok {
+				return "${" + name + "}", false
+			}
+			val, set := lookup(env)
+			if !set && missing == "" {
+				missing = env
+			}
+			if set && !slices.Contains(secrets, val) {
+				secrets = append(secrets, val)
+			}
+			return val, false
+		})
+		switch {
+		case err != nil:
+			return "", fmt.Errorf("%s: %w", path, err)
+		case missing != "":
+			return "", fmt.Errorf("%s: environment variable %s is not set", path, missing)
+		}
+		return v, nil
+	})
+	return out, secrets, err
+}
+
+// Literal returns a copy of the call whose strings ResolveEnv leaves as
+// they are: each "${" in them escaped. A call made from tandem load's
+// flags is sent as written.
+func (c *Call) Literal() *Call {
+	out, _ := c.mapStrings(func(_, value string, _ bool) (string, error) { return escape(value), nil })
+	return out
 }
 
 // locate is where the value at path was read, or its nearest enclosing

@@ -11,6 +11,12 @@ import (
 // whether NAME is unknown; "$${" stands for a literal "${". An unclosed
 // placeholder, an empty name or an unknown one is an error.
 func Expand(s string, lookup func(name string) (value string, unknown bool)) (string, error) {
+	return expand(s, lookup, false)
+}
+
+// expand is Expand; keep leaves every "$${" as it is, for a string that is
+// to be expanded again (see Bind).
+func expand(s string, lookup func(name string) (value string, unknown bool), keep bool) (string, error) {
 	if !strings.Contains(s, "${") {
 		return s, nil
 	}
@@ -22,7 +28,11 @@ func Expand(s string, lookup func(name string) (value string, unknown bool)) (st
 			return b.String(), nil
 		}
 		if i > 0 && s[i-1] == '$' {
-			b.WriteString(s[:i-1] + "${")
+			if keep {
+				b.WriteString(s[:i+2])
+			} else {
+				b.WriteString(s[:i-1] + "${")
+			}
 			s = s[i+2:]
 			continue
 		}
@@ -76,4 +86,13 @@ func Placeholders(s string) []string {
 		return "", false
 	})
 	return names
+}
+
+// escape makes s literal where placeholders are expanded: each "${" is
+// written "$${".
+func escape(s string) string { return strings.ReplaceAll(s, "${", "$${") }
+
+// envName is the variable a placeholder's name reads, if it is env.NAME.
+func envName(placeholder string) (string, bool) {
+	return strings.CutPrefix(placeholder, "env.")
 }

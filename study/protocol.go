@@ -16,6 +16,10 @@ type request interface {
 	// fields are the parts of the request that may hold case variables
 	// and placeholders.
 	fields() []requestField
+	// settings are the call's other strings in which tandem resolves
+	// ${env.NAME} (headers, metadata, a method or path outside the
+	// request); no case variable is bound in them.
+	settings() []requestField
 	// check validates the request beyond its types; path names it.
 	check(v *validator, path string)
 	// endpoints are the names of the target endpoints the call goes to by
@@ -23,11 +27,13 @@ type request interface {
 	endpoints() []string
 }
 
-// requestField is one part of a request: a YAML value or a string, by its key.
+// requestField is one part of a request: a YAML value, a string or a
+// mapping of strings, by its key.
 type requestField struct {
-	key   string
-	value *Value
-	text  *string
+	key     string
+	value   *Value
+	text    *string
+	mapping *map[string]string
 }
 
 // protocolKeys are the YAML keys of Call's protocol fields, in order,
@@ -104,17 +110,26 @@ func (c *Call) withRequestCopy() (*Call, request) {
 func (h *HTTPCall) fields() []requestField {
 	return []requestField{{key: "path", text: &h.Path}, {key: "body", value: &h.Body}}
 }
+func (h *HTTPCall) settings() []requestField {
+	return []requestField{{key: "headers", mapping: &h.Headers}}
+}
 func (h *HTTPCall) check(*validator, string) {}
 func (h *HTTPCall) endpoints() []string      { return []string{ProtoHTTP} }
 
 func (j *JSONRPCCall) fields() []requestField {
 	return []requestField{{key: "params", value: &j.Params}}
 }
+func (j *JSONRPCCall) settings() []requestField {
+	return []requestField{{key: "method", text: &j.Method}, {key: "path", text: &j.Path}, {key: "headers", mapping: &j.Headers}}
+}
 func (j *JSONRPCCall) check(*validator, string) {}
 func (j *JSONRPCCall) endpoints() []string      { return []string{ProtoJSONRPC, ProtoHTTP} }
 
 func (g *GRPCCall) fields() []requestField {
 	return []requestField{{key: "request", value: &g.Request}}
+}
+func (g *GRPCCall) settings() []requestField {
+	return []requestField{{key: "metadata", mapping: &g.Metadata}}
 }
 func (g *GRPCCall) check(v *validator, path string) {
 	if svc, m, ok := strings.Cut(strings.TrimPrefix(g.Method, "/"), "/"); g.Method != "" && (!ok || svc == "" || m == "" || strings.Contains(m, "/")) {
@@ -123,11 +138,15 @@ func (g *GRPCCall) check(v *validator, path string) {
 }
 func (g *GRPCCall) endpoints() []string { return []string{ProtoGRPC} }
 
-func (w *WSCall) fields() []requestField   { return []requestField{{key: "params", value: &w.Params}} }
+func (w *WSCall) fields() []requestField { return []requestField{{key: "params", value: &w.Params}} }
+func (w *WSCall) settings() []requestField {
+	return []requestField{{key: "method", text: &w.Method}, {key: "path", text: &w.Path}}
+}
 func (w *WSCall) check(*validator, string) {}
 func (w *WSCall) endpoints() []string      { return []string{ProtoWS} }
 
-func (a *AMQPCall) fields() []requestField { return nil }
+func (a *AMQPCall) fields() []requestField   { return nil }
+func (a *AMQPCall) settings() []requestField { return nil }
 func (a *AMQPCall) check(v *validator, path string) {
 	if _, err := amqpconf.QueueType(a.QueueType); err != nil {
 		v.errorf(path+".queue_type", amqpconf.QueueTypes, "unknown queue type %q", a.QueueType)
@@ -139,5 +158,6 @@ func (a *AMQPCall) check(v *validator, path string) {
 func (a *AMQPCall) endpoints() []string { return []string{ProtoAMQP} }
 
 func (c *CometBFTCall) fields() []requestField          { return nil }
+func (c *CometBFTCall) settings() []requestField        { return nil }
 func (c *CometBFTCall) check(v *validator, path string) { v.cometbftCall(path, c) }
 func (c *CometBFTCall) endpoints() []string             { return []string{ProtoCometBFT, ProtoWS} }

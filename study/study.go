@@ -62,6 +62,17 @@ func Read(path string) (*Study, error) {
 	return read(path, machineLimits())
 }
 
+// ReadEnv is Read that also reports every ${env.NAME} of the study that
+// lookup does not find (give it os.LookupEnv; see MissingEnv), among the
+// study's other errors: one list, in file order.
+func ReadEnv(path string, lookup func(name string) (string, bool)) (*Study, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseEnv(path, data, machineLimits(), lookup)
+}
+
 func read(path string, lim limits) (*Study, error) {
 	data, err := readFile(path)
 	if err != nil {
@@ -79,12 +90,19 @@ func Parse(file string, data []byte) (*Study, error) {
 }
 
 func parse(file string, data []byte, lim limits) (*Study, error) {
+	return parseEnv(file, data, lim, nil)
+}
+
+// parseEnv is parse; with a lookup, the ${env.NAME} it does not find are
+// errors too (see MissingEnv).
+func parseEnv(file string, data []byte, lim limits, lookup func(name string) (string, bool)) (*Study, error) {
 	s := &Study{}
-	pos, errs, decoded := parseYAML(file, data, s)
-	if decoded {
+	yf := parseYAML(file, data, s)
+	errs, pos := yf.errs, yf.pos
+	if yf.decoded {
 		// Semantic checks run even after structural errors, so that one
 		// pass reports everything; they skip values that failed to decode.
-		v := &validator{s: s, file: file, pos: pos, bad: map[string]bool{}, lim: lim}
+		v := &validator{s: s, file: file, pos: pos, strs: yf.strs, bad: map[string]bool{}, lim: lim}
 		for _, e := range errs {
 			if !strings.HasPrefix(e.Msg, "missing required key") && !fileLevel(e) {
 				v.bad[e.Path] = true
@@ -92,6 +110,10 @@ func parse(file string, data []byte, lim limits) (*Study, error) {
 		}
 		v.check()
 		errs = append(errs, v.errs...)
+		if lookup != nil {
+			s.File, s.pos = file, pos
+			errs = append(errs, s.missingEnv(lookup)...)
+		}
 		if c := s.Compat; c != nil && c.File != "" && len(errs) == 0 {
 			errs = append(errs, includeCases(s, file)...)
 		}

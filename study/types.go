@@ -259,9 +259,9 @@ type Call struct {
 // HTTPCall is an HTTP request.
 type HTTPCall struct {
 	Method  string            `yaml:"method" doc:"HTTP method; default GET, or POST with a body."`
-	Path    string            `yaml:"path" doc:"Path and query appended to the endpoint URL."`
+	Path    string            `yaml:"path" doc:"Path and query appended to the endpoint URL; may use ${env.NAME} and case variables."`
 	Headers map[string]string `yaml:"headers" doc:"Request headers; values may use ${env.NAME}."`
-	Body    Value             `yaml:"body" doc:"Request body: a string as is, anything else as JSON."`
+	Body    Value             `yaml:"body" doc:"Request body: a string as is, anything else as JSON; its strings may use ${env.NAME} and case variables."`
 	HTTP2   bool              `yaml:"http2" doc:"Speak HTTP/2: over TLS for https, h2c for http."`
 	// Insecure skips the verification of the server's certificate.
 	Insecure bool `yaml:"insecure" doc:"Do not verify the server's TLS certificate."`
@@ -269,9 +269,9 @@ type HTTPCall struct {
 
 // JSONRPCCall is a JSON-RPC 2.0 request over HTTP.
 type JSONRPCCall struct {
-	Method  string            `yaml:"method,required" doc:"JSON-RPC method."`
-	Params  Value             `yaml:"params" doc:"Params: a list or an object."`
-	Path    string            `yaml:"path" doc:"Path appended to the endpoint URL."`
+	Method  string            `yaml:"method,required" doc:"JSON-RPC method; may use ${env.NAME}."`
+	Params  Value             `yaml:"params" doc:"Params: a list or an object; its strings may use ${env.NAME} and case variables."`
+	Path    string            `yaml:"path" doc:"Path appended to the endpoint URL; may use ${env.NAME}."`
 	Headers map[string]string `yaml:"headers" doc:"Request headers, e.g. Authorization; values may use ${env.NAME}."`
 	HTTP2   bool              `yaml:"http2" doc:"Speak HTTP/2: over TLS for https, h2c for http."`
 	// Insecure skips the verification of the server's certificate.
@@ -281,17 +281,17 @@ type JSONRPCCall struct {
 // GRPCCall is a gRPC call.
 type GRPCCall struct {
 	Method      string            `yaml:"method,required" doc:"Full method name, package.Service/Method."`
-	Request     Value             `yaml:"request" doc:"The request message in protobuf's JSON form."`
+	Request     Value             `yaml:"request" doc:"The request message in protobuf's JSON form; its strings may use ${env.NAME} and case variables."`
 	Proto       []string          `yaml:"proto" doc:".proto files that define the service; default: server reflection."`
 	ImportPaths []string          `yaml:"import_paths" doc:"Directories searched for the .proto files' imports."`
-	Metadata    map[string]string `yaml:"metadata" doc:"Request metadata (headers)."`
+	Metadata    map[string]string `yaml:"metadata" doc:"Request metadata (headers); values may use ${env.NAME}."`
 }
 
 // WSCall is a JSON-RPC 2.0 request over WebSocket.
 type WSCall struct {
-	Method string `yaml:"method,required" doc:"JSON-RPC method."`
-	Params Value  `yaml:"params" doc:"Params: a list or an object."`
-	Path   string `yaml:"path" doc:"Path appended to the endpoint URL."`
+	Method string `yaml:"method,required" doc:"JSON-RPC method; may use ${env.NAME}."`
+	Params Value  `yaml:"params" doc:"Params: a list or an object; its strings may use ${env.NAME} and case variables."`
+	Path   string `yaml:"path" doc:"Path appended to the endpoint URL; may use ${env.NAME}."`
 }
 
 // AMQPCall publishes and consumes messages through a broker.
@@ -456,7 +456,7 @@ type MetricsConfig struct {
 	Interval time.Duration `yaml:"interval" doc:"Time between scrapes (a Prometheus query's step); default 1s, or a fifth of the shortest batch period (a batched sweep's 1 s: 200ms) so that gauges rising and falling within a period are seen."`
 	// Prometheus, when set, replaces scraping: the series are queried
 	// from this server for the run's window when the run ends.
-	Prometheus string `yaml:"prometheus" doc:"A Prometheus server's URL: instead of scraping, query it (query_range) for each target's series over the run's window; targets name their series by metrics_labels."`
+	Prometheus string `yaml:"prometheus" doc:"A Prometheus server's URL (may use ${env.NAME}): instead of scraping, query it (query_range) for each target's series over the run's window; targets name their series by metrics_labels."`
 }
 
 // CostSpec is one command whose cost per operation is counted.

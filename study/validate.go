@@ -17,6 +17,8 @@ type validator struct {
 	s    *Study
 	file string
 	pos  map[string]Pos
+	// strs holds every string read that has a placeholder, by its path.
+	strs map[string]string
 	// bad holds the paths that failed to decode: checks of them or of what
 	// encloses them would only repeat the error.
 	bad  map[string]bool
@@ -137,8 +139,11 @@ func (v *validator) check() {
 	if c := s.Compat; c != nil {
 		v.compat(c)
 	}
-	if m := s.Metrics; m != nil && m.Prometheus != "" && !strings.HasPrefix(m.Prometheus, "http://") && !strings.HasPrefix(m.Prometheus, "https://") {
-		v.errorf("metrics.prometheus", "a Prometheus server's http:// or https:// URL", "url %q", m.Prometheus)
+	if m := s.Metrics; m != nil && m.Prometheus != "" {
+		if !strings.HasPrefix(m.Prometheus, "http://") && !strings.HasPrefix(m.Prometheus, "https://") && !strings.HasPrefix(m.Prometheus, "${env.") {
+			v.errorf("metrics.prometheus", "a Prometheus server's http:// or https:// URL", "url %q", m.Prometheus)
+		}
+		v.envOnly("metrics.prometheus", m.Prometheus)
 	}
 	for i, c := range s.Costs {
 		path := fmt.Sprintf("costs[%d]", i)
@@ -156,6 +161,11 @@ func (v *validator) check() {
 		v.errorf("metrics.interval", "a positive duration", "interval %s", m.Interval)
 	}
 	v.settings()
+	resolved := map[string]bool{}
+	for _, st := range s.envSettings() {
+		resolved[st.path] = true
+	}
+	v.envElsewhere(v.strs, resolved)
 }
 
 func (v *validator) names(list string, n int, name func(int) string) {
@@ -229,14 +239,27 @@ func (v *validator) call(name string, c *Call) {
 	names, reqs := c.requests()
 	for i, req := range reqs {
 		req.check(v, path+"."+names[i])
-		for _, f := range req.fields() {
-			switch {
-			case f.value != nil:
-				v.placeholders(path+"."+names[i]+"."+f.key, f.value.V, false)
-			case f.text != nil:
-				v.placeholders(path+"."+names[i]+"."+f.key, *f.text, false)
-			}
+	}
+	// ${env.NAME} everywhere tandem resolves it in a call, and case
+	// variables in its request: nothing else is expanded there
+	c.mapStrings(func(p, value string, request bool) (string, error) {
+		if request {
+			v.placeholders(path+"."+p, value, false)
+		} else {
+			v.envOnly(path+"."+p, value)
 		}
+		return value, nil
+	})
+}
+
+// envOnly checks a string where ${env.NAME} is the only placeholder.
+func (v *validator) envOnly(path, value string) {
+	_, err := Expand(value, func(name string) (string, bool) {
+		env, ok := envName(name)
+		return "", !ok || !identPattern.MatchString(env)
+	})
+	if err != nil {
+		v.errorf(path, "${env.NAME}, the only placeholder here ($${ for a literal ${)", "%v", err)
 	}
 }
 
@@ -249,6 +272,10 @@ func (v *validator) placeholders(path string, val any, targetOnly bool) {
 		_, err := Expand(x, func(name string) (string, bool) {
 			return "", targetOnly && !targetName(name) || !targetOnly && !validCaseVar(name)
 		})
+		if err != nil && !targetOnly {
+			v.errorf(path, "a case variable ${NAME} (bound by compat cases) or ${env.NAME}", "%v", err)
+			return
+		}
 		if err != nil {
 			v.errorf(path, "${port.NAME}, ${env.NAME}, ${services.NAME.ENDPOINT}, ${tandem}, ${workdir} or ${studydir} (in a group target also ${node.index}, ${node.name}, ${node.role}, ${node.host}, ${group.port.NAME})", "%v", err)
 			return
@@ -298,4 +325,12 @@ func groupOnly(name string) bool {
 	return strings.HasPrefix(name, "node.") || strings.HasPrefix(name, "group.")
 }
 
-func validCaseVar(name string) bool { return targetName(name) || identPattern.MatchString(name) }
+// validCaseVar reports whether a placeholder may appear in a call's
+// request: a case variable, or ${env.NAME} (the request is sent with it
+// resolved; no other target placeholder is).
+func validCaseVar(name string) bool {
+	if env, ok := envName(name); ok {
+		return identPattern.MatchString(env)
+	}
+	return identPattern.MatchString(name)
+}

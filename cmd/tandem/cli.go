@@ -307,11 +307,8 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 			if rounds < 0 {
 				return badInput(fmt.Errorf("--rounds %d: want a positive count (or 0 for the study's)", rounds))
 			}
-			s, err := study.Read(args[0])
+			s, err := study.ReadEnv(args[0], os.LookupEnv) // an unset ${env.*} among the study's other errors
 			if err != nil {
-				return badInput(err)
-			}
-			if err := s.MissingEnv(os.LookupEnv); err != nil {
 				return badInput(err)
 			}
 			if quick {
@@ -404,11 +401,8 @@ func validateCmd(stdout io.Writer) *cobra.Command {
 			if len(args) != 1 {
 				return badInput(errors.New("validate: want one study file (or --schema)"))
 			}
-			s, err := study.Read(args[0])
+			s, err := study.ReadEnv(args[0], os.LookupEnv) // an unset ${env.*} among the study's other errors
 			if err != nil {
-				return badInput(err)
-			}
-			if err := s.MissingEnv(os.LookupEnv); err != nil {
 				return badInput(err)
 			}
 			msg := fmt.Sprintf("%s: ok: %d targets, %d calls, %d scenarios", args[0], len(s.Targets), len(s.Calls), len(s.Scenarios))

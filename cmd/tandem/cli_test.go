@@ -527,3 +527,37 @@ func TestLoadAgainstBrokenServers(t *testing.T) {
 		}
 	}
 }
+
+// One validate run lists an unset ${env.*} together with the study's other
+// errors, in file order, each with its file:line:col; ${env.*} where
+// tandem does not resolve it is refused there. (An unset variable used to
+// be reported only once the rest was right.)
+func TestValidateListsEnvWithOtherErrors(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(f, []byte(`version: 1
+name: env
+targets:
+  - name: a
+    endpoints: {http: "http://127.0.0.1:1/"}
+calls:
+  ping: {grpc: {method: a.B/C, metadata: {authorization: "Bearer ${env.REL_UNSET_TOKEN}"}, proto: ["${env.REL_UNSET_DIR}/a.proto"]}}
+scenarios:
+  - {name: s, call: nope, load: {steps: [{rate: 0, duration: 1s}]}}
+`), 0o644)
+	code, stdout, stderr := tandem(t, "validate", f)
+	want := []string{
+		f + `:7:58: calls.ping.grpc.metadata.authorization: environment variable REL_UNSET_TOKEN is not set`,
+		f + `:7:100: calls.ping.grpc.proto[0]: ${env.REL_UNSET_DIR} is not resolved here`,
+		f + `:9:21: scenarios[0].call: undefined call "nope"`,
+		f + `:9:41: scenarios[0].load.steps: every step's rate is 0`,
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if code != exitBadInput || stdout != "" || len(lines) != len(want) {
+		t.Fatalf("validate: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and %d errors", code, stdout, stderr, len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) {
+			t.Errorf("error %d: %s\nwant %s", i, lines[i], w)
+		}
+	}
+}
