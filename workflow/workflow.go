@@ -37,10 +37,43 @@ type Config struct {
 	Build string
 	// GoVersion is the Go toolchain that installs tandem.
 	GoVersion string
+	// Image is the GitLab job's container image, pinned by digest
+	// (NAME:TAG@sha256:…); default: DefaultImage for the default Go
+	// version, else golang:GoVersion unpinned (see Warnings).
+	Image string
 	// MaxRegression is compare's threshold, in percent.
 	MaxRegression float64
 	// TimeoutMinutes bounds the job.
 	TimeoutMinutes int
+}
+
+// DefaultGoVersion is the Go toolchain a pipeline installs tandem with
+// unless told otherwise, and DefaultImage the GitLab job's image for it: the
+// official golang image of a release at least as new as tandem's go.mod
+// asks (the image sets GOTOOLCHAIN=local), pinned by its index digest so
+// that every run starts from the same image (a tag can be moved).
+const (
+	DefaultGoVersion = "1.26"
+	DefaultImage     = "golang:1.26.8@sha256:6c2a5538f964f1c82f97ad14988bf05de100d922d159d0e398b54c7b0ca0c6c9"
+)
+
+// Warnings says what of the pipeline c writes is not pinned.
+func (c Config) Warnings() []string {
+	if c.image() != "" && !strings.Contains(c.image(), "@sha256:") {
+		return []string{fmt.Sprintf("the GitLab image %s is not pinned by digest: a tag can be moved; --image NAME:TAG@sha256:DIGEST pins it", c.image())}
+	}
+	return nil
+}
+
+// image is the GitLab job's image.
+func (c Config) image() string {
+	switch {
+	case c.Image != "":
+		return c.Image
+	case c.GoVersion == "" || c.GoVersion == DefaultGoVersion:
+		return DefaultImage
+	}
+	return "golang:" + c.GoVersion
 }
 
 func (c *Config) check() error {
@@ -55,8 +88,9 @@ func (c *Config) check() error {
 		c.Branch = "main"
 	}
 	if c.GoVersion == "" {
-		c.GoVersion = "1.26"
+		c.GoVersion = DefaultGoVersion
 	}
+	c.Image = c.image()
 	if c.TimeoutMinutes <= 0 {
 		c.TimeoutMinutes = 60
 	}
@@ -64,7 +98,7 @@ func (c *Config) check() error {
 		errs = append(errs, fmt.Errorf("max regression %v%%: want 0 or more", c.MaxRegression))
 	}
 	for _, f := range []struct{ name, v string }{{"study", c.Study}, {"tandem version", c.TandemVersion},
-		{"branch", c.Branch}, {"Go version", c.GoVersion}, {"build command", c.Build}} {
+		{"branch", c.Branch}, {"Go version", c.GoVersion}, {"image", c.Image}, {"build command", c.Build}} {
 		// the pipeline evaluates ${{ … }} anywhere, even in a quoted value
 		if strings.Contains(f.v, "${{") {
 			errs = append(errs, fmt.Errorf("%s %q: ${{ would be evaluated by the CI", f.name, f.v))

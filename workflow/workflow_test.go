@@ -68,3 +68,75 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// Everything the pipelines fetch is pinned: GitLab's image by digest (a
+// warning when the user's Go version has no pinned image), GitHub's
+// actions by commit; the checkout keeps no token for later steps.
+func TestPinned(t *testing.T) {
+	base := Config{Study: "s.yaml", TandemVersion: "v1"}
+	for _, c := range []struct {
+		name, goVersion, image, want string
+		warn                         bool
+	}{
+		{"default", "", "", DefaultImage, false},
+		{"default version", DefaultGoVersion, "", DefaultImage, false},
+		{"other version", "1.27", "", "golang:1.27", true},
+		{"given", "1.27", "golang:1.27.1@sha256:00", "golang:1.27.1@sha256:00", false},
+		{"given by tag", "", "golang:1.26-bookworm", "golang:1.26-bookworm", true},
+	} {
+		cfg := base
+		cfg.GoVersion, cfg.Image = c.goVersion, c.image
+		out, err := GitLab(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct{ Tandem struct{ Image string } }
+		if err := yaml.Unmarshal(out, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Tandem.Image != c.want || (len(cfg.Warnings()) > 0) != c.warn {
+			t.Errorf("%s: image %q, warnings %q; want %q, a warning: %v", c.name, doc.Tandem.Image, cfg.Warnings(), c.want, c.warn)
+		}
+	}
+	if !strings.Contains(DefaultImage, "@sha256:") || len(DefaultImage) != len("golang:1.26.8@sha256:")+64 {
+		t.Errorf("DefaultImage %q: want NAME:TAG@sha256: and 64 hex digits", DefaultImage)
+	}
+	for _, build := range []string{"", "make"} {
+		cfg := base
+		cfg.Build = build
+		out, err := GitHub(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Jobs map[string]struct {
+				Steps []struct {
+					Uses string
+					With map[string]any
+				}
+			}
+		}
+		if err := yaml.Unmarshal(out, &doc); err != nil {
+			t.Fatal(err)
+		}
+		uses := 0
+		for job, j := range doc.Jobs {
+			for _, st := range j.Steps {
+				if st.Uses == "" {
+					continue
+				}
+				uses++
+				at := strings.LastIndexByte(st.Uses, '@')
+				if sha := st.Uses[at+1:]; at < 0 || len(sha) != 40 || strings.Trim(sha, "0123456789abcdef") != "" {
+					t.Errorf("build %q, job %s: %s is not pinned to a full commit", build, job, st.Uses)
+				}
+				if strings.HasPrefix(st.Uses, "actions/checkout@") && st.With["persist-credentials"] != false {
+					t.Errorf("build %q, job %s: checkout with %v; want persist-credentials: false", build, job, st.With)
+				}
+			}
+		}
+		if uses == 0 {
+			t.Errorf("build %q: no step uses an action", build)
+		}
+	}
+}

@@ -81,6 +81,11 @@ See docs/ci.md.`,
 			if err != nil {
 				return badInput(err)
 			}
+			if gitlab {
+				for _, w := range cfg.Warnings() {
+					fmt.Fprintf(stderr, "warning: %s\n", w)
+				}
+			}
 			path := filepath.Join(root, name)
 			if _, err := os.Stat(path); err == nil && !force {
 				return badInput(fmt.Errorf("ci init: %s exists; --force replaces it", path))
@@ -103,7 +108,8 @@ See docs/ci.md.`,
 	f.StringVar(&cfg.Build, "build", "", "a shell command that builds the service into $OUT, run for the base and the head")
 	f.StringVar(&cfg.Branch, "branch", "main", "the base branch: pushes to it make the baseline")
 	f.StringVar(&cfg.TandemVersion, "tandem-version", "", "the tandem version or commit to install (default: this binary's)")
-	f.StringVar(&cfg.GoVersion, "go-version", "1.26", "the Go toolchain that installs tandem")
+	f.StringVar(&cfg.GoVersion, "go-version", workflow.DefaultGoVersion, "the Go toolchain that installs tandem")
+	f.StringVar(&cfg.Image, "image", "", "the GitLab job's image, pinned by digest (NAME:TAG@sha256:DIGEST; default: "+workflow.DefaultImage+" for the default --go-version)")
 	f.Float64Var(&cfg.MaxRegression, "max-regression", 5, "compare's threshold in percent")
 	f.IntVar(&cfg.TimeoutMinutes, "timeout-minutes", 60, "the job's time limit")
 	return c
