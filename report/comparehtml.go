@@ -41,7 +41,7 @@ var changeColour = map[string]string{"regressed": verdictClass(stats.Failing), s
 // line per change at a glance, then per scenario its changes and each
 // target's latency spectrum in both runs overlaid (base dashed).
 func comparisonHTML(w io.Writer, c verdict.Comparison) error {
-	g := glance{Trust: c.Warnings}
+	g := glance{Trust: c.Warnings, Family: familyLine(&c.Family)}
 	tally := map[string]int{}
 	for _, ch := range c.Changes {
 		class := changeClass(ch)

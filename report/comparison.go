@@ -109,6 +109,9 @@ func rowsMarkdown(b *strings.Builder, c verdict.Comparison) {
 func comparisonText(w io.Writer, c verdict.Comparison) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tandem compare: %s\n", outcome(c))
+	if line := familyLine(&c.Family); line != "" {
+		fmt.Fprintln(&b, line)
+	}
 	for _, wn := range c.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", wn)
 	}
@@ -125,6 +128,9 @@ func comparisonMarkdown(w io.Writer, c verdict.Comparison) error {
 		fmt.Fprintf(&b, "## tandem compare: **regression**: %s\n\n", mdEscape(c.Gate().Error()))
 	} else {
 		fmt.Fprintf(&b, "## tandem compare: no regression\n\n")
+	}
+	if line := familyLine(&c.Family); line != "" {
+		fmt.Fprintf(&b, "%s\n\n", mdEscape(line))
 	}
 	for _, wn := range c.Warnings {
 		fmt.Fprintf(&b, "> warning: %s\n\n", mdEscape(wn))

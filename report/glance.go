@@ -21,6 +21,8 @@ type glance struct {
 	// Trust lists what weakens the numbers: an interrupted run, failed
 	// targets, shared cores, a busy generator, the run's warnings.
 	Trust []string
+	// Family says how the verdicts' false alarms are held together.
+	Family string
 	// Verdicts has one line per scenario, level and candidate.
 	Verdicts []mark
 	Compat   []mark
@@ -69,7 +71,7 @@ func sweepGroups(sweeps []results.Sweep) [][]results.Sweep {
 }
 
 func newGlance(r *results.Results) glance {
-	g := glance{When: r.CreatedAt.Format("2006-01-02 15:04 UTC"), Where: machineLine(r)}
+	g := glance{When: r.CreatedAt.Format("2006-01-02 15:04 UTC"), Where: machineLine(r), Family: familyLine(r.Family)}
 	g.Pinning, g.Trust = pinning(r)
 	if r.Interrupted {
 		g.Trust = append(g.Trust, "the run was interrupted: these are the measurements made before")

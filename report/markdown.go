@@ -46,6 +46,9 @@ func Markdown(w io.Writer, r *results.Results) error {
 		}
 		b.WriteString("\n")
 	}
+	if line := familyLine(r.Family); line != "" {
+		fmt.Fprintf(&b, "%s\n\n", mdEscape(line))
+	}
 	for _, t := range r.Targets {
 		if t.Error != "" {
 			fence := strings.Repeat("`", 3)

@@ -47,6 +47,9 @@ func text(w io.Writer, r *results.Results, color bool) error {
 	for _, t := range tables(r, shortDiffRows) {
 		writeTable(&b, t, color)
 	}
+	if line := familyLine(r.Family); line != "" {
+		fmt.Fprintf(&b, "\n%s\n", line)
+	}
 	for _, t := range r.Targets {
 		if t.Error != "" {
 			fmt.Fprintf(&b, "\ntarget %s failed: %s\n", human.Printable(t.Name), human.Printable(t.Error))

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tandem-bench/tandem/internal/human"
+	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
 )
 
@@ -54,4 +56,27 @@ func speedWords(candidate, base string, v stats.Verdict, ratio float64, higher b
 		return "noise reference: " + reason
 	}
 	return fmt.Sprintf("%s vs %s: verdict withheld (%s)", candidate, base, reason)
+}
+
+// familyLine says how a set of verdicts was held together: how many
+// comparisons, the chance of any false alarm among them, each one's share
+// of it first (α ÷ the comparisons planned) and Holm's step-down at the
+// end, and how many that decided; "" without a family (the spread rule, a
+// file written before families were recorded, no comparison).
+func familyLine(f *results.Family) string {
+	if f == nil || f.Method != results.FamilyHolm || f.Size == 0 {
+		return ""
+	}
+	how := "Holm's step-down at the end"
+	if f.Planned > 0 {
+		how = fmt.Sprintf("each at %s first; %s", stats.Sig(f.Alpha/float64(f.Planned)), how)
+	}
+	if f.Upgraded > 0 {
+		how += fmt.Sprintf(" decided %d more", f.Upgraded)
+	}
+	what := human.Plural(f.Size, "comparison")
+	if f.Planned > f.Size {
+		what += fmt.Sprintf(" (%d planned)", f.Planned)
+	}
+	return fmt.Sprintf("verdicts: %s, the chance of any false alarm held at %s (%s)", what, stats.Sig(f.Alpha), how)
 }

@@ -57,9 +57,10 @@ const FamilyHolm = "holm"
 
 // Family is how the false-alarm rate of a set of comparisons is held
 // together: during a run each comparison is judged at Alpha/Planned
-// (Bonferroni over the comparisons the plan had), and at the end Holm's
-// step-down over the Size comparisons that reached the speed rule may
-// decide more (Upgraded of them).
+// (Bonferroni over the comparisons the plan had; in tandem compare, over
+// the rows both runs have), and at the end Holm's step-down over the Size
+// comparisons that reached the speed rule may decide more (Upgraded of
+// them).
 type Family struct {
 	Method   string  `json:"method"`
 	Alpha    float64 `json:"alpha"`

@@ -210,12 +210,18 @@ func CompareRuns(base, head *results.Results, o Options) (Comparison, error) {
 	if base.Interrupted {
 		c.Warnings = append(c.Warnings, "the base run was interrupted: rows it lacks are new")
 	}
-	c.Changes = append(c.Changes, scenarioChanges(p, base, head)...)
-	c.Changes = append(c.Changes, startupChanges(p, base, head)...)
-	c.Changes = append(c.Changes, sweepChanges(p, base, head)...)
+	// every row the shift rule judges is held at α ÷ m, m the rows of all
+	// kinds together (Bonferroni over the whole comparison), before Holm's
+	// step-down over them
+	m := max(scenarioRows(base, head)+startupRows(base, head)+sweepRows(base, head), 1)
+	alpha := p.Alpha / float64(m)
+	c.Changes = append(c.Changes, scenarioChanges(p, alpha, base, head)...)
+	c.Changes = append(c.Changes, startupChanges(p, alpha, base, head)...)
+	c.Changes = append(c.Changes, sweepChanges(p, alpha, base, head)...)
 	c.Changes = append(c.Changes, kneeChanges(base, head)...)
 	c.Changes = append(c.Changes, costChanges(p, base, head)...)
 	c.Family = judgeFamily(p, c.Changes)
+	c.Family.Planned = m
 	c.tally()
 	return c, nil
 }
@@ -361,17 +367,23 @@ func judgeFamily(p stats.Policy, changes []Change) results.Family {
 	return fam
 }
 
-// scenarioChanges holds every scenario, target and level of head against
-// base.
-func scenarioChanges(p stats.Policy, base, head *results.Results) []Change {
-	var out []Change
-	keys := rowKeys(base, head)
+// scenarioRows counts the scenario rows both runs have: those the shift
+// rule may judge.
+func scenarioRows(base, head *results.Results) int {
 	m := 0
-	for _, k := range keys {
+	for _, k := range rowKeys(base, head) {
 		if hasRow(scenario(base, k.scenario), k.target, k.level) && hasRow(scenario(head, k.scenario), k.target, k.level) {
 			m++
 		}
 	}
+	return m
+}
+
+// scenarioChanges holds every scenario, target and level of head against
+// base, each judged at false-alarm rate alpha.
+func scenarioChanges(p stats.Policy, alpha float64, base, head *results.Results) []Change {
+	var out []Change
+	keys := rowKeys(base, head)
 	for _, k := range keys {
 		bs, hs := scenario(base, k.scenario), scenario(head, k.scenario)
 		ch := Change{Kind: KindScenario, Scenario: k.scenario, Target: k.target, Concurrency: k.level, P: 1}
@@ -400,7 +412,7 @@ func scenarioChanges(p stats.Policy, base, head *results.Results) []Change {
 		ch.judge = func(alpha float64) stats.Judgement {
 			return p.Judge(b, h, metric, floor, stats.Design{Alpha: alpha})
 		}
-		ch.setJudgement(ch.judge(p.Alpha/float64(max(m, 1))), hs.Direction)
+		ch.setJudgement(ch.judge(alpha), hs.Direction)
 		out = append(out, ch)
 	}
 	return out
@@ -434,12 +446,12 @@ func (ch *Change) setJudgement(j stats.Judgement, direction string) {
 	}
 }
 
-// startupChanges holds each target's starts from empty: a target that
-// fails to start in the head where it started in the base fails, and
-// ready times are judged by the shift rule.
-func startupChanges(p stats.Policy, base, head *results.Results) []Change {
-	var out []Change
-	started := func(t *results.Target) bool { return len(t.StartupRuns) > 0 || t.Error != "" }
+// started reports a target that was started from empty (or failed to).
+func started(t *results.Target) bool { return len(t.StartupRuns) > 0 || t.Error != "" }
+
+// startupRows counts the targets whose ready times the shift rule may
+// judge: started more than once in both runs.
+func startupRows(base, head *results.Results) int {
 	m := 0
 	for i := range base.Targets {
 		if bt := &base.Targets[i]; started(bt) {
@@ -448,6 +460,14 @@ func startupChanges(p stats.Policy, base, head *results.Results) []Change {
 			}
 		}
 	}
+	return m
+}
+
+// startupChanges holds each target's starts from empty: a target that
+// fails to start in the head where it started in the base fails, and
+// ready times are judged by the shift rule at false-alarm rate alpha.
+func startupChanges(p stats.Policy, alpha float64, base, head *results.Results) []Change {
+	var out []Change
 	for i := range base.Targets {
 		bt := &base.Targets[i]
 		if !started(bt) {
@@ -483,7 +503,7 @@ func startupChanges(p stats.Policy, base, head *results.Results) []Change {
 		ch.judge = func(alpha float64) stats.Judgement {
 			return p.Judge(b, h, metric, p.Floor(0), stats.Design{Alpha: alpha})
 		}
-		ch.setJudgement(ch.judge(p.Alpha/float64(max(m, 1))), "lower")
+		ch.setJudgement(ch.judge(alpha), "lower")
 		out = append(out, ch)
 	}
 	return out
@@ -525,18 +545,27 @@ func sweepCells(r *results.Results) ([]sweepKey, map[sweepKey][]results.Cell) {
 	return keys, runs
 }
 
-// sweepChanges holds every grid cell of head against base: the mean
-// latency by the shift rule, and a cell that saturates in the head where
-// it kept up in the base fails whatever its latency.
-func sweepChanges(p stats.Policy, base, head *results.Results) []Change {
-	hk, hruns := sweepCells(head)
-	bk, bruns := sweepCells(base)
+// sweepRows counts the grid cells both runs measured: those the shift
+// rule may judge.
+func sweepRows(base, head *results.Results) int {
+	hk, _ := sweepCells(head)
+	_, bruns := sweepCells(base)
 	m := 0
 	for _, k := range hk {
 		if len(bruns[k]) > 0 {
 			m++
 		}
 	}
+	return m
+}
+
+// sweepChanges holds every grid cell of head against base: the mean
+// latency by the shift rule at false-alarm rate alpha, and a cell that
+// saturates in the head where it kept up in the base fails whatever its
+// latency.
+func sweepChanges(p stats.Policy, alpha float64, base, head *results.Results) []Change {
+	hk, hruns := sweepCells(head)
+	bk, bruns := sweepCells(base)
 	var out []Change
 	seen := map[sweepKey]bool{}
 	for _, k := range append(hk, bk...) {
@@ -562,7 +591,7 @@ func sweepChanges(p stats.Policy, base, head *results.Results) []Change {
 		ch.judge = func(alpha float64) stats.Judgement {
 			return JudgeCell(p, b, h, br, hr, stats.Design{Alpha: alpha})
 		}
-		ch.setJudgement(ch.judge(p.Alpha/float64(max(m, 1))), "lower")
+		ch.setJudgement(ch.judge(alpha), "lower")
 		out = append(out, ch)
 	}
 	return out

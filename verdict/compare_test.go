@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -235,6 +236,85 @@ func TestCompareFamily(t *testing.T) {
 	for _, ch := range cmp.Changes {
 		if ch.Verdict != stats.Slower || ch.Estimate == nil || !(ch.Estimate.Adjusted <= 0.05) {
 			t.Errorf("%s: %s (%s); want slower with an adjusted p ≤ 0.05", ch.Scenario, ch.Verdict, ch.Reason)
+		}
+	}
+}
+
+// Holm's step-down decides a row that its Bonferroni share (α ÷ m) left
+// inconclusive, and only at its own step: the same row among more rows
+// stays open. Every row that reaches the shift rule is one family,
+// whatever its kind: a startup row among six scenario rows is held at
+// α ÷ 7, not at α ÷ 1. No speed verdict has an adjusted p above α.
+func TestCompareFamilyHolm(t *testing.T) {
+	sc := func(name string, vs ...float64) results.Scenario {
+		s := *rounds(false, map[string][]float64{"a": vs}, "a")
+		s.Name = name
+		s.Summary = []results.Summary{{Target: "a", Concurrency: 1}}
+		return s
+	}
+	starts := func(ready ...float64) []results.Target {
+		tg := results.Target{Name: "a"}
+		for _, v := range ready {
+			tg.StartupRuns = append(tg.StartupRuns, results.Startup{ReadyNs: int64(v * 1e6)})
+		}
+		return []results.Target{tg}
+	}
+	// clear: 8 rounds a side wholly apart, p = 2/12,870; close: 5 rounds a
+	// side with two of 25 pairs crossed, p = 8/252 = 0.0317 (decided at
+	// α = 0.05, not at α ÷ 2)
+	clearBase, clearHead := sc("clear", around(100, 8, 0.01)...), sc("clear", around(150, 8, 0.01)...)
+	closeBase, closeHead := sc("close", 100, 101, 102, 103, 130), sc("close", 125, 128, 131, 140, 150)
+	same := sc("same", around(100, 8, 0.01)...)
+	run := func(scs ...results.Scenario) *results.Results {
+		r := results.New()
+		r.Scenarios = scs
+		return r
+	}
+	nulls := func() []results.Scenario {
+		var out []results.Scenario
+		for i := range 6 {
+			s := same
+			s.Name = string(rune('p' + i))
+			out = append(out, s)
+		}
+		return out
+	}
+	startupBase, startupHead := run(nulls()...), run(nulls()...)
+	startupBase.Targets, startupHead.Targets = starts(100, 101, 102, 103, 130), starts(125, 128, 131, 140, 150)
+	for _, c := range []struct {
+		name       string
+		base, head *results.Results
+		row        string // the scenario of the row to check ("" the startup row)
+		want       stats.Verdict
+		size       int
+		upgraded   int
+	}{
+		{"two rows: Holm decides the close one", run(clearBase, closeBase), run(clearHead, closeHead), "close", stats.Slower, 2, 1},
+		{"three rows: the close one stays open at α ÷ 2", run(clearBase, closeBase, same), run(clearHead, closeHead, same), "close", stats.Inconclusive, 3, 0},
+		{"a startup row among six scenario rows", startupBase, startupHead, "", stats.Inconclusive, 7, 0},
+	} {
+		cmp, err := CompareRuns(c.base, c.head, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := cmp.Family; f.Method != results.FamilyHolm || f.Alpha != 0.05 || f.Planned != c.size || f.Size != c.size || f.Upgraded != c.upgraded {
+			t.Errorf("%s: family %+v; want Holm at 0.05 over %d rows, %d decided by it", c.name, f, c.size, c.upgraded)
+		}
+		for _, ch := range cmp.Changes {
+			if ch.Estimate == nil {
+				t.Errorf("%s: %s %s: no estimate", c.name, ch.Kind, ch.Scenario)
+				continue
+			}
+			if ch.Verdict.Speed() && !(ch.Estimate.Adjusted <= 0.05) {
+				t.Errorf("%s: %s %s is %s with an adjusted p of %v > α", c.name, ch.Kind, ch.Scenario, ch.Verdict, ch.Estimate.Adjusted)
+			}
+			if ch.Scenario != c.row {
+				continue
+			}
+			byHolm := strings.Contains(ch.Reason, fmt.Sprintf("decided by Holm's step-down over the %d rows", c.size))
+			if ch.Verdict != c.want || byHolm != (c.upgraded > 0) {
+				t.Errorf("%s: %s %q: %s (%s); want %s", c.name, ch.Kind, ch.Scenario, ch.Verdict, ch.Reason, c.want)
+			}
 		}
 	}
 }
