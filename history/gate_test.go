@@ -179,3 +179,60 @@ func TestGateFailsOnErrorShare(t *testing.T) {
 		t.Fatalf("error share 0 -> 90 %%: gate passed; rows %+v", g.Changes)
 	}
 }
+
+// The gate fails on what compare fails on that is not a slowdown: a
+// target the baseline measured and the head lost, and a baseline that
+// failed every request (it cannot vouch for the head, however fast).
+func TestGateLostTargetAndFailingBaseline(t *testing.T) {
+	withB := func(r *results.Results) { // target b beside a, the same rounds
+		sc := &r.Scenarios[0]
+		for _, rd := range slices.Clone(sc.Rounds) {
+			rd.Target = "b"
+			sc.Rounds = append(sc.Rounds, rd)
+		}
+		b := sc.Summary[0]
+		b.Target = "b"
+		sc.Summary = append(sc.Summary, b)
+	}
+	failing := func(r *results.Results) { // every request of every round failed
+		for i := range r.Scenarios[0].Rounds {
+			rd := &r.Scenarios[0].Rounds[i]
+			rd.OK, rd.Failed, rd.Error, rd.Headline, rd.Errors = 0, true, "no successful request", 0, map[string]int64{"refused": rd.Requests}
+		}
+	}
+	for _, c := range []struct {
+		name       string
+		base, head []byte
+		target     string
+		state      stats.Verdict
+		reason     string
+	}{
+		{"a target lost", runOf(t, 1, steady, withB), runOf(t, 10, steady, nil), "b", verdict.Missing, "lat b c=1: missing: measured in the base, not in the head"},
+		{"a baseline failing every request", runOf(t, 1, steady, failing), runOf(t, 10, steady, nil), "a", stats.Withheld, "the base run cannot vouch for the head"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for name, open := range stores(t) {
+				t.Run(name, func(t *testing.T) {
+					ctx := context.Background()
+					s := open(t)
+					if _, _, err := s.Add(ctx, c.base, Meta{Branch: "main"}); err != nil {
+						t.Fatal(err)
+					}
+					for _, on := range []verdict.OnInconclusive{verdict.InconclusiveFails, verdict.InconclusivePasses} {
+						g, err := s.GateRun(ctx, c.head, GateOptions{BaseBranch: "main", Baseline: "last", MaxRegression: 5, Alpha: 0.05, OnInconclusive: on})
+						if err != nil {
+							t.Fatal(err)
+						}
+						i := slices.IndexFunc(g.Changes, func(ch verdict.Change) bool { return ch.Target == c.target })
+						if i < 0 || g.Changes[i].Verdict != c.state || !g.Changes[i].Regression || !g.Failed || len(g.BaseRuns) != 1 {
+							t.Fatalf("--on-inconclusive %s: rows %+v, failed %v (%v), base %v; want %s on %s failing the gate", on, g.Changes, g.Failed, g.Reasons, g.BaseRuns, c.state, c.target)
+						}
+						if !strings.Contains(strings.Join(g.Reasons, "\n"), c.reason) {
+							t.Errorf("--on-inconclusive %s: reasons %v; want %q", on, g.Reasons, c.reason)
+						}
+					}
+				})
+			}
+		})
+	}
+}
