@@ -172,3 +172,40 @@ func TestSequentialPower(t *testing.T) {
 	}
 	t.Logf("share called slower (mean rounds to a decision), α = %v, at most 40 rounds:\n%s", p.Alpha, table.String())
 }
+
+// TestTwinWithinTheFloor: an undeclared twin whose process is lastingly
+// 1 % slower (or faster) than the baseline's in every round, within the
+// 2 % floor, is called faster or slower at most α of the time over a real
+// run's budget of 100 rounds, on the quiet machine and on the busy one;
+// a build 4 % slower (twice the floor) is called slower in at least 99 of
+// 100 runs on the quiet machine within that budget. Seeded: the same
+// runs every time.
+func TestTwinWithinTheFloor(t *testing.T) {
+	p := DefaultPolicy()
+	const maxRounds, trials = 100, 200
+	for _, c := range []struct {
+		machine int // index into machines
+		effect  float64
+		slower  float64 // the least share called slower; 0: at most α called faster or slower
+	}{
+		{0, 1.01, 0}, {0, 1 / 1.01, 0}, {1, 1.01, 0}, {1, 1 / 1.01, 0},
+		{0, 1.04, 0.99},
+	} {
+		mc := machines[c.machine]
+		m := mc.m(rand.New(rand.NewPCG(uint64(c.machine)+500, uint64(1000*c.effect))))
+		counts := map[Verdict]int{}
+		for range trials {
+			v, _ := sequential(p, m, c.effect, 1, maxRounds)
+			counts[v]++
+		}
+		speed := float64(counts[Faster]+counts[Slower]) / trials
+		slower := float64(counts[Slower]) / trials
+		t.Logf("%s, ratio %.4f: %v of %d", mc.name, c.effect, counts, trials)
+		switch {
+		case c.slower == 0 && speed > p.Alpha:
+			t.Errorf("%s: a twin %.4f× the baseline called faster or slower in %.3f of %d runs; want at most α = %v", mc.name, c.effect, speed, trials, p.Alpha)
+		case c.slower > 0 && (slower < c.slower || counts[Faster] > 0):
+			t.Errorf("%s: %.2f× the baseline called slower in %.3f of %d runs (%v); want at least %v, never faster", mc.name, c.effect, slower, trials, counts, c.slower)
+		}
+	}
+}
