@@ -18,6 +18,8 @@ func changeClass(ch verdict.Change) string {
 	switch {
 	case ch.Regression && ch.Verdict == verdict.Missing:
 		return string(verdict.Missing)
+	case ch.Verdict == stats.Inconclusive: // undecided, failing the gate or not: no regression found
+		return string(stats.Inconclusive)
 	case ch.Regression:
 		return "regressed"
 	case ch.Verdict == verdict.New:
@@ -47,8 +49,15 @@ func comparisonHTML(w io.Writer, c verdict.Comparison) error {
 		class := changeClass(ch)
 		tally[class]++
 		head := fmt.Sprintf("%s, %s, %s", ch.Scenario, ch.Target, ch.Where())
+		text := changeText(ch)
+		if !strings.HasPrefix(text, class) { // "inconclusive: …" says its class
+			text = class + ": " + text
+		}
+		if ch.Verdict == stats.Inconclusive && ch.Regression {
+			text += " (" + gateMark(ch) + ")"
+		}
 		g.Verdicts = append(g.Verdicts, mark{Anchor: compareAnchor(ch.Scenario, c), Head: human.Printable(head),
-			Text: human.Printable(class + ": " + changeText(ch)), Class: changeColour[class]})
+			Text: human.Printable(text), Class: changeColour[class]})
 	}
 	var parts []string
 	for _, k := range []string{"regressed", "improved", "unchanged", string(stats.Inconclusive), string(stats.NotComparable), string(verdict.New), string(verdict.Missing), string(stats.Withheld)} {
@@ -56,10 +65,7 @@ func comparisonHTML(w io.Writer, c verdict.Comparison) error {
 			parts = append(parts, fmt.Sprintf("%d %s", tally[k], k))
 		}
 	}
-	g.Summary = "no regression"
-	if c.Regressed() {
-		g.Summary = "regression: " + c.Gate().Error()
-	}
+	g.Summary = outcome(c)
 	g.Trust = append(g.Trust, c.Failures...)
 	g.Summary += ": " + strings.Join(parts, ", ")
 	for i := range g.Trust {
@@ -94,8 +100,8 @@ func comparisonHTML(w io.Writer, c verdict.Comparison) error {
 				ratio = stats.Ratio(ch.Ratio)
 			}
 			text := changeText(ch)
-			if ch.Regression {
-				text += " (regression)"
+			if mark := gateMark(ch); mark != "" {
+				text += " (" + mark + ")"
 			}
 			p, baseRange, headRange := "–", "–", "–"
 			switch {

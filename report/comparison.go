@@ -56,12 +56,37 @@ func errorShares(ch verdict.Change) string {
 	return fmt.Sprintf("%s → %s", stats.Percent(ch.BaseErrorShare), stats.Percent(ch.HeadErrorShare))
 }
 
-// outcome is the comparison's outcome in a few words.
+// outcome is the comparison's outcome in a few words: no regression, a
+// regression and why, or (a gate that fails only on inconclusive rows)
+// undecided, never called a regression.
 func outcome(c verdict.Comparison) string {
 	if !c.Regressed() {
 		return "no regression"
 	}
-	return "regression: " + c.Gate().Error()
+	return outcomeWord(c) + ": " + c.Gate().Error()
+}
+
+// outcomeWord is "no regression", "regression" or "undecided".
+func outcomeWord(c verdict.Comparison) string {
+	switch {
+	case !c.Regressed():
+		return "no regression"
+	case c.OnlyUndecided():
+		return "undecided"
+	}
+	return "regression"
+}
+
+// gateMark says why a row fails the gate, "" when it does not: a
+// regression, or undecided (inconclusive, failing by OnInconclusive).
+func gateMark(ch verdict.Change) string {
+	switch {
+	case !ch.Regression:
+		return ""
+	case ch.Verdict == stats.Inconclusive:
+		return "undecided: fails the gate"
+	}
+	return "regression"
 }
 
 // ComparisonRows writes only the rows of a comparison (for a gate that
@@ -80,7 +105,10 @@ func ComparisonRows(w io.Writer, format string, c verdict.Comparison) error {
 func rowsText(b *strings.Builder, c verdict.Comparison) {
 	for _, ch := range c.Changes {
 		line := fmt.Sprintf("%s %s %s (errors %s): %s", ch.Scenario, ch.Target, ch.Where(), errorShares(ch), changeText(ch))
-		if ch.Regression {
+		switch mark := gateMark(ch); {
+		case ch.Verdict == stats.Inconclusive && mark != "":
+			line += "  UNDECIDED (fails the gate)"
+		case mark != "":
 			line += "  REGRESSION"
 		}
 		fmt.Fprintln(b, line)
@@ -96,8 +124,8 @@ func rowsMarkdown(b *strings.Builder, c verdict.Comparison) {
 			ratio = stats.Ratio(ch.Ratio)
 		}
 		text := mdEscape(changeText(ch))
-		if ch.Regression {
-			text = "**" + text + ", regression**"
+		if mark := gateMark(ch); mark != "" {
+			text = "**" + text + ", " + mark + "**"
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(ch.Scenario), mdEscape(ch.Target),
 			ch.Where(), text, ratio, errorShares(ch))
@@ -125,7 +153,7 @@ func comparisonText(w io.Writer, c verdict.Comparison) error {
 func comparisonMarkdown(w io.Writer, c verdict.Comparison) error {
 	var b strings.Builder
 	if c.Regressed() {
-		fmt.Fprintf(&b, "## tandem compare: **regression**: %s\n\n", mdEscape(c.Gate().Error()))
+		fmt.Fprintf(&b, "## tandem compare: **%s**: %s\n\n", outcomeWord(c), mdEscape(c.Gate().Error()))
 	} else {
 		fmt.Fprintf(&b, "## tandem compare: no regression\n\n")
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"html"
 	"strings"
 	"testing"
 
@@ -145,7 +146,7 @@ func TestComparison(t *testing.T) {
 		{"md", []string{"## tandem compare: **regression**: 2 regressions (beyond 5 %", "> warning: the machines differ\n",
 			"| lat | a | c=1 | **slower (head/base 1.49×: 49.0 % worse), regression** | 1.49× | 0.0 % → 0.0 % |\n", "| lat | b\\x1b\\[2J | c=1 | indistinguishable | – | 0.0 % → 0.0 % |\n"}},
 		{"json", []string{`"regression": true`, `"verdict": "slower"`, `"warnings": [`, `"policy": {`, `"family": {`}},
-		{"html", []string{"regression: 2 regressions (beyond 5 %, failing, dropping, missing, changed or undecided): 1 regressed, 1 unchanged, 1 missing",
+		{"html", []string{"regression: 2 regressions (beyond 5 %, failing, dropping, missing or changed): 1 regressed, 1 unchanged, 1 missing",
 			`<li class="v-failing"><a href="#scenario-1">lat, a, c=1</a>: regressed: slower (head/base 1.49×: 49.0 % worse)</li>`,
 			`<li class="v-indistinguishable"><a href="#scenario-1">lat, b\x1b[2J, c=1</a>: unchanged: indistinguishable</li>`,
 			`<li class="v-withheld">the machines differ</li>`}},
@@ -178,6 +179,52 @@ func TestCostFormats(t *testing.T) {
 		}
 		if name == "json" && !json.Valid(b.Bytes()) {
 			t.Errorf("json: not JSON:\n%s", b.String())
+		}
+	}
+}
+
+// A row that fails the gate only because it is inconclusive is undecided,
+// in every format: never called a regression, and the outcome says
+// undecided when nothing else fails.
+func TestComparisonUndecided(t *testing.T) {
+	undecided := verdict.Change{Scenario: "lat", Target: "a", Concurrency: 1, Verdict: stats.Inconclusive, Regression: true,
+		Reason: "inconclusive: ratio 1.50× [0.798× … 2.99×] at 96.8 % confidence over 5 rounds a side"}
+	slower := verdict.Change{Scenario: "lat", Target: "b", Concurrency: 1, Ratio: 1.49, Change: 0.49, Verdict: stats.Slower, Regression: true}
+	for _, c := range []struct {
+		name    string
+		changes []verdict.Change
+		want    map[string][]string
+		never   []string
+	}{
+		{"undecided alone", []verdict.Change{undecided}, map[string][]string{
+			"text": {"tandem compare: undecided: 1 undecided (inconclusive pairs fail the gate unless on-inconclusive is pass)\n", "  UNDECIDED (fails the gate)\n"},
+			"md":   {"## tandem compare: **undecided**: 1 undecided", ", undecided: fails the gate** |"},
+			"html": {"undecided: 1 undecided (inconclusive pairs fail the gate unless on-inconclusive is pass): 0 regressed, 0 unchanged, 1 inconclusive",
+				`<li class="v-inconclusive"><a href="#scenario-1">lat, a, c=1</a>: inconclusive: ratio 1.50× [0.798× … 2.99×] at 96.8 % confidence over 5 rounds a side (undecided: fails the gate)</li>`},
+		}, []string{"REGRESSION", "regression", "regressed: inconclusive"}},
+		{"beside a regression", []verdict.Change{slower, undecided}, map[string][]string{
+			"text": {"tandem compare: regression: 1 regressions (beyond 5 %, failing, dropping, missing or changed); 1 undecided (", "lat b c=1", "  REGRESSION\n", "  UNDECIDED (fails the gate)\n"},
+			"md":   {"**regression**: 1 regressions", ", undecided: fails the gate** |", ", regression** |"},
+			"html": {"1 regressed, 0 unchanged, 1 inconclusive", "(undecided: fails the gate)"},
+		}, []string{"regressed: inconclusive"}},
+	} {
+		cmp := verdict.Comparison{Changes: c.changes, Regressions: len(c.changes), MaxRegression: 5, Policy: stats.DefaultPolicy()}
+		for format, wants := range c.want {
+			var b bytes.Buffer
+			if err := Comparison(&b, format, cmp); err != nil {
+				t.Fatal(err)
+			}
+			out := html.UnescapeString(b.String())
+			for _, w := range wants {
+				if !strings.Contains(out, w) {
+					t.Errorf("%s, %s: no %q in\n%s", c.name, format, w, out)
+				}
+			}
+			for _, n := range c.never {
+				if strings.Contains(out, n) {
+					t.Errorf("%s, %s: %q in\n%s", c.name, format, n, out)
+				}
+			}
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/tandem-bench/tandem/history"
 	"github.com/tandem-bench/tandem/internal/runfixture"
+	"github.com/tandem-bench/tandem/verdict"
 )
 
 const token = "s3cret-token"
@@ -371,6 +373,74 @@ func TestNotFoundHidesWhere(t *testing.T) {
 		resp.Body.Close()
 		if strings.Contains(string(b), st.Where) {
 			t.Errorf("GET %s without a token shows where the history is kept: %s", path, b)
+		}
+	}
+}
+
+// The compare page and API hold an undecided pair as the history gate
+// does: with on_inconclusive fail (the default) it fails the comparison,
+// with pass it passes, the same as the gate on the same two runs; and the
+// page never calls it a regression (it is undecided: more rounds would
+// tell).
+func TestCompareUndecidedAgreesWithTheGate(t *testing.T) {
+	ts, st := newServer(t)
+	ctx := context.Background()
+	base, _, err := st.Add(ctx, runOf(t, "svc", 1, 100, 101, 99, 100.5, 100.2), history.Meta{Branch: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	headData := runOf(t, "svc", 2, 80, 200, 90, 150, 300) // rounds all over: undecided
+	head, _, err := st.Add(ctx, headData, history.Meta{Branch: "feature"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) string {
+		t.Helper()
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+		return string(body)
+	}
+	for _, on := range []string{"", "fail", "pass"} {
+		q := "?base=" + base.ID + "&head=" + head.ID
+		if on != "" {
+			q += "&on_inconclusive=" + on
+		}
+		var api struct {
+			Regression bool
+			Changes    []struct {
+				Verdict    string
+				Regression bool
+			}
+		}
+		if err := json.Unmarshal([]byte(get("/api/v1/compare"+q)), &api); err != nil {
+			t.Fatal(err)
+		}
+		g, err := st.GateRun(ctx, headData, history.GateOptions{BaseBranch: "main", Baseline: "last", MaxRegression: 5,
+			OnInconclusive: verdict.OnInconclusive(on)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fails := on != "pass"
+		if len(api.Changes) != 1 || api.Changes[0].Verdict != "inconclusive" || api.Regression != fails || api.Changes[0].Regression != fails ||
+			g.Failed != fails || len(g.Changes) != 1 || g.Changes[0].Verdict != "inconclusive" {
+			t.Errorf("on_inconclusive=%q: the API %+v, the gate failed %v (%v); want both inconclusive, failing %v", on, api, g.Failed, g.Reasons, fails)
+		}
+		page := html.UnescapeString(get("/compare" + q))
+		glance, _, _ := strings.Cut(page[strings.Index(page, `id="glance"`):], "</section>")
+		want := "no regression: 0 regressed, 0 unchanged, 1 inconclusive"
+		if fails {
+			want = "undecided: 1 undecided (inconclusive pairs fail the gate unless on-inconclusive is pass): 0 regressed, 0 unchanged, 1 inconclusive"
+		}
+		if !strings.Contains(glance, want) || strings.Contains(page, "(regression)") || strings.Contains(glance, ">regression:") ||
+			!strings.Contains(glance, `<li class="v-inconclusive">`) {
+			t.Errorf("on_inconclusive=%q: the page's glance lacks %q or calls the undecided pair a regression:\n%s", on, want, glance)
 		}
 	}
 }

@@ -163,15 +163,37 @@ type Comparison struct {
 // Regressed reports whether the gate fails.
 func (c Comparison) Regressed() bool { return c.Regressions > 0 || len(c.Failures) > 0 }
 
+// Undecided counts the rows that fail the gate only because they are
+// inconclusive (OnInconclusive fail): no regression was found in them,
+// nor the lack of one.
+func (c Comparison) Undecided() int {
+	n := 0
+	for _, ch := range c.Changes {
+		if ch.Regression && ch.Verdict == stats.Inconclusive {
+			n++
+		}
+	}
+	return n
+}
+
+// OnlyUndecided reports a gate that fails only on undecided rows.
+func (c Comparison) OnlyUndecided() bool {
+	return c.Regressed() && len(c.Failures) == 0 && c.Regressions == c.Undecided()
+}
+
 // Gate is the comparison as a gate: an error that says why it fails, nil
-// when it passes.
+// when it passes. Undecided rows are counted apart from regressions.
 func (c Comparison) Gate() error {
 	if !c.Regressed() {
 		return nil
 	}
 	parts := slices.Clone(c.Failures)
-	if c.Regressions > 0 {
-		parts = append(parts, fmt.Sprintf("%d regressions (beyond %g %%, failing, dropping, missing, changed or undecided)", c.Regressions, c.MaxRegression))
+	undecided := c.Undecided()
+	if n := c.Regressions - undecided; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d regressions (beyond %g %%, failing, dropping, missing or changed)", n, c.MaxRegression))
+	}
+	if undecided > 0 {
+		parts = append(parts, fmt.Sprintf("%d undecided (inconclusive pairs fail the gate unless on-inconclusive is pass)", undecided))
 	}
 	return fmt.Errorf("%s", strings.Join(parts, "; "))
 }

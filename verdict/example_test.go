@@ -34,5 +34,5 @@ func ExampleCompareRuns() {
 	fmt.Println(c.Gate())
 	// Output:
 	// lat a: slower, regression true
-	// 1 regressions (beyond 5 %, failing, dropping, missing, changed or undecided)
+	// 1 regressions (beyond 5 %, failing, dropping, missing or changed)
 }
