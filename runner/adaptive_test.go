@@ -1,0 +1,124 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/runner/internal/runtest"
+	"github.com/tandem-bench/tandem/stats"
+)
+
+// seesawServers are two in-process targets: a answers after 2 ms; b
+// after 0.5 ms or 8 ms, switching whenever a has answered since b's last
+// answer. Rounds alternate their order (a b, b a, a b, …), so b's rounds
+// go slow, slow, fast, fast, …, or the other way round: every pair of
+// rounds is 4× apart one way or the other, which no number of rounds
+// decides.
+func seesawServers(t *testing.T) (a, b string) {
+	var mu sync.Mutex
+	var aServed, bSaw int
+	slow := false
+	sa := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		aServed++
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+		w.Write([]byte("a"))
+	}))
+	sb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		if aServed != bSaw {
+			slow, bSaw = !slow, aServed
+		}
+		d := 500 * time.Microsecond
+		if slow {
+			d = 8 * time.Millisecond
+		}
+		mu.Unlock()
+		time.Sleep(d)
+		w.Write([]byte("b"))
+	}))
+	t.Cleanup(sa.Close)
+	t.Cleanup(sb.Close)
+	return sa.URL + "/", sb.URL + "/"
+}
+
+// A run with adaptive rounds says, at each planned look, which
+// comparisons are still open and with what interval, and when the next
+// look is; its results.json records the family its verdicts were held in.
+func TestAdaptiveRoundsSayWhatIsOpen(t *testing.T) {
+	t.Parallel() // waits on its servers' sleeps; asserts what was said, not when
+	a, b := seesawServers(t)
+	const maxRounds = 8
+	s := runtest.Parse(t, fmt.Sprintf(`version: 1
+name: adaptive
+defaults: {warmup: 50ms, max_rounds: %d}
+targets:
+  - {name: a, endpoints: {http: %q}}
+  - {name: b, endpoints: {http: %q}}
+calls:
+  ping: {http: {path: ""}}
+scenarios:
+  - {name: lat, call: ping, load: {concurrency: 1}, requests: 10}
+`, maxRounds, a, b))
+	var progress runtest.Progress
+	o := options(t, &progress)
+	res, err := Run(context.Background(), s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	looks := stats.Schedule(0.05, maxRounds) // one comparison: b against a
+	if len(looks) != 2 || looks[1].Rounds != maxRounds {
+		t.Fatalf("looks %+v; the test wants two, the last at %d", looks, maxRounds)
+	}
+	first := looks[0].Rounds
+	out := progress.String()
+	var lacks []string
+	for _, want := range []string{
+		fmt.Sprintf("lat c=1: after %d rounds still open: b (ratio ", first),
+		fmt.Sprintf("; next look after round %d\n", maxRounds),
+		fmt.Sprintf("lat c=1: after %d rounds still open: b (ratio ", maxRounds),
+		fmt.Sprintf("lat c=1 round %d/%d b: 10 of 10 ok, ", maxRounds, maxRounds),
+	} {
+		if !strings.Contains(out, want) {
+			lacks = append(lacks, want)
+		}
+	}
+	if n := strings.Count(out, "still open"); len(lacks) > 0 || n != len(looks) {
+		t.Errorf("the progress lacks %q, and %d lines say what is open (want one per look, %d):\n%s", lacks, n, len(looks), out)
+	}
+	sc := res.Scenarios[0]
+	if len(sc.Rounds) != 2*maxRounds || len(sc.Comparisons) != 1 || sc.Comparisons[0].Verdict != stats.Inconclusive {
+		t.Errorf("%d rounds, comparisons %+v; want %d rounds a target, b inconclusive", len(sc.Rounds), sc.Comparisons, maxRounds)
+	}
+	// the family, in results.json as written
+	want := results.Family{Method: results.FamilyHolm, Alpha: 0.05, Planned: 1, Size: 1}
+	if got := readResults(t, o.Out).Family; got == nil || *got != want {
+		t.Errorf("results.json family %+v; want %+v", got, want)
+	}
+	data, err := os.ReadFile(filepath.Join(o.Out, ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Family map[string]any `json:"family"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"method", "alpha", "planned", "size", "upgraded"} {
+		if _, ok := raw.Family[k]; !ok {
+			t.Errorf("results.json's family lacks %q: %v", k, raw.Family)
+		}
+	}
+}
