@@ -311,8 +311,8 @@ func (p Plan) String() string {
 		}
 	}
 	if p.Rule == stats.RuleShift && p.Comparisons > 0 {
-		fmt.Fprintf(&b, "verdicts: %d comparisons, the chance of any false alarm held at %s (each at %s during the run; Holm's step-down at the end)\n",
-			p.Comparisons, stats.Sig(p.Alpha), stats.Sig(p.Alpha/float64(p.Comparisons)))
+		fmt.Fprintf(&b, "verdicts: %s, the chance of any false alarm held at %s (each at %s during the run; Holm's step-down at the end)\n",
+			count(p.Comparisons, "comparison"), stats.Sig(p.Alpha), stats.Sig(p.Alpha/float64(p.Comparisons)))
 	}
 	return b.String()
 }
