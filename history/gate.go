@@ -169,7 +169,7 @@ func (s *Store) GateRun(ctx context.Context, data []byte, o GateOptions) (Gate, 
 	g.Reasons = append(g.Reasons, cmp.Failures...)
 	for _, ch := range cmp.Changes {
 		if ch.Regression {
-			g.Reasons = append(g.Reasons, fmt.Sprintf("%s %s %s: %s: %s", ch.Scenario, ch.Target, ch.Where(), ch.Verdict, ch.Reason))
+			g.Reasons = append(g.Reasons, fmt.Sprintf("%s: %s: %s", ch.Label(), ch.Verdict, ch.Reason))
 		}
 	}
 	for _, v := range g.NewFailing {

@@ -104,7 +104,7 @@ func ComparisonRows(w io.Writer, format string, c verdict.Comparison) error {
 
 func rowsText(b *strings.Builder, c verdict.Comparison) {
 	for _, ch := range c.Changes {
-		line := fmt.Sprintf("%s %s %s (errors %s): %s", ch.Scenario, ch.Target, ch.Where(), errorShares(ch), changeText(ch))
+		line := fmt.Sprintf("%s (errors %s): %s", ch.Label(), errorShares(ch), changeText(ch))
 		switch mark := gateMark(ch); {
 		case ch.Verdict == stats.Inconclusive && mark != "":
 			line += "  UNDECIDED (fails the gate)"

@@ -143,8 +143,8 @@ func newGlance(r *results.Results) glance {
 		if c.Error != "" {
 			m.Text, m.Class = "failed: "+firstLine(c.Error), verdictClass(stats.Failing)
 		} else {
-			m.Text = fmt.Sprintf("%s instructions, %.4g allocations, %.4g bytes per operation (%s)", human.Number(c.InstructionsPerOp),
-				c.AllocationsPerOp, c.BytesPerOp, cost.Exactness(c))
+			m.Text = fmt.Sprintf("%s instructions, %s allocations, %s bytes per operation (%s)", human.Number(c.InstructionsPerOp),
+				wholeOrSig(c.AllocationsPerOp), wholeOrSig(c.BytesPerOp), cost.Exactness(c))
 		}
 		g.Costs = append(g.Costs, m)
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -224,15 +225,17 @@ func confirmWord(c string) string {
 
 func count64(n int64) string { return human.Count(n) }
 
-// rateText shows a rate without decimals when it is whole.
-func rateText(r float64) string {
-	if r == float64(int64(r)) {
-		if r < 100 {
-			return fmt.Sprint(int64(r))
-		}
-		return human.Number(r)
+// rateText shows a rate as a figure (wholeOrSig).
+func rateText(r float64) string { return wholeOrSig(r) }
+
+// wholeOrSig shows a figure without decimals when it is whole (2, 20,000),
+// else with three significant digits (12.5, 0.250, 12,346): never
+// e-notation.
+func wholeOrSig(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		return human.Count(int64(v))
 	}
-	return fmt.Sprintf("%.4g", r)
+	return human.Sig(v)
 }
 
 // costTables shows the study's counted costs.
@@ -248,8 +251,8 @@ func costTables(costs []results.Cost) []table {
 			continue
 		}
 		exact := cost.Exactness(c)
-		t.Rows = append(t.Rows, []string{c.Name, fmt.Sprint(c.Ops), human.Number(c.InstructionsPerOp), fmt.Sprintf("%.4g", c.AllocationsPerOp),
-			fmt.Sprintf("%.4g", c.BytesPerOp), human.Number(float64(c.ColdInstructions)), fmt.Sprint(c.ColdAllocations), exact})
+		t.Rows = append(t.Rows, []string{c.Name, fmt.Sprint(c.Ops), human.Number(c.InstructionsPerOp), wholeOrSig(c.AllocationsPerOp),
+			wholeOrSig(c.BytesPerOp), human.Number(float64(c.ColdInstructions)), fmt.Sprint(c.ColdAllocations), exact})
 	}
 	return []table{t}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tandem-bench/tandem/comet"
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/hdr"
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/metrics"
 	"github.com/tandem-bench/tandem/results"
@@ -114,7 +115,14 @@ func (r *runner) sweep(ctx context.Context, sc *study.Scenario) error {
 	return nil
 }
 
-func fmtRate(r float64) string { return fmt.Sprintf("%.4g", r) }
+// fmtRate shows a rate without decimals when it is whole (20,000), else
+// with three significant digits (12.5, 0.250): never e-notation.
+func fmtRate(r float64) string {
+	if r == math.Trunc(r) && math.Abs(r) < 1<<53 {
+		return human.Count(int64(r))
+	}
+	return human.Sig(r)
+}
 
 // judgeSweep summarises a grid's cells over its rounds and judges each
 // target's cells against the baseline's; it warns when the cells were too

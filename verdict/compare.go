@@ -133,6 +133,16 @@ func (ch Change) Where() string {
 	return fmt.Sprintf("c=%d", ch.Concurrency)
 }
 
+// Label names a change's row in words: scenario, target and where
+// ("lat a c=1", "qa-grid node 1 conn × 100/s"); a startup has no scenario
+// ("a startup").
+func (ch Change) Label() string {
+	if ch.Scenario == "" {
+		return ch.Target + " " + ch.Where()
+	}
+	return ch.Scenario + " " + ch.Target + " " + ch.Where()
+}
+
 // Comparison is what tandem compare reports and gates on: every change
 // between two runs, what a reader should know, and the tally.
 type Comparison struct {
