@@ -128,11 +128,7 @@ func TestCIInitPipeline(t *testing.T) {
 	p := &pipeline{t: t, w: w, repo: repo, artifacts: t.TempDir(), bin: t.TempDir()}
 	p.setup()
 
-	for _, st := range w.Jobs["tandem"].Steps {
-		if st.Uses != "" && !regexp.MustCompile(`@[0-9a-f]{40}$`).MatchString(st.Uses) {
-			t.Errorf("step %s uses %s: not pinned to a full commit", st.ID, st.Uses)
-		}
-	}
+	pinnedUses(t, wf, w, []string{"actions/checkout", "actions/setup-go", "actions/cache", "actions/upload-artifact"})
 	if w.Defaults.Run.Shell != "bash" {
 		t.Errorf("defaults.run.shell %q; want bash (-eo pipefail)", w.Defaults.Run.Shell)
 	}
@@ -166,9 +162,53 @@ func TestCIInitPipeline(t *testing.T) {
 	}
 }
 
+// pinnedUses checks every action a workflow uses, in any job and on any
+// line of the file, is pinned to a full commit (a tag can be moved), and
+// that the actions it must use are among them.
+func pinnedUses(t *testing.T, path string, w ghWorkflow, want []string) {
+	t.Helper()
+	pinned := regexp.MustCompile(`@[0-9a-f]{40}$`)
+	var steps []string
+	for name, job := range w.Jobs {
+		for _, st := range job.Steps {
+			if st.Uses == "" {
+				continue
+			}
+			steps = append(steps, st.Uses)
+			if !pinned.MatchString(st.Uses) {
+				t.Errorf("%s: job %s, step %s uses %s: not pinned to a full commit", path, name, st.ID, st.Uses)
+			}
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0 // every uses: line, whatever the YAML around it
+	usesLine := regexp.MustCompile(`^\s*(-\s+)?uses:\s*(\S+)\s*(#.*)?$`)
+	for i, line := range strings.Split(string(data), "\n") {
+		if !strings.Contains(line, "uses:") || strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		lines++
+		if m := usesLine.FindStringSubmatch(line); m == nil || !pinned.MatchString(m[2]) {
+			t.Errorf("%s:%d: %q: not an action pinned to a full commit", path, i+1, line)
+		}
+	}
+	if lines != len(steps) {
+		t.Errorf("%s: %d uses: lines, %d steps that use an action: %v", path, lines, len(steps), steps)
+	}
+	for _, action := range want {
+		if !slices.ContainsFunc(steps, func(u string) bool { return strings.HasPrefix(u, action+"@") }) {
+			t.Errorf("%s: no step uses %s: %v", path, action, steps)
+		}
+	}
+}
+
 // The gate step fails the job when tandem compare exits 1, with GitHub's
 // default shell (bash -e {0}: a pipe into tee would have hidden it), with
-// and without --build; its report still reaches the summary.
+// and without --build; its report still reaches the summary. Every
+// action either workflow uses is pinned to a full commit.
 func TestCIGateStepFails(t *testing.T) {
 	repo := t.TempDir()
 	write(t, filepath.Join(repo, "study.yaml"), ciStudy)
@@ -184,6 +224,11 @@ func TestCIGateStepFails(t *testing.T) {
 			t.Fatalf("ci init %v: exit %d: %s", args, code, stderr)
 		}
 		w := readWorkflow(t, wf)
+		actions := []string{"actions/checkout", "actions/setup-go", "actions/cache", "actions/upload-artifact"}
+		if len(args) == 1 { // without builds the base branch's results are downloaded
+			actions = append(actions, "actions/download-artifact")
+		}
+		pinnedUses(t, wf, w, actions)
 		var gate string
 		for _, st := range w.Jobs["tandem"].Steps {
 			if st.ID == "gate" {
