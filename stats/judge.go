@@ -14,8 +14,8 @@ type Verdict string
 
 // The verdicts.
 const (
-	// Faster and Slower: the whole interval lies beyond the noise floor,
-	// on one side.
+	// Faster and Slower: the interval excludes no change and the
+	// estimate passes the noise floor.
 	Faster Verdict = "faster"
 	Slower Verdict = "slower"
 	// Indistinguishable: the whole interval lies within ±floor.
@@ -274,11 +274,9 @@ func direction(ratio float64, higherBetter bool) Verdict {
 // the log ratio of the candidate's rounds to the base's (paired rounds:
 // the signed-rank interval; independent: the Mann–Whitney one) at level
 // 1 − Alpha·share, and stops at the first look that decides: Faster or
-// Slower when the whole interval lies beyond ±floor (so a shift within
-// the floor, a twin's lasting offset of 1 %, gets a speed verdict at most
-// Alpha of the time, the interval's miss), Indistinguishable when it lies
-// within ±floor. A pair no look decides is Inconclusive, with its last
-// interval.
+// Slower when the interval excludes no change and the estimate passes
+// ±floor, Indistinguishable when the interval lies within ±floor. A
+// pair no look decides is Inconclusive, with its last interval.
 func (p Policy) shift(j Judgement, base, cand Side, m Metric, floor float64, d Design) Judgement {
 	alpha := d.Alpha
 	if !(alpha > 0) {
@@ -305,7 +303,7 @@ func (p Policy) shift(j Judgement, base, cand Side, m Metric, floor float64, d D
 		e.Rounds, e.Share = l.Rounds, l.Share
 		e.PSeq = math.Min(e.PSeq, math.Min(1, sh.P/l.Share))
 		switch {
-		case sh.Lo > lf || sh.Hi < -lf: // wholly beyond the floor, on one side
+		case (sh.Lo > 0 || sh.Hi < 0) && math.Abs(sh.Est) > lf:
 			j.Verdict = direction(math.Exp(sh.Est), m.HigherBetter)
 		case sh.Lo >= -lf && sh.Hi <= lf:
 			j.Verdict = Indistinguishable
