@@ -482,6 +482,10 @@ type Comparison struct {
 	// Unhealthy names the target whose run withheld the verdict (dropped
 	// arrivals, a short rate, more errors than the other), if one did.
 	Unhealthy string `json:"unhealthy,omitempty"`
+	// TooFewRounds says the verdict was withheld because a target had
+	// fewer successful rounds than the policy needs (a gate holds such a
+	// row undecided).
+	TooFewRounds bool `json:"too_few_rounds,omitempty"`
 }
 
 // Paired holds what paired rounds say: ratio rᵢ = candidate / base of

@@ -129,6 +129,10 @@ type Judgement struct {
 	// Unhealthy names the side whose run withheld the verdict (dropped
 	// arrivals, a short rate, more errors than the other), if one did.
 	Unhealthy string
+	// TooFewRounds says the verdict was withheld because a side had
+	// fewer successful rounds than the policy needs: more rounds would
+	// judge it (a gate treats it as undecided).
+	TooFewRounds bool
 	// Estimate is the shift rule's, when it ran.
 	Estimate *Estimate
 	// Unstable names the sides whose rounds scatter beyond the policy's
@@ -224,6 +228,7 @@ func (p Policy) Gate(base, cand Side) (Judgement, bool) {
 	}
 	for _, s := range []Side{base, cand} {
 		if s.Summary.N < p.MinRounds {
+			j.TooFewRounds = true
 			if s.Summary.N == 1 {
 				return withheld("one round: no spread to judge by (%s has 1 successful round; %d needed)", s.Name, p.MinRounds)
 			}

@@ -111,9 +111,11 @@ type Change struct {
 	Regression bool `json:"regression"`
 	// judge judges the row again at a level (study-wide error control);
 	// unhealthy marks a withheld row whose side the health gate found
-	// wanting; direction is the headline's.
+	// wanting, tooFew one withheld for too few rounds (undecided: more
+	// rounds would judge it); direction is the headline's.
 	judge     func(alpha float64) stats.Judgement
 	unhealthy bool
+	tooFew    bool
 	direction string
 }
 
@@ -174,12 +176,12 @@ type Comparison struct {
 func (c Comparison) Regressed() bool { return c.Regressions > 0 || len(c.Failures) > 0 }
 
 // Undecided counts the rows that fail the gate only because they are
-// inconclusive (OnInconclusive fail): no regression was found in them,
-// nor the lack of one.
+// inconclusive, or withheld for too few rounds (OnInconclusive fail): no
+// regression was found in them, nor the lack of one.
 func (c Comparison) Undecided() int {
 	n := 0
 	for _, ch := range c.Changes {
-		if ch.Regression && ch.Verdict == stats.Inconclusive {
+		if ch.Regression && (ch.Verdict == stats.Inconclusive || ch.tooFew && !ch.unhealthy) {
 			n++
 		}
 	}
@@ -280,7 +282,7 @@ func Within(r *results.Results, o Options) (Comparison, error) {
 	row := func(kind, scenario string, level int, cmp results.Comparison, direction string) Change {
 		ch := Change{Kind: kind, Scenario: scenario, Target: cmp.Candidate + " vs " + cmp.Base, Concurrency: level, P: 1,
 			Verdict: cmp.Verdict, Reason: cmp.Reason, ClientBound: cmp.ClientBound, Estimate: cmp.Estimate,
-			unhealthy: cmp.Verdict == stats.Withheld && cmp.Unhealthy != ""}
+			unhealthy: cmp.Verdict == stats.Withheld && cmp.Unhealthy != "", tooFew: cmp.Verdict == stats.Withheld && cmp.TooFewRounds}
 		if cmp.Estimate != nil {
 			ch.P = cmp.Estimate.P
 		}
@@ -362,7 +364,10 @@ func regression(ch *Change, o Options) bool {
 	case stats.Inconclusive:
 		return o.OnInconclusive == InconclusiveFails
 	case stats.Withheld:
-		return ch.unhealthy
+		// a side wanting fails; too few rounds to judge is undecided,
+		// but for a grid cell, whose one run is its design (its count
+		// decides whether it kept up)
+		return ch.unhealthy || ch.tooFew && ch.Kind != KindCell && o.OnInconclusive == InconclusiveFails
 	}
 	return false
 }
@@ -473,6 +478,7 @@ func (ch *Change) setJudgement(j stats.Judgement, direction string) {
 	// failing or dropping where the base did not, and a base that cannot
 	// vouch for anything (failing, dropping, empty)
 	ch.unhealthy = j.Verdict == stats.Withheld && (j.Unhealthy != "" || strings.Contains(j.Reason, "no successful round"))
+	ch.tooFew = j.Verdict == stats.Withheld && j.TooFewRounds
 	if ch.unhealthy && j.Unhealthy == "base" {
 		ch.Reason += "; the base run cannot vouch for the head"
 	}

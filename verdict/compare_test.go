@@ -99,7 +99,9 @@ func TestCompare(t *testing.T) {
 		{"the head's noise floor", lat(around(100, n, 0.01)...), looseHead, Options{MaxRegression: 5}, stats.Slower, true, 0.5},
 		{"the default noise floor", lat(around(100, n, 0.005)...), lat(around(105, n, 0.005)...), Options{}, stats.Slower, true, 0.05},
 		{"the head's A/A floor", lat(around(100, n, 0.005)...), aaHead, Options{}, stats.Indistinguishable, false, 0},
-		{"one round each", lat(100), lat(300), Options{}, stats.Withheld, false, 0},
+		// one round has no spread: a gate that cannot tell is undecided, and fails by default
+		{"one round each", lat(100), lat(300), Options{}, stats.Withheld, true, 0},
+		{"one round each, passing", lat(100), lat(300), Options{OnInconclusive: InconclusivePasses}, stats.Withheld, false, 0},
 		// three rounds a side cannot decide a 3× slowdown: inconclusive fails by default
 		{"3× at three rounds", lat(100, 101, 99), lat(300, 303, 297), Options{}, stats.Inconclusive, true, 0},
 		{"3× at three rounds, passing", lat(100, 101, 99), lat(300, 303, 297), Options{OnInconclusive: InconclusivePasses}, stats.Inconclusive, false, 0},

@@ -137,7 +137,7 @@ func setJudgement(c *results.Comparison, j stats.Judgement) {
 	if j.Verdict.Speed() && !math.IsNaN(j.Ratio) {
 		c.Ratio = j.Ratio
 	}
-	c.Estimate, c.Unstable, c.Unhealthy, c.Paired = j.Estimate, j.Unstable, j.Unhealthy, nil
+	c.Estimate, c.Unstable, c.Unhealthy, c.TooFewRounds, c.Paired = j.Estimate, j.Unstable, j.Unhealthy, j.TooFewRounds, nil
 	if pr := j.Paired; pr != nil {
 		c.Paired = &results.Paired{N: pr.N, Lo: pr.Lo, Hi: pr.Hi, Confidence: pr.Confidence, Above: pr.Above, Below: pr.Below, SignP: pr.SignP}
 	}
