@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -307,8 +308,16 @@ func TestLostWorker(t *testing.T) {
 			c, _ := target(t)
 			b := embedded(t)
 			body, _ := json.Marshal(spec{Requests: 1 << 40, Clients: 2})
+			var logMu sync.Mutex
+			var silence []string // the silences the coordinator declared losses after
 			co := &fleet.Coordinator{Conn: b.coord(t), Workers: 2, Spec: body, Version: "test", JoinWait: 20 * time.Second,
-				ContinueOnLoss: cont, Suspect: suspect, Lost: lost, Lease: lease}
+				ContinueOnLoss: cont, Suspect: suspect, Lost: lost, Lease: lease, Log: func(line string) {
+					if d, ok := strings.CutPrefix(line, "worker w1 is lost: silent for "); ok {
+						logMu.Lock()
+						silence = append(silence, d)
+						logMu.Unlock()
+					}
+				}}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			var wg sync.WaitGroup
@@ -336,7 +345,7 @@ func TestLostWorker(t *testing.T) {
 				})
 			}
 			silenced := make(chan time.Time, 1)
-			go func() { // silence w1 once its load runs (it started at the agreed time)
+			go func() { // silence w1 once its load has run a second (two beats)
 				defer close(silenced)
 				var p *fleet.Part
 				select {
@@ -344,7 +353,7 @@ func TestLostWorker(t *testing.T) {
 				case <-ctx.Done():
 					return
 				}
-				for p.Tap.Started().IsZero() {
+				for st := p.Tap.Started(); st.IsZero() || time.Since(st) < time.Second; st = p.Tap.Started() {
 					if ctx.Err() != nil {
 						return
 					}
@@ -373,9 +382,15 @@ func TestLostWorker(t *testing.T) {
 			if !cont && out.Stopped != "worker w1 lost" {
 				t.Errorf("stopped: %q; want the lost worker named", out.Stopped)
 			}
-			// lost only after a silence of Lost from when it was last heard
-			// (never early; LostAfter is 0 when that was before the start),
-			// and not hung
+			// lost only after a silence of Lost (never early): as the
+			// coordinator said, and from when it last heard w1 (LostAfter is
+			// 0 when that was before the start); and not hung
+			logMu.Lock()
+			said := slices.Clone(silence)
+			logMu.Unlock()
+			if d, err := time.ParseDuration(strings.Join(said, "")); len(said) != 1 || err != nil || d <= lost {
+				t.Errorf("the coordinator declared w1 lost after silences %q; want one, longer than %v", said, lost)
+			}
 			heard := out.Agreed.Add(lostW.LostAfter)
 			if lostW.LostAfter < 0 || lostW.LostAfter > 0 && out.Ended.Sub(heard) <= lost {
 				t.Errorf("w1 last heard %v after the start, the run ended %v after that; a worker is lost after %v of silence",
