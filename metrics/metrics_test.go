@@ -60,7 +60,10 @@ func TestScrapeProtobufAndText(t *testing.T) {
 }
 
 // An endpoint that serves garbage, then vanishes: every failure is
-// counted, nothing is fatal, and what was scraped before stays.
+// counted, nothing is fatal, and what was scraped before stays. The
+// interval (a scrape's timeout too) is long enough that the good scrapes
+// are not cut short on a busy machine; the test waits for the scrapes it
+// needs, not for a time.
 func TestCollectorSurvivesBadEndpoints(t *testing.T) {
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -72,15 +75,26 @@ func TestCollectorSurvivesBadEndpoints(t *testing.T) {
 			w.Write([]byte{0xff, 0xff, 0xff, 0x01, 0x02})
 		}
 	}))
-	c := Start(srv.URL, []string{"cometbft_consensus_height"}, 50*time.Millisecond)
-	for n.Load() < 4 {
-		time.Sleep(10 * time.Millisecond)
+	defer srv.Close()
+	c := Start(srv.URL, []string{"cometbft_consensus_height"}, 500*time.Millisecond)
+	waitFor := func(what string, done func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !done(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				c.Stop()
+				t.Fatalf("no %s within 30 s: %+v", what, c.Snapshot())
+			}
+		}
 	}
+	// two good answers, two of garbage
+	waitFor("fourth scrape answered", func() bool { return n.Load() >= 4 })
 	srv.Close()
-	time.Sleep(150 * time.Millisecond)
+	// every scrape that starts now fails: the one after the next is one
+	gone := c.Snapshot().Scrapes
+	waitFor("scrape of the closed endpoint", func() bool { return c.Snapshot().Scrapes >= gone+2 })
 	m := c.Stop()
 	if m.Scrapes < 5 || m.Errors < 3 || m.LastError == "" {
-		t.Errorf("scrapes %d, errors %d, last %q", m.Scrapes, m.Errors, m.LastError)
+		t.Errorf("scrapes %d, errors %d, last %q; want the two of garbage and one of the closed endpoint failed", m.Scrapes, m.Errors, m.LastError)
 	}
 	var height *results.Series
 	for i := range m.Series {
@@ -88,7 +102,7 @@ func TestCollectorSurvivesBadEndpoints(t *testing.T) {
 			height = &m.Series[i]
 		}
 	}
-	if height == nil || len(height.Points) != 2 || height.Points[1][1] != 2 {
+	if height == nil || len(height.Points) != 2 || height.Points[0][1] != 1 || height.Points[1][1] != 2 {
 		t.Errorf("series before the failures: %+v", m.Series)
 	}
 }
