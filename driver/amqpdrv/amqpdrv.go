@@ -18,6 +18,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/tandem-bench/tandem/hdr"
 	"github.com/tandem-bench/tandem/internal/amqpconf"
+	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -57,6 +58,20 @@ type Options struct {
 	// consumer is attached right after the declare, so the queue cannot
 	// expire while the run goes on.
 	Expires time.Duration
+	// Live, if set, counts the run's messages as it goes (for a progress
+	// line, or to act once the run is under way): Sent those published,
+	// OK those consumed and acked, Errors those that failed; at the end
+	// OK and Errors are the sample's ok and failures.
+	Live *load.Live
+}
+
+// tell adds to the run's live counts, if it keeps them.
+func (o *Options) tell(sent, ok, failed int64) {
+	if l := o.Live; l != nil {
+		l.Sent.Add(sent)
+		l.OK.Add(ok)
+		l.Errors.Add(failed)
+	}
 }
 
 func (o *Options) defaults() error {
@@ -167,6 +182,7 @@ func publish(ctx context.Context, pub *amqp.Channel, queue string, o Options, co
 			break
 		}
 		r.sent++
+		o.tell(1, 0, 0)
 		if confirms != nil {
 			outstanding++
 			for outstanding >= window {
@@ -219,7 +235,9 @@ func consume(ctx context.Context, deliveries <-chan amqp.Delivery, done <-chan p
 			pr = &r
 			continue
 		case <-timer.C:
-			c.s.Errors["timeout"] += pr.sent - pr.nacked - c.s.OK - c.failed() - c.pending
+			late := pr.sent - pr.nacked - c.s.OK - c.failed() - c.pending
+			c.s.Errors["timeout"] += late
+			c.o.tell(0, 0, late)
 			continue
 		case <-ctx.Done():
 		case d, ok := <-deliveries:
@@ -286,9 +304,11 @@ func (c *consumption) ackPending() {
 func (c *consumption) acked(err error, n int64) {
 	if err != nil {
 		c.s.Errors["ack"] += n
+		c.o.tell(0, 0, n)
 		return
 	}
 	c.s.OK += n
+	c.o.tell(0, n, 0)
 	c.last = time.Now()
 }
 
@@ -303,6 +323,7 @@ func (c *consumption) settle(ctx context.Context, pr published) {
 	if ctx.Err() == nil && !c.closed {
 		c.ackPending()
 	}
+	failed := c.failed()
 	if pr.nacked > 0 {
 		s.Errors["nack"] += pr.nacked
 	}
@@ -318,6 +339,7 @@ func (c *consumption) settle(ctx context.Context, pr published) {
 	default:
 		s.Errors["closed"] += rest
 	}
+	c.o.tell(0, 0, c.failed()-failed)
 	s.Requests = s.OK + c.failed()
 	if !c.first.IsZero() && c.last.After(c.first) {
 		s.DurationNs = c.last.Sub(c.first).Nanoseconds()
