@@ -78,11 +78,12 @@ func TestPagesInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 		loc := ""
-		for range 50 { // the click navigates: wait for the run's page
+		// the click navigates: wait for the run's page (a hang guard of 30 s:
+		// Chromium on a busy machine takes seconds)
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 			if loc = browsertest.Eval[string](t, b, `location.pathname`); strings.HasPrefix(loc, "/runs/") {
 				break
 			}
-			time.Sleep(100 * time.Millisecond)
 		}
 		if err := chromedp.Do(b.Ctx, chromedp.WaitReady("body")); err != nil {
 			t.Fatal(err)
