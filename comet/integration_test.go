@@ -109,20 +109,38 @@ func qaGrid(t *testing.T, timeoutCommit string) *results.Results {
 }
 
 // Two runs of a QA grid against real nodes, the second with a slowdown
-// planted (blocks 1 s apart instead of 200 ms): tandem compare finds the
+// planted (blocks 1.5 s apart instead of 200 ms): tandem compare finds the
 // cell slower, a regression (exit 1), and the other way round faster, none.
 // The cells are open loops: a batched cell's mean latency is set by the
 // phase of its batches against the blocks, which swings 0.5–0.9 s from
 // run to run at 1 s blocks, as wide as the slowdown.
+//
+// On a busy machine (the package's tests run one after another, but with
+// every core busy and the testnet beside it) a starved node's latency
+// swung 128–564 ms at 200 ms blocks, as wide as a slowdown to 1 s blocks:
+// at 1.5 s a transaction waits at least the 1.5 s to the next block's
+// commit. And a starved generator may not send a cell's every arrival by
+// its end: what it sent is confirmed, but the cell is saturated (under 95 %
+// of what was expected), and the comparison rightly withholds its latency
+// verdict; the test then holds that instead.
 func TestCompareQAGridPlantedSlowdown(t *testing.T) {
 	needTool(t, "cometbft")
-	// (the package's tests run one after another: with every core busy and
-	// the testnet beside it, a starved node's latency swung 128–564 ms at
-	// 200 ms blocks, as wide as the slowdown)
-	base, head := qaGrid(t, "200ms"), qaGrid(t, "1s")
+	base, head := qaGrid(t, "200ms"), qaGrid(t, "1500ms")
+	saturated := 0
 	for _, r := range []*results.Results{base, head} {
-		if len(r.Sweeps) != 1 || len(r.Sweeps[0].Cells) != 4 || r.Sweeps[0].Summary[0].Saturated != 0 {
+		if len(r.Sweeps) != 1 || len(r.Sweeps[0].Cells) != 4 || len(r.Sweeps[0].Summary) != 1 {
 			t.Fatalf("sweeps: %+v", r.Sweeps)
+		}
+		saturated += r.Sweeps[0].Summary[0].Saturated
+		for _, c := range r.Sweeps[0].Cells {
+			// every arrival sent or dropped; what the node confirmed was
+			// sent (an answer cut off still reached it), and everything
+			// answered ok was confirmed (the mempool drained)
+			if c.Sent+c.Dropped != c.Expected || c.OK > c.Confirmed || c.Confirmed > c.Expected || c.Confirmed == 0 ||
+				c.Duplicates != 0 || c.Error != "" {
+				t.Errorf("cell round %d: expected %d, sent %d, dropped %d, ok %d, confirmed %d, duplicates %d, error %q",
+					c.Round, c.Expected, c.Sent, c.Dropped, c.OK, c.Confirmed, c.Duplicates, c.Error)
+			}
 		}
 	}
 	cmp, err := verdict.CompareRuns(base, head, verdict.Options{MaxRegression: 5})
@@ -133,17 +151,26 @@ func TestCompareQAGridPlantedSlowdown(t *testing.T) {
 		t.Logf("%s: base mean latency %.0f–%.0f ms, head %.0f–%.0f ms: %s", ch.Where(), ch.BaseRange[0]/1e6, ch.BaseRange[1]/1e6,
 			ch.HeadRange[0]/1e6, ch.HeadRange[1]/1e6, ch.Reason)
 	}
-	if len(cmp.Changes) != 1 || cmp.Changes[0].Verdict != stats.Slower || !cmp.Regressed() || cmp.Gate() == nil {
-		t.Errorf("blocks 5× slower: %+v; want the cell slower, a regression", cmp.Changes)
-	}
 	back, err := verdict.CompareRuns(head, base, verdict.Options{MaxRegression: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Changes) != 1 || back.Changes[0].Verdict != stats.Faster || back.Regressed() {
-		t.Errorf("blocks 5× faster: %+v; want the cell faster, no regression", back.Changes)
+	if saturated > 0 {
+		t.Logf("%d of the 8 cells saturated on this machine: the latency verdicts are withheld, not judged", saturated)
+		for _, c := range []verdict.Comparison{cmp, back} {
+			if len(c.Changes) != 1 || c.Changes[0].Verdict != stats.Withheld || !strings.HasPrefix(c.Changes[0].Reason, "saturated: ") {
+				t.Errorf("a saturated cell: %+v; want the verdict withheld, saying so", c.Changes)
+			}
+		}
+	} else {
+		if len(cmp.Changes) != 1 || cmp.Changes[0].Verdict != stats.Slower || !cmp.Regressed() || cmp.Gate() == nil {
+			t.Errorf("blocks 7.5× slower: %+v; want the cell slower, a regression", cmp.Changes)
+		}
+		if len(back.Changes) != 1 || back.Changes[0].Verdict != stats.Faster || back.Regressed() {
+			t.Errorf("blocks 7.5× faster: %+v; want the cell faster, no regression", back.Changes)
+		}
 	}
-	// cells of 3 s of load span 3 blocks of 1 s: the head's run says so
+	// cells of 3 s of load span 2 blocks of 1.5 s: the head's run says so
 	if !slices.ContainsFunc(head.Warnings, func(w string) bool { return strings.Contains(w, "the phase of the batches against the blocks") }) {
 		t.Errorf("warnings %q; want the short-cell warning", head.Warnings)
 	}
