@@ -18,7 +18,11 @@ import (
 // A group target of three HTTP nodes, each on a loopback address of its
 // own: the setup runs once, every node starts from the one template and
 // is reported, the load goes round-robin, and a kill every 1.5 s rotates
-// over the role it names (a0, a1, a0) while b0 is left alone.
+// over the role it names (a0, a1, a0) while b0 is left alone. A kill waits
+// for the node before it to be ready again, so a busy machine's slow
+// restarts can push the third past the load's end: the kills are a0, a1
+// and perhaps a0 again, and every node listened once more than it was
+// killed.
 func TestGroupTarget(t *testing.T) {
 	tooltest.Long(t)
 	if runtime.GOOS != "linux" {
@@ -86,16 +90,19 @@ scenarios:
 			t.Errorf("perturbation %+v", ev)
 		}
 	}
-	if !slices.Equal(nodes, []string{"a0", "a1", "a0"}) {
-		t.Errorf("killed %v; want a0, a1, a0 in turn", nodes)
+	// the second kill needs only the first node back within the 3.5 s
+	// left of the load: a hang guard, where the third needs it within 1.5 s
+	if rotation := []string{"a0", "a1", "a0"}; len(nodes) < 2 || !slices.Equal(nodes, rotation[:min(len(nodes), len(rotation))]) {
+		t.Errorf("killed %v; want a0, a1 (and a0 again if there was time) in turn", nodes)
 	}
 	if rd.Failed || rd.OK == 0 || rd.Errors["refused"]+rd.Errors["reset"]+rd.Errors["eof"] == 0 {
 		t.Errorf("round %+v; want the load through the kills, with their failures", rd.Sample)
 	}
-	for name, starts := range map[string]int{"a0": 3, "a1": 2, "b0": 1} {
+	for _, name := range []string{"a0", "a1", "b0"} {
+		starts := 1 + len(slices.DeleteFunc(slices.Clone(nodes), func(n string) bool { return n != name }))
 		b, err := os.ReadFile(filepath.Join(o.Out, "work", "net", name+".listens"))
 		if n := len(strings.Fields(string(b))); err != nil || n != starts {
-			t.Errorf("%s listened %d times (%v); want %d", name, n, err, starts)
+			t.Errorf("%s listened %d times (%v); want %d: once and after each of the kills %v", name, n, err, starts, nodes)
 		}
 	}
 }
