@@ -22,7 +22,8 @@ import (
 // raw loop and the example's Go consumer drain a classic queue at prefetch
 // 1 and a quorum queue at prefetch 512; every run drains all it
 // was filled with, every comparison carries the broker-bound mark by its
-// rule, and no queue is left on the broker.
+// rule (on the figures measured: not whether a prefetch is broker-bound
+// on this machine), and no queue is left on the broker.
 func TestRabbitMQExample(t *testing.T) {
 	node := broker.Node(t)
 	t.Setenv("TANDEM_AMQP_URL", node.URL)
@@ -99,11 +100,12 @@ func TestRabbitMQExample(t *testing.T) {
 				}
 				continue
 			}
+			// whether the mark is set depends on the round trip and the
+			// time per message this machine measured (a busy one's round
+			// trip, over 512, can reach half a message's time): the mark
+			// follows the rule on those figures, whatever they are
 			if c.ServerBound != want {
 				t.Errorf("%s %s: server_bound %v; the rule says %v (rtt %v, prefetch %d, %v per message)", sc.Name, c.Candidate, c.ServerBound, want, time.Duration(rtt), sc.Load.Prefetch, time.Duration(med))
-			}
-			if sc.Load.Prefetch == 512 && c.ServerBound {
-				t.Errorf("%s: broker-bound at prefetch 512", sc.Name)
 			}
 		}
 	}
