@@ -340,7 +340,13 @@ func TestRunStudy(t *testing.T) {
 	if len(res.Findings) > 0 && !strings.Contains(progress.String(), "finding delayed-ack-stall on b") {
 		t.Errorf("findings %+v; the progress does not say them", res.Findings)
 	}
-	if !onBalance {
+	// where most of b's answers sit in the window (91–93 % were seen), the
+	// probes' do too, and the QUICKACK probe's do not: the finding must be
+	// made (a confirmation that never confirms fails here)
+	switch {
+	case !onBalance && share >= 0.5:
+		t.Errorf("b's balance rounds answered %.0f %% inside the stall window, and no finding was made (findings %+v)", 100*share, res.Findings)
+	case !onBalance:
 		t.Logf("no finding on b's balance: the probes did not confirm it on this machine (findings %+v)", res.Findings)
 	}
 	for _, want := range []string{"target a: first answer", "calibrated to", "round 2/2 a", "offered 200/s"} {
