@@ -7,7 +7,6 @@ package compat
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -18,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tandem-bench/tandem/internal/digest"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -134,19 +134,17 @@ func floatNumber(f float64) any {
 
 // ProtoDigest is the SHA-256 over each message's deterministic protobuf
 // encoding, each preceded by its length as 8 bytes big-endian.
+// It is digest.Of the encodings, as record digests gRPC answers on the wire.
 func ProtoDigest(msgs []proto.Message) (string, error) {
-	d := sha256.New()
-	var n [8]byte
-	for _, m := range msgs {
+	encoded := make([][]byte, len(msgs))
+	for i, m := range msgs {
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 		if err != nil {
 			return "", fmt.Errorf("encode answer: %w", err)
 		}
-		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
-		d.Write(n[:])
-		d.Write(b)
+		encoded[i] = b
 	}
-	return hex.EncodeToString(d.Sum(nil)), nil
+	return digest.Of(encoded), nil
 }
 
 // JSONDigest is the SHA-256 of a tree's canonical JSON.
