@@ -108,7 +108,7 @@ to start or died, 130 interrupted (partial results are kept).`,
 	})
 	root.AddCommand(demoCmd(stdout, stderr), runCmd(stdout, stderr), validateCmd(stdout), loadCmd(stdout, stderr),
 		reportCmd(stdout), compareCmd(stdout), costCmd(stdout), versionCmd(stdout), sampleCmd(stderr), consumeCmd(), ciCmd(stdout, stderr), historyCmd(stdout, stderr), serveCmd(stdout, stderr),
-		workerCmd(stderr), k8sCmd(stdout))
+		workerCmd(stderr), k8sCmd(stdout), recordCmd(stdout, stderr))
 	argsAreInput(root.Commands())
 	return root
 }
