@@ -41,11 +41,18 @@ type Reader struct {
 	err    error
 }
 
-// Open opens the recording at path and reads its header line; Close
-// closes the file.
+// Open opens the recording at path (a regular file) and reads its header
+// line; Close closes the file.
 func Open(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%s: not a regular file", path)
+		}
 		return nil, err
 	}
 	r, err := NewReader(f, path)

@@ -103,6 +103,9 @@ func NewPlan(s *study.Study, o Options) Plan {
 			vars, _ := c.Cases[i].Expand(s.Seed, i)
 			cases += len(vars)
 		}
+		for _, rec := range c.Recordings {
+			cases += rec.Exchanges
+		}
 		targets := len(c.Under(s))
 		if !slices.Contains(c.Under(s), c.Reference) {
 			targets++ // the reference is asked too

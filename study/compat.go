@@ -81,6 +81,9 @@ func (v *validator) compat(c *Compat) {
 	for i := range c.Cases {
 		v.compatCase(fmt.Sprintf("compat.cases[%d]", i), i, &c.Cases[i])
 	}
+	for i := range c.Recordings {
+		v.recording(fmt.Sprintf("compat.recordings[%d]", i), &c.Recordings[i])
+	}
 }
 
 func (v *validator) compatCase(path string, index int, cs *Case) {

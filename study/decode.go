@@ -73,9 +73,10 @@ func NewValue(v any) Value { return Value{V: v, set: true} }
 type IntList []int
 
 var (
-	durationType = reflect.TypeFor[time.Duration]()
-	valueType    = reflect.TypeFor[Value]()
-	intListType  = reflect.TypeFor[IntList]()
+	durationType  = reflect.TypeFor[time.Duration]()
+	valueType     = reflect.TypeFor[Value]()
+	intListType   = reflect.TypeFor[IntList]()
+	recordingType = reflect.TypeFor[Recording]()
 )
 
 // decoder decodes YAML nodes into the study types strictly: unknown keys,
@@ -186,6 +187,18 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			return
 		}
 		v.SetInt(int64(dur))
+		return
+	case t == recordingType && n.Kind == yaml.ScalarNode: // a file name alone
+		var file string
+		before := len(d.errs)
+		d.decode(n, reflect.ValueOf(&file).Elem(), path)
+		switch {
+		case len(d.errs) > before:
+		case strings.TrimSpace(file) == "":
+			d.errorf(n, path, "a recording's file, relative to the study file", "no file")
+		default:
+			v.Set(reflect.ValueOf(Recording{File: file}))
+		}
 		return
 	case t == intListType:
 		if n.Kind == yaml.ScalarNode {

@@ -30,6 +30,8 @@ func schemaOf(t reflect.Type) map[string]any {
 		return map[string]any{"type": "string", "pattern": `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`}
 	case valueType:
 		return map[string]any{}
+	case recordingType:
+		return map[string]any{"oneOf": []any{map[string]any{"type": "string"}, structSchema(t)}}
 	case intListType:
 		return map[string]any{"oneOf": []any{
 			map[string]any{"type": "integer", "minimum": 1},
@@ -40,23 +42,7 @@ func schemaOf(t reflect.Type) map[string]any {
 	case reflect.Pointer:
 		return schemaOf(t.Elem())
 	case reflect.Struct:
-		props := map[string]any{}
-		var required []string
-		for _, f := range fields(t) {
-			p := schemaOf(t.Field(f.index).Type)
-			if f.doc != "" {
-				p["description"] = f.doc
-			}
-			props[f.key] = p
-			if f.required {
-				required = append(required, f.key)
-			}
-		}
-		s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-		if len(required) > 0 {
-			s["required"] = required
-		}
-		return s
+		return structSchema(t)
 	case reflect.Map:
 		return map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem())}
 	case reflect.Slice:
@@ -71,4 +57,25 @@ func schemaOf(t reflect.Type) map[string]any {
 		return map[string]any{"type": "number", "minimum": 0}
 	}
 	panic("study: no schema for " + strings.ToLower(t.String()))
+}
+
+// structSchema is the schema of a struct type: its YAML keys, no others.
+func structSchema(t reflect.Type) map[string]any {
+	props := map[string]any{}
+	var required []string
+	for _, f := range fields(t) {
+		p := schemaOf(t.Field(f.index).Type)
+		if f.doc != "" {
+			p["description"] = f.doc
+		}
+		props[f.key] = p
+		if f.required {
+			required = append(required, f.key)
+		}
+	}
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
 }

@@ -412,6 +412,9 @@ func validateCmd(stdout io.Writer) *cobra.Command {
 					vars, _ := c.Cases[i].Expand(s.Seed, i) // validated already
 					n += len(vars)
 				}
+				for _, rec := range c.Recordings {
+					n += rec.Exchanges // each exchange is a case
+				}
 				msg += fmt.Sprintf(", %d compat cases", n)
 			}
 			fmt.Fprintln(stdout, msg)
