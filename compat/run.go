@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/driver"
+	"github.com/tandem-bench/tandem/internal/digest"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
 )
@@ -47,8 +48,10 @@ type Options struct {
 
 // Run sends every case of the study's compat section to every target under
 // test (the reference first), and to the oracles and the noise source it
-// names, and returns the outcome. Targets missing from Endpoints answer
-// with status "unreachable".
+// names, and returns the outcome. The exchanges of its recordings follow
+// the listed cases, each a case of its own (Options.Query must then be a
+// Replayer too). Targets missing from Endpoints answer with status
+// "unreachable".
 func Run(ctx context.Context, s *study.Study, o Options) (*results.Compat, error) {
 	c := s.Compat
 	if c == nil {
@@ -81,6 +84,9 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Compat, error
 		groups = append(groups, g)
 		total += len(g)
 	}
+	for _, rec := range c.Recordings {
+		total += rec.Exchanges
+	}
 	workers := o.Parallel
 	if workers <= 0 {
 		workers = DefaultParallel
@@ -89,6 +95,18 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Compat, error
 	var done atomic.Int64
 	var mu sync.Mutex
 	last := time.Now()
+	tick := func() {
+		n := done.Add(1)
+		if o.Progress == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(last) > time.Second {
+			o.Progress("compat: %d of %d cases", n, total)
+			last = time.Now()
+		}
+	}
 	for _, jobs := range groups {
 		if ctx.Err() != nil {
 			break
@@ -110,25 +128,26 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Compat, error
 						return // answers cut by the cancellation are not answers
 					}
 					out[i] = cs
-					n := done.Add(1)
-					if o.Progress != nil {
-						mu.Lock()
-						if time.Since(last) > time.Second {
-							o.Progress("compat: %d of %d cases", n, total)
-							last = time.Now()
-						}
-						mu.Unlock()
-					}
+					tick()
 				}
 			}()
 		}
 		wg.Wait()
 		cases = append(cases, out...)
 	}
+	var replayErr error
+	if len(c.Recordings) > 0 && ctx.Err() == nil {
+		var recorded []results.Case
+		recorded, replayErr = r.recordings(ctx, tick)
+		cases = append(cases, recorded...)
+	}
 	for _, cs := range cases {
 		if cs.Call != "" { // cut short: keep the cases that finished
 			r.out.Cases = append(r.out.Cases, cs)
 		}
+	}
+	if replayErr != nil {
+		return r.finish(), replayErr
 	}
 	return r.finish(), ctx.Err()
 }
@@ -180,16 +199,34 @@ func (r *runner) ask(ctx context.Context, target, url string, call *study.Call) 
 	if err != nil {
 		return a, err
 	}
+	return answerOf(a, rep), nil
+}
+
+// answerOf makes a reply comparable: its status, digest and tree.
+func answerOf(a answer, rep driver.Reply) answer {
+	var err error
 	a.Status, a.Error = rep.Status, rep.Detail
 	if rep.Status != driver.StatusOK {
-		return a, nil
+		return a
 	}
 	switch {
+	case rep.Raw != nil:
+		// a replayed gRPC answer whose types are unknown: by field number
+		a.Messages, a.Digest = len(rep.Raw), digest.Of(rep.Raw)
+		trees := make([]any, len(rep.Raw))
+		for i, m := range rep.Raw {
+			trees[i] = WireTree(m)
+		}
+		if rep.Stream {
+			a.tree = trees
+		} else if len(trees) == 1 {
+			a.tree = trees[0]
+		}
 	case rep.Messages != nil || rep.Stream:
 		a.Messages = len(rep.Messages)
 		if a.Digest, err = ProtoDigest(rep.Messages); err != nil {
 			a.Status, a.Error = "protocol", err.Error()
-			return a, nil
+			return a
 		}
 		trees := make([]any, len(rep.Messages))
 		for i, m := range rep.Messages {
@@ -213,7 +250,7 @@ func (r *runner) ask(ctx context.Context, target, url string, call *study.Call) 
 			a.tree, a.Digest = string(raw), hex.EncodeToString(sum[:])
 		}
 	}
-	return a, nil
+	return a
 }
 
 func (r *runner) one(ctx context.Context, cs *study.Case, vars map[string]any) results.Case {
@@ -230,20 +267,37 @@ func (r *runner) one(ctx context.Context, cs *study.Case, vars map[string]any) r
 		out.Agreement, out.Error = NotSent, err.Error()
 		return out
 	}
+	answers, ok := r.judge(ctx, &out, func(ctx context.Context, target string) (answer, error) {
+		return r.ask(ctx, target, "", call)
+	}, cs.Ignore)
+	if ok && cs.Oracle != nil {
+		out.Oracle = r.oracle(ctx, cs.Oracle, vars, answers)
+	}
+	return out
+}
+
+// sender sends a case's request to one target.
+type sender func(ctx context.Context, target string) (answer, error)
+
+// judge sends a case's request to every target under test (the reference
+// first) and to the noise source, and fills in out's answers, agreement
+// and differences; false when the request could not be sent.
+func (r *runner) judge(ctx context.Context, out *results.Case, send sender, ignorePaths []string) ([]answer, bool) {
 	answers := make([]answer, len(r.under))
 	for i, t := range r.under {
-		if answers[i], err = r.ask(ctx, t, "", call); err != nil {
+		var err error
+		if answers[i], err = send(ctx, t); err != nil {
 			out.Agreement, out.Error = NotSent, err.Error()
-			return out
+			return nil, false
 		}
 	}
 	var ignore []Pattern
-	for _, p := range cs.Ignore {
+	for _, p := range ignorePaths {
 		if pat, err := ParsePattern(p); err == nil {
 			ignore = append(ignore, pat)
 		}
 	}
-	noise := r.noise(ctx, call, answers[0], ignore)
+	noise := r.noise(ctx, send, answers[0], ignore)
 	ref := answers[0]
 	ref.Agreement = Identical
 	out.Answers = append(out.Answers, ref.Answer)
@@ -274,10 +328,7 @@ func (r *runner) one(ctx context.Context, cs *study.Case, vars map[string]any) r
 		}
 	}
 	out.Agreement = worst
-	if cs.Oracle != nil {
-		out.Oracle = r.oracle(ctx, cs.Oracle, vars, answers)
-	}
-	return out
+	return answers, true
 }
 
 func rank(agreement string) int {
@@ -318,7 +369,7 @@ func (r *runner) compare(ref answer, a *answer, ignore []Pattern) ([]results.Dif
 
 // noise asks the noise source the same question and returns the paths
 // where its answer differs from the reference's.
-func (r *runner) noise(ctx context.Context, call *study.Call, ref answer, ignore []Pattern) []Pattern {
+func (r *runner) noise(ctx context.Context, send sender, ref answer, ignore []Pattern) []Pattern {
 	src := r.s.Compat.Noise
 	if src == "" || ref.Status != driver.StatusOK {
 		return nil
@@ -326,7 +377,7 @@ func (r *runner) noise(ctx context.Context, call *study.Call, ref answer, ignore
 	if src == study.NoiseAgain {
 		src = r.s.Compat.Reference
 	}
-	again, err := r.ask(ctx, src, "", call)
+	again, err := send(ctx, src)
 	if err != nil || again.Status != driver.StatusOK || again.Digest == ref.Digest {
 		return nil
 	}

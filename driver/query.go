@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -34,6 +35,9 @@ type Reply struct {
 	Stream   bool
 	// JSON holds a JSON-RPC call's result or an HTTP response's body.
 	JSON [][]byte
+	// Raw holds a replayed gRPC call's answer messages as they came, when
+	// the method's types are unknown (no reflection, no .proto).
+	Raw [][]byte
 }
 
 // Querier sends calls whose requests change from one call to the next (the
@@ -44,6 +48,10 @@ type Querier struct {
 	o    Options
 	mu   sync.Mutex
 	grpc map[string]*grpcEntry
+	// raw and web are replay's: gRPC connections by address (for methods
+	// without a descriptor), HTTP/1.1 and HTTP/2 clients (replay.go).
+	raw map[string]*grpcdrv.RawConn
+	web map[bool]*http.Client
 }
 
 // grpcEntry is one gRPC method on one endpoint: its caller (the method
@@ -58,7 +66,7 @@ type grpcEntry struct {
 
 // NewQuerier returns a Querier; Close releases its connections.
 func NewQuerier(o Options) *Querier {
-	return &Querier{o: o, grpc: map[string]*grpcEntry{}}
+	return &Querier{o: o, grpc: map[string]*grpcEntry{}, raw: map[string]*grpcdrv.RawConn{}, web: map[bool]*http.Client{}}
 }
 
 // ErrRequest marks a request that could not be built from a case's values;
@@ -111,7 +119,7 @@ func (q *Querier) query(ctx context.Context, call *study.Call, endpoint string) 
 func (q *Querier) grpcAsk(ctx context.Context, call *study.Call, endpoint string) (Reply, error) {
 	g := call.GRPC
 	addr := strings.TrimPrefix(strings.TrimPrefix(endpoint, "grpc://"), "dns:///")
-	e, cn, err := q.grpcConn(ctx, addr, g)
+	e, cn, err := q.grpcConn(ctx, addr+"\x00"+g.Method, addr, g)
 	if err != nil {
 		return Reply{Status: "unreachable", Detail: err.Error()}, nil
 	}
@@ -141,11 +149,10 @@ func (q *Querier) grpcAsk(ctx context.Context, call *study.Call, endpoint string
 	return r, nil
 }
 
-// grpcConn takes an idle connection for addr and the call's method, or
-// dials one (resolving the method on first use); a failure to resolve is
-// remembered.
-func (q *Querier) grpcConn(ctx context.Context, addr string, g *study.GRPCCall) (*grpcEntry, *grpcdrv.Conn, error) {
-	key := addr + "\x00" + g.Method
+// grpcConn takes an idle connection for addr and the call's method (kept
+// under key), or dials one (resolving the method on first use); a failure
+// to resolve is remembered.
+func (q *Querier) grpcConn(ctx context.Context, key, addr string, g *study.GRPCCall) (*grpcEntry, *grpcdrv.Conn, error) {
 	q.mu.Lock()
 	e, ok := q.grpc[key]
 	if !ok {
@@ -195,4 +202,11 @@ func (q *Querier) Close() {
 		}
 	}
 	q.grpc = map[string]*grpcEntry{}
+	for _, rc := range q.raw {
+		rc.Close()
+	}
+	q.raw = map[string]*grpcdrv.RawConn{}
+	for _, c := range q.web {
+		c.CloseIdleConnections()
+	}
 }

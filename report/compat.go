@@ -106,7 +106,7 @@ func differenceTable(title string, cases []results.Case, diffs func(results.Case
 			k := key{call, df.Target, field, df.Kind}
 			g := groups[k]
 			if g == nil {
-				g = &group{example: []string{vars(cs.Vars), df.Path, df.Reference, df.Value}}
+				g = &group{example: []string{caseName(cs), df.Path, df.Reference, df.Value}}
 				groups[k] = g
 				order = append(order, k)
 			}
@@ -142,6 +142,15 @@ func count(n int) string {
 		return "–"
 	}
 	return fmt.Sprint(n)
+}
+
+// caseName shows which case it is: a recorded case's file and exchange
+// (FILE#N, N from 0), a listed case's variables.
+func caseName(cs results.Case) string {
+	if r := cs.Recording; r != nil {
+		return fmt.Sprintf("%s#%d", r.File, r.Exchange)
+	}
+	return vars(cs.Vars)
 }
 
 // vars shows a case's variables as name=value, names in order.

@@ -542,6 +542,23 @@ type Case struct {
 	// Error says why the case could not be sent (e.g. a value the
 	// request's type cannot hold).
 	Error string `json:"error,omitempty"`
+	// Recording, for a case replayed from a recording (compat.recordings),
+	// names the exchange; Call is then its label (grpc METHOD, jsonrpc
+	// METHOD, http VERB PATH) and Vars is empty.
+	Recording *RecordedCase `json:"recording,omitempty"`
+}
+
+// RecordedCase is the recorded exchange a case replayed.
+type RecordedCase struct {
+	// File is the recording as the study names it; Exchange the
+	// exchange's index in it (0 for the first, on the file's line 2).
+	File     string `json:"file"`
+	Exchange int    `json:"exchange"`
+	// Protocol is http1, h2, grpc or jsonrpc; Method the HTTP method; Path
+	// the request's path, its query left out.
+	Protocol string `json:"protocol"`
+	Method   string `json:"method"`
+	Path     string `json:"path"`
 }
 
 // Answer is one target's answer to a case.

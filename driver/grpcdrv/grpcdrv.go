@@ -235,36 +235,44 @@ func (c *Caller) release(sh *sharedConn) error {
 func (c *Caller) dial(ctx context.Context) (*grpc.ClientConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	dialOpts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
-	if c.opts.QuickACK {
-		dialOpts = append(dialOpts, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
-			return quickack.Dial(ctx, "tcp", addr)
-		}))
-	}
-	cc, err := grpc.NewClient("passthrough:///"+c.opts.Addr, dialOpts...)
+	cc, err := dialReady(ctx, c.opts.Addr, c.opts.QuickACK)
 	if err != nil {
-		return nil, fmt.Errorf("grpc %s: %w", c.opts.Addr, err)
-	}
-	cc.Connect()
-	for {
-		s := cc.GetState()
-		if s == connectivity.Ready {
-			break
-		}
-		if s == connectivity.TransientFailure {
-			cc.Close()
-			return nil, fmt.Errorf("grpc %s: connection failed", c.opts.Addr)
-		}
-		if !cc.WaitForStateChange(ctx, s) {
-			cc.Close()
-			return nil, fmt.Errorf("grpc %s: %w", c.opts.Addr, ctx.Err())
-		}
+		return nil, err
 	}
 	if err := c.resolve(ctx, cc); err != nil {
 		cc.Close()
 		return nil, err
 	}
 	return cc, nil
+}
+
+// dialReady opens a connection to addr and waits until it is ready.
+func dialReady(ctx context.Context, addr string, quickACK bool) (*grpc.ClientConn, error) {
+	dialOpts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if quickACK {
+		dialOpts = append(dialOpts, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return quickack.Dial(ctx, "tcp", addr)
+		}))
+	}
+	cc, err := grpc.NewClient("passthrough:///"+addr, dialOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("grpc %s: %w", addr, err)
+	}
+	cc.Connect()
+	for {
+		s := cc.GetState()
+		if s == connectivity.Ready {
+			return cc, nil
+		}
+		if s == connectivity.TransientFailure {
+			cc.Close()
+			return nil, fmt.Errorf("grpc %s: connection failed", addr)
+		}
+		if !cc.WaitForStateChange(ctx, s) {
+			cc.Close()
+			return nil, fmt.Errorf("grpc %s: %w", addr, ctx.Err())
+		}
+	}
 }
 
 // Conn is one connection to the server.

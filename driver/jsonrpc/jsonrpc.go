@@ -78,6 +78,38 @@ func CheckReply(reply []byte, id int64) ([]byte, load.Result) {
 	if !ok || got != id {
 		return nil, load.Result{Status: "protocol"}
 	}
+	return outcome(reply)
+}
+
+// CheckReplyTo is CheckReply for an answer to request, a JSON-RPC 2.0
+// request as sent (its id of any type: the answer must carry the same).
+func CheckReplyTo(reply, request []byte) ([]byte, load.Result) {
+	want, wt, _, werr := jsonparser.Get(request, "id")
+	got, gt, _, gerr := jsonparser.Get(reply, "id")
+	if (werr == nil) != (gerr == nil) || wt != gt || !sameID(want, got, wt) {
+		return nil, load.Result{Status: "protocol"}
+	}
+	return outcome(reply)
+}
+
+// sameID compares two ids of one JSON type: numbers by value, strings by
+// their text, others (null) alike.
+func sameID(a, b []byte, t jsonparser.ValueType) bool {
+	switch t {
+	case jsonparser.Number:
+		x, errA := jsonparser.ParseFloat(a)
+		y, errB := jsonparser.ParseFloat(b)
+		return errA == nil && errB == nil && x == y
+	case jsonparser.String:
+		x, errA := jsonparser.ParseString(a)
+		y, errB := jsonparser.ParseString(b)
+		return errA == nil && errB == nil && x == y
+	}
+	return true
+}
+
+// outcome is an answer's result, or the status of its error object.
+func outcome(reply []byte) ([]byte, load.Result) {
 	if errObj, typ, _, err := jsonparser.Get(reply, "error"); err == nil && typ != jsonparser.Null {
 		code, err := jsonparser.GetInt(errObj, "code")
 		if err != nil {

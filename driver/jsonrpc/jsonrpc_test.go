@@ -86,3 +86,23 @@ func TestRequestMethodIsValidJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckReplyTo(t *testing.T) {
+	cases := []struct{ request, reply, result, status string }{
+		{`{"jsonrpc":"2.0","id":7,"method":"m"}`, `{"jsonrpc":"2.0","id":7,"result":[1]}`, `[1]`, ""},
+		{`{"jsonrpc":"2.0","id":7,"method":"m"}`, `{"id":7.0,"result":1}`, `1`, ""},
+		{`{"jsonrpc":"2.0","id":"x\u0041","method":"m"}`, `{"id":"xA","result":"ok"}`, `"ok"`, ""},
+		{`{"jsonrpc":"2.0","id":"x","method":"m"}`, `{"id":"x","error":{"code":-32602,"message":"bad"}}`, "", "jsonrpc:-32602"},
+		{`{"jsonrpc":"2.0","id":null,"method":"m"}`, `{"id":null,"result":true}`, `true`, ""},
+		{`{"jsonrpc":"2.0","id":"7","method":"m"}`, `{"id":7,"result":1}`, "", "protocol"},
+		{`{"jsonrpc":"2.0","id":7,"method":"m"}`, `{"id":8,"result":1}`, "", "protocol"},
+		{`{"jsonrpc":"2.0","id":7,"method":"m"}`, `{"result":1}`, "", "protocol"},
+		{`{"jsonrpc":"2.0","method":"m"}`, `{"id":1,"result":1}`, "", "protocol"},
+	}
+	for _, c := range cases {
+		res, r := CheckReplyTo([]byte(c.reply), []byte(c.request))
+		if string(res) != c.result || r.Status != c.status {
+			t.Errorf("CheckReplyTo(%s, %s) = %q, %q; want %q, %q", c.reply, c.request, res, r.Status, c.result, c.status)
+		}
+	}
+}
