@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -38,10 +39,11 @@ type ProxyOptions struct {
 // it came (HTTP/1.1 as HTTP/1.1, HTTP/2 as HTTP/2, gRPC with its trailers)
 // and records each exchange once its answer is complete.
 type Proxy struct {
-	o    ProxyOptions
-	rp   *httputil.ReverseProxy
-	wg   sync.WaitGroup
-	once sync.Once
+	o      ProxyOptions
+	rp     *httputil.ReverseProxy
+	wg     sync.WaitGroup
+	once   sync.Once
+	failed atomic.Bool // the recording could not be written: forward no more
 }
 
 // NewProxy returns a Proxy for o.
@@ -59,7 +61,7 @@ func NewProxy(o ProxyOptions) (*Proxy, error) {
 		Transport:      newTransport(u),
 		FlushInterval:  -1, // streams pass at once
 		ModifyResponse: p.answer,
-		ErrorHandler:   p.failed,
+		ErrorHandler:   p.noAnswer,
 		ErrorLog:       log.New(io.Discard, "", 0), // each failure is in its exchange
 	}
 	return p, nil
@@ -137,17 +139,23 @@ func (p *Proxy) answer(resp *http.Response) error {
 	return nil
 }
 
-func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, err error) {
+func (p *Proxy) noAnswer(w http.ResponseWriter, r *http.Request, err error) {
 	if st, _ := r.Context().Value(exchangeKey{}).(*answerState); st != nil {
 		st.err = err
 	}
 	w.WriteHeader(http.StatusBadGateway)
 }
 
-// ServeHTTP forwards the request and records the exchange.
+// ServeHTTP forwards the request and records the exchange. Once the
+// recording cannot be written, requests are refused (503) rather than
+// forwarded unrecorded.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.wg.Add(1)
 	defer p.wg.Done()
+	if p.failed.Load() {
+		http.Error(w, "tandem record: the recording cannot be written; the request was not forwarded", http.StatusServiceUnavailable)
+		return
+	}
 	start := time.Now()
 	ex := Exchange{Offset: max(start.Sub(p.o.Start), 0), Method: r.Method, Path: r.URL.RequestURI(), Headers: requestHeaders(r.Header)}
 	body := &bodyCapture{rc: r.Body, max: max(p.o.Writer.MaxBody(), detectBody)}
@@ -166,6 +174,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		st.fill(&ex, v != nil)
 		p.o.Rules.Apply(&ex)
 		if err := p.o.Writer.Write(&ex); err != nil && !errors.Is(err, ErrClosed) {
+			p.failed.Store(true)
 			p.once.Do(func() {
 				if p.o.Fail != nil {
 					p.o.Fail(err)

@@ -39,6 +39,9 @@ type Reader struct {
 	line   int
 	ex     Exchange
 	err    error
+	// unterminated is set when the line just read had no newline: the
+	// last, and perhaps cut short.
+	unterminated bool
 }
 
 // Open opens the recording at path (a regular file) and reads its header
@@ -70,6 +73,11 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 	sc := bufio.NewScanner(rd)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
 	r := &Reader{name: name, sc: sc}
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		adv, tok, err := bufio.ScanLines(data, atEOF)
+		r.unterminated = atEOF && tok != nil && adv == len(data) && (len(data) == 0 || data[len(data)-1] != '\n')
+		return adv, tok, err
+	})
 	data, ok := r.next()
 	if !ok {
 		if r.err == nil {
@@ -100,7 +108,11 @@ func (r *Reader) Scan() bool {
 	}
 	ex, err := unmarshal(data, r.header.MaxBody)
 	if err != nil {
-		r.err = r.lineError(data, jsonError(err), err)
+		le := r.lineError(data, jsonError(err), err)
+		if r.unterminated && cutShort(err) {
+			le.Err = fmt.Errorf("the last line is incomplete (the recorder stopped while writing it; remove it to read the rest): %w", le.Err)
+		}
+		r.err = le
 		return false
 	}
 	r.ex = ex
@@ -159,6 +171,8 @@ func (r *Reader) lineError(data []byte, err, cause error) *LineError {
 		col = column(data, te.Offset)
 	case errors.As(cause, &tr):
 		col = column(data, tr.off+1)
+	case errors.Is(cause, io.ErrUnexpectedEOF):
+		col = utf8.RuneCount(data) + 1
 	}
 	return &LineError{r.name, r.line, col, err}
 }
@@ -173,11 +187,16 @@ func column(data []byte, off int64) int {
 	return utf8.RuneCount(data[:off]) // the offending byte is just past the offset
 }
 
+// cutShort reports whether a line's error is that its JSON ends early.
+func cutShort(err error) bool { return errors.Is(err, io.ErrUnexpectedEOF) }
+
 // jsonError says a JSON decoding error in the recording's terms.
 func jsonError(err error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("not JSON: the line ends inside its object")
 	case errors.As(err, &se):
 		return fmt.Errorf("not JSON: %s", se.Error())
 	case errors.As(err, &te):

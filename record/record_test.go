@@ -121,6 +121,8 @@ func TestReaderErrors(t *testing.T) {
 		{"both bodies", head + "\n" + `{"protocol":"http1","method":"GET","path":"/","body":"a","body_base64":"YQ==","body_size":1}`, "rec.jsonl:2:1: body and body_base64 both set"},
 		{"bad digest", head + "\n" + `{"protocol":"http1","method":"GET","path":"/","digest":"XYZ"}`, `digest "XYZ"`},
 		{"empty line", head + "\n\n" + good[1], "rec.jsonl:2:1: empty line"},
+		{"last line cut", head + "\n" + good[1] + "\n" + good[2][:40], "rec.jsonl:3:41: the last line is incomplete"},
+		{"bad last line, whole", head + "\n" + good[1] + "\n" + good[2][:40] + "\n", "rec.jsonl:3:41: not JSON: the line ends inside its object"},
 		{"data after the object", head + "\n" + good[1] + " {}", "rec.jsonl:2:"},
 		{"bad header name", head + "\n" + `{"protocol":"http1","method":"GET","path":"/","headers":{"a b":["x"]}}`, `rec.jsonl:2:1: headers: bad header name "a b"`},
 	}

@@ -22,6 +22,7 @@ type Writer struct {
 	f       *os.File // set by Create: synced and closed by Close
 	maxBody int
 	n       int64
+	size    int64 // bytes of whole lines written
 	closed  bool
 }
 
@@ -61,7 +62,7 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return nil, fmt.Errorf("write header: %w", err)
 	}
-	return &Writer{w: w, maxBody: h.MaxBody}, nil
+	return &Writer{w: w, maxBody: h.MaxBody, size: int64(b.Len())}, nil
 }
 
 // Write appends one exchange. An exchange the Reader would refuse is an
@@ -77,9 +78,13 @@ func (w *Writer) Write(e *Exchange) error {
 		return ErrClosed
 	}
 	if _, err := w.w.Write(b); err != nil {
+		if w.f != nil {
+			w.f.Truncate(w.size) // a line cut short (a full disk) is taken back: the file stays whole lines
+		}
 		return fmt.Errorf("write exchange: %w", err)
 	}
 	w.n++
+	w.size += int64(len(b))
 	return nil
 }
 
