@@ -83,7 +83,7 @@ func tandem(t *testing.T, args ...string) (code int, stdout, stderr string) {
 }
 
 func TestHelpShowsExamples(t *testing.T) {
-	for _, cmd := range []string{"demo", "run", "validate", "load", "report", "compare", "cost", "version", "sample serve"} {
+	for _, cmd := range []string{"demo", "run", "validate", "load", "report", "compare", "cost", "version", "sample serve", "record", "record import-har"} {
 		code, out, _ := tandem(t, append(strings.Fields(cmd), "--help")...)
 		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "tandem "+strings.Fields(cmd)[0]) {
 			t.Errorf("tandem %s --help: exit %d, output lacks an example:\n%s", cmd, code, out)

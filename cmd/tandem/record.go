@@ -101,7 +101,7 @@ the network would let anyone send requests through it, and into the file.
 Ctrl-C (or SIGTERM) stops it: requests in flight get 5 s to finish, the file
 is synced, and it exits 0.`,
 		Example: "  tandem record --listen 127.0.0.1:8081 --to http://127.0.0.1:8080 --out traffic.jsonl\n" +
-			"  curl -H 'Authorization: Bearer $TOKEN' --data '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getinfo\"}' http://127.0.0.1:8081/\n" +
+			"  curl -H \"Authorization: Bearer $TOKEN\" --data '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getinfo\"}' http://127.0.0.1:8081/\n" +
 			"  tandem record import-har session.har --out session.jsonl",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
