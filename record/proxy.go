@@ -128,15 +128,41 @@ func (p *Proxy) answer(resp *http.Response) error {
 		return nil
 	}
 	st.resp = resp
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		return nil // the reverse proxy needs the upgraded connection's body as it is
+	}
 	ab := &answerBody{rc: resp.Body}
 	if IsGRPC(resp.Header.Get("Content-Type")) {
 		ab.frames = newFrameDigest()
+		trailersOnly(resp)
 	} else {
 		ab.sum = sha256.New()
 	}
 	st.body = ab
 	resp.Body = ab
 	return nil
+}
+
+// grpcTrailers are the fields of a gRPC status.
+var grpcTrailers = []string{"Grpc-Status", "Grpc-Message", "Grpc-Status-Details-Bin"}
+
+// trailersOnly passes on a gRPC answer that came trailers-only (its status
+// in its headers, no messages) with its status as trailers: the reverse
+// proxy may flush the headers before the stream ends, and a client that
+// gets the status in headers that do not end the stream never sees it.
+func trailersOnly(resp *http.Response) {
+	if resp.Header.Get("Grpc-Status") == "" || resp.Trailer.Get("Grpc-Status") != "" {
+		return
+	}
+	if resp.Trailer == nil {
+		resp.Trailer = http.Header{}
+	}
+	for _, k := range grpcTrailers {
+		if vs, ok := resp.Header[k]; ok {
+			resp.Trailer[k] = vs
+			delete(resp.Header, k)
+		}
+	}
 }
 
 func (p *Proxy) noAnswer(w http.ResponseWriter, r *http.Request, err error) {
@@ -210,6 +236,10 @@ func (st *answerState) fill(ex *Exchange, aborted bool) {
 		}
 	}
 	ab := st.body
+	if ab == nil {
+		ex.Error = "the connection switched protocols: what it carried after the upgrade is not recorded"
+		return
+	}
 	ex.AnswerSize = ab.size()
 	if ab.frames != nil {
 		ex.Messages = ab.frames.d.Count()
