@@ -73,10 +73,9 @@ func NewValue(v any) Value { return Value{V: v, set: true} }
 type IntList []int
 
 var (
-	durationType  = reflect.TypeFor[time.Duration]()
-	valueType     = reflect.TypeFor[Value]()
-	intListType   = reflect.TypeFor[IntList]()
-	recordingType = reflect.TypeFor[Recording]()
+	durationType = reflect.TypeFor[time.Duration]()
+	valueType    = reflect.TypeFor[Value]()
+	intListType  = reflect.TypeFor[IntList]()
 )
 
 // decoder decodes YAML nodes into the study types strictly: unknown keys,

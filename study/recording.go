@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -25,6 +26,9 @@ type Recording struct {
 	Path      string `yaml:"-"`
 	Exchanges int    `yaml:"-"`
 }
+
+// recordingType is decoded from a file name alone too (decode.go).
+var recordingType = reflect.TypeFor[Recording]()
 
 // RecordingEndpoint is the name of the endpoint of target t that an
 // exchange of the protocol p goes to: the recording's endpoint, else the

@@ -470,13 +470,15 @@ type CostSpec struct {
 
 // Compat configures the differential tests.
 type Compat struct {
-	Reference  string             `yaml:"reference" doc:"The target the others are held against; default the baseline."`
-	Targets    []string           `yaml:"targets" doc:"The targets under test; default every target that is not an oracle or the noise instance."`
-	Noise      string             `yaml:"noise" doc:"Marks fields that differ between identical builds as noise: again (ask the reference twice) or the name of a second instance of the reference."`
-	File       string             `yaml:"file" doc:"A YAML file of further cases (a cases: list), relative to the study file."`
-	Recordings []Recording        `yaml:"recordings" doc:"Recordings (tandem record) whose every exchange is a case, after the listed cases: a file name, or {file, endpoint, mode, ignore}."`
-	Oracles    map[string]*Oracle `yaml:"oracles" doc:"Answer sources that are not under test, by name."`
-	Cases      []Case             `yaml:"cases" doc:"The cases."`
+	Reference string             `yaml:"reference" doc:"The target the others are held against; default the baseline."`
+	Targets   []string           `yaml:"targets" doc:"The targets under test; default every target that is not an oracle or the noise instance."`
+	Noise     string             `yaml:"noise" doc:"Marks fields that differ between identical builds as noise: again (ask the reference twice) or the name of a second instance of the reference."`
+	File      string             `yaml:"file" doc:"A YAML file of further cases (a cases: list), relative to the study file."`
+	Oracles   map[string]*Oracle `yaml:"oracles" doc:"Answer sources that are not under test, by name."`
+	Cases     []Case             `yaml:"cases" doc:"The cases."`
+
+	// Recordings are replayed after the cases (recording.go).
+	Recordings []Recording `yaml:"recordings" doc:"Recordings (tandem record) whose every exchange is a case, after the listed cases: a file name, or {file, endpoint, mode, ignore}."`
 }
 
 // Case is one compat request pattern.
