@@ -13,3 +13,16 @@ func TestKnownSequence(t *testing.T) {
 		}
 	}
 }
+
+// At(seed, i) is the value of the i-th call of Next, for any i.
+func TestAtIsTheSequence(t *testing.T) {
+	for _, seed := range []uint64{0, 1234567, 1<<64 - 1} {
+		r := Rand(seed)
+		for i := range uint64(1000) {
+			want := r.Next()
+			if got := At(seed, i); got != want {
+				t.Fatalf("At(%d, %d) = %d; want %d (Next's %d-th value)", seed, i, got, want, i)
+			}
+		}
+	}
+}
