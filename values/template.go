@@ -222,6 +222,9 @@ func (s *Set) Compile(text string, c Context) (*Template, error) {
 	query := false
 	for _, g := range segs {
 		if g.name == "" {
+			if c == Header && headerUnsafe([]byte(g.lit)) >= 0 {
+				return nil, fmt.Errorf("a header value with a line break or another control character in its text: %q", g.lit)
+			}
 			b.lit = append(b.lit, g.lit...)
 			query = query || strings.Contains(g.lit, "?")
 			continue

@@ -120,6 +120,7 @@ func TestCompileErrors(t *testing.T) {
 		{"${b}", Header, "${b} is random bytes, which may hold CR or LF: an HTTP header cannot carry them (hex can)"},
 		{"X: ${nl}", Header, "${nl}: choice 1 has a line break or another control character, which an HTTP header cannot carry"},
 		{"${q}", Header, "${q}: choice 1 has a line break"},
+		{"a\r\nX-Injected: ${n}", Header, `a header value with a line break or another control character in its text: "a\r\nX-Injected: "`},
 		{"x", Context(9), "unknown context 9"},
 	} {
 		_, err := s.Compile(c.text, c.ctx)
