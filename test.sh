@@ -113,7 +113,8 @@ step "fuzz smoke (each target briefly)"
 for target in "./study FuzzParse" "./results FuzzParse" "./driver/jsonrpc FuzzCheckReply" "./driver/grpcdrv FuzzDecodeJSON" \
   "./compat FuzzCanonical" "./compat FuzzDiff" "./comet FuzzParseTx" "./hdr FuzzDecodeHDR" \
   "./cost FuzzFromBench" "./driver/httpdrv FuzzFrame" "./driver/tcpdrv FuzzRead" "./history FuzzSeriesKey" \
-  "./load FuzzSumAdd" "./internal/pong FuzzServeH2" "./record FuzzReader" "./record FuzzHAR"; do
+  "./load FuzzSumAdd" "./internal/pong FuzzServeH2" "./record FuzzReader" "./record FuzzHAR" \
+  "./values FuzzCSV" "./values FuzzJSONL" "./values FuzzTemplate"; do
   set -- $target
   # a count, not a duration: go1.26's fuzz coordinator can fail a
   # duration-bounded run with "context deadline exceeded" at its end under
