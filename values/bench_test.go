@@ -2,7 +2,9 @@ package values
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -74,17 +76,32 @@ func BenchmarkRender(b *testing.B) {
 	}
 }
 
-// BenchmarkFeederRead reads a row of a 1,000,000-row file per request,
-// every column, in each order.
+// BenchmarkFeederRead reads a row of a 1,000,000-row file per request
+// (CSV, then JSONL), in each order.
 func BenchmarkFeederRead(b *testing.B) {
-	path := millionRows(b)
-	for _, order := range []Order{Sequential, Random, Once} {
-		s, err := Open(context.Background(), 1, map[string]Spec{"u": File{Path: path, Format: CSV, Order: order}})
+	csvPath := millionRows(b)
+	jsonlPath := filepath.Join(b.TempDir(), "million.jsonl")
+	var lines []byte
+	for k := range 1_000_000 {
+		lines = fmt.Appendf(lines, `{"id": %d, "user": "user%08d", "email": "user%d@example.com", "tags": [1, 2]}`+"\n", k, k*7, k)
+	}
+	if err := os.WriteFile(jsonlPath, lines, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		format FileFormat
+		order  Order
+	}{{CSV, Sequential}, {CSV, Random}, {CSV, Once}, {JSONL, Sequential}, {JSONL, Random}} {
+		path := csvPath
+		if c.format == JSONL {
+			path = jsonlPath
+		}
+		s, err := Open(context.Background(), 1, map[string]Spec{"u": File{Path: path, Format: c.format, Order: c.order}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		r := s.NewRenderer()
-		b.Run(order.String(), func(b *testing.B) {
+		b.Run(c.format.String()+"-"+c.order.String(), func(b *testing.B) {
 			b.ReportAllocs()
 			i := uint64(0)
 			for b.Loop() {
@@ -119,4 +136,47 @@ func BenchmarkOpen(b *testing.B) {
 	}
 	b.ReportMetric(float64(grew), "heap-bytes")
 	b.ReportMetric(float64(info.Size()), "file-bytes")
+}
+
+// BenchmarkFlatMemory renders b.N requests (path and body) from a
+// 1,000,000-row feeder in sequential and random order and reports how much
+// the heap and the memory taken from the OS grew meanwhile: run it with
+// -benchtime 10000000x for a 10-million-request run.
+func BenchmarkFlatMemory(b *testing.B) {
+	path := millionRows(b)
+	s, err := Open(context.Background(), 1, map[string]Spec{
+		"n":   Seq{},
+		"seq": File{Path: path, Format: CSV, Order: Sequential},
+		"rnd": File{Path: path, Format: CSV, Order: Random},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	u, err1 := s.Compile("/users/${seq.user}?r=${rnd.id}", URL)
+	body, err2 := s.CompileJSON(map[string]any{"id": "${n}", "mail": "${seq.email}", "other": "${rnd.email}"})
+	if err1 != nil || err2 != nil {
+		b.Fatal(err1, err2)
+	}
+	r := s.NewRenderer()
+	buf := make([]byte, 0, 512)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	i := uint64(0)
+	for b.Loop() {
+		buf, err = u.Append(buf[:0], r, i, time.Time{})
+		if err == nil {
+			buf, err = body.Append(buf, r, i, time.Time{})
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)), "heap-growth-bytes")
+	b.ReportMetric(float64(int64(after.Sys)-int64(before.Sys)), "sys-growth-bytes")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs), "mallocs")
 }

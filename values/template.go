@@ -30,6 +30,7 @@ const (
 	Header
 )
 
+// String names the context, for errors.
 func (c Context) String() string {
 	switch c {
 	case Text:

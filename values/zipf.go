@@ -10,8 +10,8 @@ import (
 // rejection-inversion (W. Hörmann and G. Derflinger, "Rejection-inversion
 // to generate variates from monotone discrete distributions", ACM TOMACS
 // 6(3), 1996), in the form Apache Commons RNG gives it, which holds for
-// every s > 0 (s ≤ 1 included). It needs O(1) memory and a few uniform
-// draws per value at most on average (TestZipfDraws counts them).
+// every s > 0 (s ≤ 1 included). It needs O(1) memory and about 1.01
+// uniform draws a value on average (TestZipfDraws holds it below 1.1).
 //
 // Products are converted to float64 explicitly where they meet a sum, so
 // that no architecture fuses them (Go's spec allows fused multiply-add

@@ -94,7 +94,7 @@ func gammaInverse() uint64 {
 }
 
 // The sampler's cost: the uniform draws it takes per value, on average,
-// stay below 1.25 for every s and n (rejection-inversion rejects rarely).
+// stay below 1.1 for every s and n (rejection-inversion rejects rarely).
 func TestZipfDraws(t *testing.T) {
 	inv := gammaInverse()
 	for _, s := range []float64{0.01, 0.5, 0.99, 1, 1.2, 2, 10} {
@@ -111,8 +111,10 @@ func TestZipfDraws(t *testing.T) {
 				}
 				used += (uint64(r) - before) * inv
 			}
-			if avg := float64(used) / values; avg > 1.25 {
-				t.Errorf("s=%v n=%d: %.3f draws a value; want at most 1.25", s, n, avg)
+			avg := float64(used) / values
+			t.Logf("s=%v n=%d: %.3f draws a value", s, n, avg)
+			if avg > 1.1 {
+				t.Errorf("s=%v n=%d: %.3f draws a value; want at most 1.1", s, n, avg)
 			}
 		}
 	}
