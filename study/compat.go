@@ -78,8 +78,11 @@ func (v *validator) compat(c *Compat) {
 			v.placeholders(path+".url", o.URL, true)
 		}
 	}
+	v.caseOrder("compat.order", c.Order)
+	list := caseList{all: c.Cases, first: len(c.Cases)}
 	for i := range c.Cases {
-		v.compatCase(fmt.Sprintf("compat.cases[%d]", i), i, &c.Cases[i])
+		v.compatCase(list.path(i), i, &c.Cases[i])
+		v.captures(list, i)
 	}
 	for i := range c.Recordings {
 		v.recording(fmt.Sprintf("compat.recordings[%d]", i), &c.Recordings[i])
@@ -91,6 +94,7 @@ func (v *validator) compatCase(path string, index int, cs *Case) {
 	if cs.Mode != "" && cs.Mode != ModeEqual && cs.Mode != ModeReport {
 		v.errorf(path+".mode", "equal or report", "unknown mode %q", cs.Mode)
 	}
+	v.caseOrder(path+".order", cs.Order)
 	for _, name := range slices.Sorted(maps.Keys(cs.Vary)) {
 		if !identPattern.MatchString(name) {
 			v.errorf(path+".vary."+name, "a name of letters, digits and _", "bad variable name %q", name)
@@ -185,7 +189,7 @@ type caseFile struct {
 // includeCases reads compat.file (relative to the study file) and appends
 // its cases, each checked like the study's own and reported at its own
 // file:line:col.
-func includeCases(s *Study, studyFile string) ErrorList {
+func includeCases(s *Study, studyFile string, studyPos map[string]Pos) ErrorList {
 	path := s.Compat.File
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(filepath.Dir(studyFile), path)
@@ -205,13 +209,167 @@ func includeCases(s *Study, studyFile string) ErrorList {
 	}
 	v := &validator{s: s, file: path, pos: yf.pos, bad: map[string]bool{}}
 	first := len(s.Compat.Cases)
+	list := caseList{all: append(slices.Clone(s.Compat.Cases), cf.Cases...), first: first, inFile: true, file: s.Compat.File}
 	for i := range cf.Cases {
-		v.compatCase(fmt.Sprintf("cases[%d]", i), first+i, &cf.Cases[i])
+		v.compatCase(list.path(first+i), first+i, &cf.Cases[i])
+		v.captures(list, first+i)
 	}
 	v.envElsewhere(yf.strs, nil) // nothing in a case file is resolved
-	if len(v.errs) > 0 {
-		return v.errs
+	// the study's own cases again, now that the file's captures are known:
+	// one that uses a capture only the file makes uses it before it is made
+	sv := &validator{s: s, file: studyFile, pos: studyPos, bad: map[string]bool{}}
+	for i := range first {
+		sv.capturesLater(caseList{all: list.all, first: first, file: s.Compat.File}, i)
+	}
+	if errs := append(sv.errs, v.errs...); len(errs) > 0 {
+		return errs
 	}
 	s.Compat.Cases = append(s.Compat.Cases, cf.Cases...)
 	return nil
+}
+
+// CaseOrder is the order case i runs in: listed when it makes or uses a
+// capture, else the case's own order, else compat.order, else parallel.
+func (c *Compat) CaseOrder(s *Study, i int) CaseOrder {
+	cs := &c.Cases[i]
+	switch {
+	case len(cs.Capture) > 0 || len(c.CapturesUsed(i, s.Calls[cs.Call])) > 0:
+		return OrderListed
+	case cs.Oracle != nil && len(c.CapturesUsed(i, s.Calls[cs.Oracle.Call])) > 0:
+		return OrderListed
+	case cs.Order != "":
+		return cs.Order
+	case c.Order != "":
+		return c.Order
+	}
+	return OrderParallel
+}
+
+// CapturesUsed lists the captures call binds in case i: the case
+// variables of its request that the case's vary does not give and a case
+// before it captures, in order of first use.
+func (c *Compat) CapturesUsed(i int, call *Call) []string {
+	return capturesUsed(c.Cases, i, call)
+}
+
+// CapturedBy is the index of the case whose capture NAME case i binds:
+// the last one before it that captures NAME, or -1.
+func (c *Compat) CapturedBy(i int, name string) int {
+	return capturedBefore(c.Cases, i, name)
+}
+
+func capturesUsed(cases []Case, i int, call *Call) []string {
+	if call == nil {
+		return nil
+	}
+	var out []string
+	for _, name := range call.CaseVars() {
+		if _, varied := cases[i].Vary[name]; !varied && capturedBefore(cases, i, name) >= 0 {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func capturedBefore(cases []Case, i int, name string) int {
+	for j := i - 1; j >= 0; j-- {
+		if _, ok := cases[j].Capture[name]; ok {
+			return j
+		}
+	}
+	return -1
+}
+
+// caseList is the cases a validator sees: all of them, the study file's
+// and then compat.file's (from first on); inFile is set when the
+// validator reads compat.file.
+type caseList struct {
+	all    []Case
+	first  int
+	inFile bool
+	file   string
+}
+
+// path names case j: as compat.cases[j] in the study file, as cases[k] in
+// compat.file (and, seen from the study file, "of" that file).
+func (l caseList) path(j int) string {
+	switch {
+	case j < l.first:
+		return fmt.Sprintf("compat.cases[%d]", j)
+	case l.inFile:
+		return fmt.Sprintf("cases[%d]", j-l.first)
+	}
+	return fmt.Sprintf("cases[%d] of %s", j-l.first, l.file)
+}
+
+func (v *validator) caseOrder(path string, o CaseOrder) {
+	if o != "" && o != OrderListed && o != OrderParallel {
+		v.errorf(path, "listed or parallel", "unknown order %q", o)
+	}
+}
+
+// captures checks case i's captures and its uses of captures: names and
+// field paths, no vary named as an earlier case's capture, no use of a
+// capture made by this case or a later one, no order parallel on a case
+// that makes or uses one.
+func (v *validator) captures(l caseList, i int) {
+	cs := &l.all[i]
+	path := l.path(i)
+	for _, name := range slices.Sorted(maps.Keys(cs.Capture)) {
+		if !identPattern.MatchString(name) {
+			v.errorf(path+".capture."+name, "a name of letters, digits and _", "bad capture name %q", name)
+		}
+		if err := checkFieldPath(cs.Capture[name]); err != nil {
+			v.errorf(path+".capture."+name, `a field path such as items[0].id, or "" for the whole answer`, "%v", err)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(cs.Vary)) {
+		if j := capturedBefore(l.all, i, name); j >= 0 {
+			v.errorf(path+".vary."+name, "a name that no earlier case captures", "vary %s has the name of the capture %s makes", name, l.path(j))
+		}
+	}
+	v.capturesLater(l, i)
+	uses := len(capturesUsed(l.all, i, v.s.Calls[cs.Call]))
+	if cs.Oracle != nil {
+		uses += len(capturesUsed(l.all, i, v.s.Calls[cs.Oracle.Call]))
+	}
+	if cs.Order == OrderParallel && (len(cs.Capture) > 0 || uses > 0) {
+		v.errorf(path+".order", "listed, or no order: a case that makes or uses a capture runs in order",
+			"order parallel on a case that makes or uses a capture")
+	}
+}
+
+// capturesLater reports the case variables of case i's call and oracle
+// call that no earlier case captures but this case or a later one does:
+// used before they are made.
+func (v *validator) capturesLater(l caseList, i int) {
+	cs := &l.all[i]
+	path := l.path(i)
+	check := func(key, callName string) {
+		call := v.s.Calls[callName]
+		if call == nil {
+			return
+		}
+		for _, name := range call.CaseVars() {
+			if _, varied := cs.Vary[name]; varied || capturedBefore(l.all, i, name) >= 0 {
+				continue
+			}
+			for j := i; j < len(l.all); j++ {
+				if _, ok := l.all[j].Capture[name]; !ok {
+					continue
+				}
+				maker := l.path(j)
+				if j == i {
+					maker = "this case itself"
+				}
+				v.errorf(path+"."+key, "a capture made by an earlier case, or a vary of this case",
+					"call %s uses ${%s}, captured by %s, after it is sent", callName, name, maker)
+				break
+			}
+		}
+	}
+	check("call", cs.Call)
+	if cs.Oracle != nil {
+		check("oracle.call", cs.Oracle.Call)
+	}
 }

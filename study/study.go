@@ -115,7 +115,7 @@ func parseEnv(file string, data []byte, lim limits, lookup func(name string) (st
 			errs = append(errs, s.missingEnv(lookup)...)
 		}
 		if c := s.Compat; c != nil && c.File != "" && len(errs) == 0 {
-			errs = append(errs, includeCases(s, file)...)
+			errs = append(errs, includeCases(s, file, pos)...)
 		}
 		if c := s.Compat; c != nil && len(c.Recordings) > 0 && len(errs) == 0 {
 			errs = append(errs, readRecordings(s, file, pos)...)

@@ -476,6 +476,7 @@ type Compat struct {
 	File      string             `yaml:"file" doc:"A YAML file of further cases (a cases: list), relative to the study file."`
 	Oracles   map[string]*Oracle `yaml:"oracles" doc:"Answer sources that are not under test, by name."`
 	Cases     []Case             `yaml:"cases" doc:"The cases."`
+	Order     CaseOrder          `yaml:"order" doc:"How each case's vary values are sent unless the case says: parallel (default: up to 8 at a time, each to every target in turn) or listed (one at a time, each to every target in turn, the next after the last answer)."`
 
 	// Recordings are replayed after the cases (recording.go).
 	Recordings []Recording `yaml:"recordings" doc:"Recordings (tandem record) whose every exchange is a case, after the listed cases: a file name, or {file, endpoint, mode, ignore}."`
@@ -488,7 +489,23 @@ type Case struct {
 	Mode   string           `yaml:"mode" doc:"equal (default): answers must agree; report: shown but not held to equality (tip- or time-dependent answers)."`
 	Ignore []string         `yaml:"ignore" doc:"Field paths left out of the comparison; * matches any key, [*] any index."`
 	Oracle *CaseOracle      `yaml:"oracle" doc:"Checks of every target's answer against an oracle's."`
+	// Order and Capture: compat.go, CaseOrder and CapturesUsed.
+	Order   CaseOrder         `yaml:"order" doc:"How the case's vary values are sent: parallel (up to 8 at a time) or listed (one at a time, in the cartesian product's order, each to every target in turn, the next after the last answer); default compat.order. A case that makes or uses a capture is listed."`
+	Capture map[string]string `yaml:"capture" doc:"Case variable → field path in each target's answer: later cases use ${NAME}, each target its own value (an empty path: the whole answer). A capture that finds nothing makes the cases that use it not sent."`
 }
+
+// CaseOrder is how the values of a compat case's vary are sent.
+type CaseOrder string
+
+// Compat case orders.
+const (
+	// OrderParallel sends up to 8 of a case's values at a time, each to
+	// every target in turn (the default).
+	OrderParallel CaseOrder = "parallel"
+	// OrderListed sends them one at a time, each to every target in
+	// turn, the next only after the last answer.
+	OrderListed CaseOrder = "listed"
+)
 
 // Oracle is a reference answer source that is not under test: a target
 // of the study, or a JSON-RPC (or HTTP) endpoint.
