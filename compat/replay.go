@@ -77,7 +77,8 @@ func (r *runner) replayed(ctx context.Context, rp Replayer, rec *study.Recording
 	}
 	path, _, _ := strings.Cut(ex.Path, "?")
 	out := results.Case{Call: Label(ex), Vars: map[string]any{}, Mode: mode, Answers: []results.Answer{}, Differences: []results.Difference{},
-		Recording: &results.RecordedCase{File: rec.File, Exchange: i, Protocol: string(ex.Protocol), Method: ex.Method, Path: path}}
+		Recording: &results.RecordedCase{File: rec.File, Exchange: i, Protocol: string(ex.Protocol), Method: ex.Method, Path: path},
+		Order:     string(study.OrderListed)}
 	r.judge(ctx, &out, func(ctx context.Context, target string) (answer, error) {
 		a := answer{Answer: results.Answer{Target: target}}
 		ep, err := r.recordedEndpoint(target, rec, ex.Protocol)

@@ -59,30 +59,23 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Compat, error
 	}
 	under := c.Under(s)
 	under = append([]string{c.Reference}, slices.DeleteFunc(slices.Clone(under), func(n string) bool { return n == c.Reference })...)
-	r := &runner{s: s, o: o, under: under, out: &results.Compat{Reference: c.Reference, Targets: under,
+	r := &runner{s: s, o: o, under: under, captured: map[string]map[string]captured{}, out: &results.Compat{Reference: c.Reference, Targets: under,
 		Noise: c.Noise, Seed: s.Seed, Cases: []results.Case{}, Matrix: []results.MatrixRow{}}}
-	// jobs[g] are the expansions of the g-th listed case. Listed cases run
-	// one after another, so a case may read what an earlier one wrote; the
-	// expansions of one case share a fixed pool of workers, each asking
-	// its targets one after another. Answers land by index, so the outcome
+	// groups[g] are the expansions of the g-th listed case. Listed cases
+	// run one after another, so a case may read what an earlier one
+	// wrote; the expansions of a parallel case share a fixed pool of
+	// workers, those of a listed case go one at a time; each asks its
+	// targets one after another. Answers land by index, so the outcome
 	// does not depend on timing.
-	type job struct {
-		cs   *study.Case
-		vars map[string]any
-	}
-	var groups [][]job
+	var groups []group
 	total := 0
 	for i := range c.Cases {
 		vars, err := c.Cases[i].Expand(s.Seed, i)
 		if err != nil {
 			return nil, fmt.Errorf("compat.cases[%d]: %w", i, err)
 		}
-		g := make([]job, 0, len(vars))
-		for _, v := range vars {
-			g = append(g, job{&c.Cases[i], v})
-		}
-		groups = append(groups, g)
-		total += len(g)
+		groups = append(groups, group{index: i, cs: &c.Cases[i], order: c.CaseOrder(s, i), vars: vars})
+		total += len(vars)
 	}
 	for _, rec := range c.Recordings {
 		total += rec.Exchanges
@@ -107,33 +100,15 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Compat, error
 			last = time.Now()
 		}
 	}
-	for _, jobs := range groups {
+	for _, g := range groups {
 		if ctx.Err() != nil {
 			break
 		}
-		out := make([]results.Case, len(jobs))
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range min(workers, len(jobs)) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for ctx.Err() == nil {
-					i := next.Add(1) - 1
-					if i >= int64(len(jobs)) {
-						return
-					}
-					cs := r.one(ctx, jobs[i].cs, jobs[i].vars)
-					if ctx.Err() != nil {
-						return // answers cut by the cancellation are not answers
-					}
-					out[i] = cs
-					tick()
-				}
-			}()
+		n := workers
+		if g.order == study.OrderListed {
+			n = 1
 		}
-		wg.Wait()
-		cases = append(cases, out...)
+		cases = append(cases, r.group(ctx, g, n, tick)...)
 	}
 	var replayErr error
 	if len(c.Recordings) > 0 && ctx.Err() == nil {
@@ -160,6 +135,47 @@ type runner struct {
 	o     Options
 	under []string
 	out   *results.Compat
+	// captured holds each target's captures by name (capture.go); only
+	// listed cases, which run alone, write or read it.
+	captured map[string]map[string]captured
+}
+
+// group is one listed case: its index, the order it runs in and its
+// expansions.
+type group struct {
+	index int
+	cs    *study.Case
+	order study.CaseOrder
+	vars  []map[string]any
+}
+
+// group sends a case's expansions, at most workers at a time, and returns
+// their outcomes in expansion order; an expansion cut short by the
+// context's end is left zero.
+func (r *runner) group(ctx context.Context, g group, workers int, tick func()) []results.Case {
+	out := make([]results.Case, len(g.vars))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, len(g.vars)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := next.Add(1) - 1
+				if i >= int64(len(g.vars)) {
+					return
+				}
+				cs := r.one(ctx, g, g.vars[i])
+				if ctx.Err() != nil {
+					return // answers cut by the cancellation are not answers
+				}
+				out[i] = cs
+				tick()
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // answer is one reply made comparable.
@@ -253,25 +269,37 @@ func answerOf(a answer, rep driver.Reply) answer {
 	return a
 }
 
-func (r *runner) one(ctx context.Context, cs *study.Case, vars map[string]any) results.Case {
+func (r *runner) one(ctx context.Context, g group, vars map[string]any) results.Case {
+	cs := g.cs
 	mode := cs.Mode
 	if mode == "" {
 		mode = study.ModeEqual
 	}
-	out := results.Case{Call: cs.Call, Vars: vars, Mode: mode, Answers: []results.Answer{}, Differences: []results.Difference{}}
+	out := results.Case{Call: cs.Call, Vars: vars, Mode: mode, Answers: []results.Answer{}, Differences: []results.Difference{}, Order: string(g.order)}
 	if vars == nil {
 		out.Vars = map[string]any{}
 	}
-	call, err := r.s.Calls[cs.Call].Bind(vars)
+	calls, oracleVars, err := r.bind(g, vars)
 	if err != nil {
 		out.Agreement, out.Error = NotSent, err.Error()
+		r.captureNone(g, &out)
 		return out
 	}
+	got := map[string]answer{} // each target's first answer, for the captures
 	answers, ok := r.judge(ctx, &out, func(ctx context.Context, target string) (answer, error) {
-		return r.ask(ctx, target, "", call)
+		a, err := r.ask(ctx, target, "", calls[target])
+		if _, seen := got[target]; !seen && err == nil {
+			got[target] = a
+		}
+		return a, err
 	}, cs.Ignore)
-	if ok && cs.Oracle != nil {
-		out.Oracle = r.oracle(ctx, cs.Oracle, vars, answers)
+	if !ok {
+		r.captureNone(g, &out)
+		return out
+	}
+	r.capture(g, &out, got)
+	if cs.Oracle != nil {
+		out.Oracle = r.oracle(ctx, cs.Oracle, oracleVars, answers)
 	}
 	return out
 }

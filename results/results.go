@@ -546,6 +546,25 @@ type Case struct {
 	// names the exchange; Call is then its label (grpc METHOD, jsonrpc
 	// METHOD, http VERB PATH) and Vars is empty.
 	Recording *RecordedCase `json:"recording,omitempty"`
+	// Order is how the case's values were sent: listed (one at a time,
+	// each to every target in turn, the next after the last answer) or
+	// parallel (up to 8 at a time). Absent in files written before it.
+	Order string `json:"order,omitempty"`
+	// Captures are what the case captured for later cases, one per name
+	// and target asked; the values themselves are not kept.
+	Captures []Capture `json:"captures,omitempty"`
+}
+
+// Capture is one value a compat case captured from one target's answer.
+type Capture struct {
+	Name   string `json:"name"`
+	Target string `json:"target"`
+	// Path is the field path captured ("" for the whole answer).
+	Path string `json:"path"`
+	OK   bool   `json:"ok"`
+	// Error says why the capture found nothing: no answer, a failed
+	// one, or nothing (or null) at the path.
+	Error string `json:"error,omitempty"`
 }
 
 // RecordedCase is the recorded exchange a case replayed.
