@@ -27,7 +27,7 @@ func compatTables(c *results.Compat, diffRows int) []table {
 	}
 	note := fmt.Sprintf("%d cases, reference %s; %d in equal mode disagree", len(c.Cases), c.Reference, c.Failed)
 	if n := len(c.Cases) - sent; n > 0 {
-		note += fmt.Sprintf("; %d not sent (a value the request cannot carry)", n)
+		note += fmt.Sprintf("; %d not sent (a value the request cannot carry, or a capture with no value; results.json says which)", n)
 	}
 	if c.Noise != "" {
 		note += "; noise from " + map[bool]string{true: "asking the reference twice", false: "instance " + c.Noise}[c.Noise == "again"]
