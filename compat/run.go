@@ -40,15 +40,18 @@ type Options struct {
 	Query Querier
 	// Progress, if set, hears about long runs.
 	Progress func(format string, args ...any)
-	// Parallel is how many expansions of one listed case are in flight at
-	// once (each asks its targets in turn; listed cases run one after
-	// another); default DefaultParallel.
+	// Parallel is how many expansions of a case in order parallel are in
+	// flight at once (each asks its targets in turn; a case in order
+	// listed sends one at a time, and the cases run one after another);
+	// default DefaultParallel.
 	Parallel int
 }
 
 // Run sends every case of the study's compat section to every target under
 // test (the reference first), and to the oracles and the noise source it
-// names, and returns the outcome. The exchanges of its recordings follow
+// names, and returns the outcome. A case's captures are taken from each
+// target's own answer and bound into later cases' requests for that
+// target (capture.go). The exchanges of its recordings follow
 // the listed cases, each a case of its own (Options.Query must then be a
 // Replayer too). Targets missing from Endpoints answer with status
 // "unreachable".

@@ -1,7 +1,9 @@
 // Package compat runs differential tests: the same cases sent to every
 // target, each answer reduced to a canonical form and a digest, agreement
 // judged against a reference target, and every difference located by field
-// path and classified.
+// path and classified. Cases run in the order listed; a case's values go
+// up to 8 at a time, or one at a time in order listed, and a case may
+// capture values from each target's answer for the cases after it.
 package compat
 
 import (

@@ -10,7 +10,7 @@ import (
 // CaseOrder: a case's own order, else compat.order, else parallel; a case
 // that makes or uses a capture (in its call or its oracle's) is listed.
 func TestCaseOrder(t *testing.T) {
-	s, err := Parse("order.yaml", []byte(`
+	_, err := Parse("order.yaml", []byte(`
 version: 1
 name: order
 targets:
@@ -37,7 +37,7 @@ compat:
 	if err.Error() != want {
 		t.Fatalf("error %v; want %s", err, want)
 	}
-	s = &Study{Calls: Calls{
+	s := &Study{Calls: Calls{
 		"put":  {HTTP: &HTTPCall{Path: "/kv/k"}},
 		"item": {HTTP: &HTTPCall{Path: "/items/${id}"}},
 	}}

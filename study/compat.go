@@ -316,8 +316,8 @@ func (v *validator) captures(l caseList, i int) {
 	cs := &l.all[i]
 	path := l.path(i)
 	for _, name := range slices.Sorted(maps.Keys(cs.Capture)) {
-		if !identPattern.MatchString(name) {
-			v.errorf(path+".capture."+name, "a name of letters, digits and _", "bad capture name %q", name)
+		if !identPattern.MatchString(name) || targetName(name) {
+			v.errorf(path+".capture."+name, "a name of letters, digits and _, other than tandem, workdir and studydir", "bad capture name %q", name)
 		}
 		if err := checkFieldPath(cs.Capture[name]); err != nil {
 			v.errorf(path+".capture."+name, `a field path such as items[0].id, or "" for the whole answer`, "%v", err)
