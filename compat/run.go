@@ -64,11 +64,11 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Compat, error
 	under = append([]string{c.Reference}, slices.DeleteFunc(slices.Clone(under), func(n string) bool { return n == c.Reference })...)
 	r := &runner{s: s, o: o, under: under, captured: map[string]map[string]captured{}, out: &results.Compat{Reference: c.Reference, Targets: under,
 		Noise: c.Noise, Seed: s.Seed, Cases: []results.Case{}, Matrix: []results.MatrixRow{}}}
-	// groups[g] are the expansions of the g-th listed case. Listed cases
+	// groups[g] are the expansions of the g-th case of the list. Cases
 	// run one after another, so a case may read what an earlier one
-	// wrote; the expansions of a parallel case share a fixed pool of
-	// workers, those of a listed case go one at a time; each asks its
-	// targets one after another. Answers land by index, so the outcome
+	// wrote; the expansions of a case in order parallel share a fixed
+	// pool of workers, those of a case in order listed go one at a time;
+	// each asks its targets one after another. Answers land by index, so the outcome
 	// does not depend on timing.
 	var groups []group
 	total := 0
@@ -139,11 +139,11 @@ type runner struct {
 	under []string
 	out   *results.Compat
 	// captured holds each target's captures by name (capture.go); only
-	// listed cases, which run alone, write or read it.
+	// cases in order listed, whose expansions run alone, write or read it.
 	captured map[string]map[string]captured
 }
 
-// group is one listed case: its index, the order it runs in and its
+// group is one case of the list: its index, the order it runs in and its
 // expansions.
 type group struct {
 	index int
