@@ -373,3 +373,59 @@ item map[] listed: not sent (capture ${id} has no value for b: compat.cases[0] (
 		})
 	}
 }
+
+// The noise instance is bound with its own captures too, and an oracle's
+// call with the reference's.
+func TestCaptureNoiseAndOracle(t *testing.T) {
+	log := &kvLog{}
+	eps := map[string]map[string]string{
+		"a":  {"http": kvServer(t, "a", 100, false, log)},
+		"b":  {"http": kvServer(t, "b", 500, true, log)},
+		"a2": {"http": kvServer(t, "a2", 900, false, log)},
+		"o":  {"http": kvServer(t, "o", 300, false, log)},
+	}
+	s := parseStudy(t, fmt.Sprintf(`
+version: 1
+name: key-value
+targets:
+  - {name: a, endpoints: {http: %q}}
+  - {name: b, endpoints: {http: %q}}
+  - {name: a2, endpoints: {http: %q}}
+  - {name: o, endpoints: {http: %q}}
+calls:
+  put: {http: {method: POST, path: "/kv/${key}", body: {value: "${v}"}}}
+  item: {http: {path: "/items/${id}"}}
+compat:
+  noise: a2
+  oracles: {o: {target: o}}
+  cases:
+    - {call: put, vary: {key: [k], v: [x]}, capture: {id: id}, ignore: [id]}
+    - {call: item, ignore: [id], oracle: {name: o, call: item, checks: [{path: value, oracle: value}]}}
+`, eps["a"]["http"], eps["b"]["http"], eps["a2"]["http"], eps["o"]["http"]))
+	q := driver.NewQuerier(driver.Options{})
+	defer q.Close()
+	got, err := Run(context.Background(), s, Options{Endpoints: eps, Query: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLog := `a POST /kv/k "x"
+b POST /kv/k "x"
+a2 POST /kv/k "x"
+a GET /items/100
+b GET /items/500
+a2 GET /items/900
+o GET /items/100`
+	if seen := strings.Join(log.seen(), "\n"); seen != wantLog {
+		t.Errorf("the servers saw\n%s\nwant\n%s", seen, wantLog)
+	}
+	var names []string
+	for _, c := range got.Cases[0].Captures {
+		names = append(names, c.Target)
+	}
+	if strings.Join(names, ",") != "a,b,a2" {
+		t.Errorf("captured from %v; want a, b and the noise instance a2", names)
+	}
+	if item := got.Cases[1]; item.Agreement != ContentDiffers || len(item.Noise) != 0 || item.Oracle == nil || item.Oracle.Status != "http:404" {
+		t.Errorf("item: %s, noise %+v, oracle %+v; want b's bug, no noise, the oracle asked for a's id (it has none)", item.Agreement, item.Noise, item.Oracle)
+	}
+}
