@@ -135,7 +135,7 @@ func valueText(v any) string {
 }
 
 // CaseVars lists the case variables the call's request uses, in order of
-// first use.
+// first use (its values are none).
 func (c *Call) CaseVars() []string {
 	var names []string
 	var walk func(v any)
@@ -143,7 +143,7 @@ func (c *Call) CaseVars() []string {
 		switch x := v.(type) {
 		case string:
 			for _, n := range Placeholders(x) {
-				if !targetName(n) && !slices.Contains(names, n) {
+				if !targetName(n) && !c.isValue(n) && !slices.Contains(names, n) {
 					names = append(names, n)
 				}
 			}

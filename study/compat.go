@@ -91,6 +91,7 @@ func (v *validator) compat(c *Compat) {
 
 func (v *validator) compatCase(path string, index int, cs *Case) {
 	v.callRef(path+".call", cs.Call)
+	v.notAskedOnce(path+".call", cs.Call, "a compat case (its variables are vary's)")
 	if cs.Mode != "" && cs.Mode != ModeEqual && cs.Mode != ModeReport {
 		v.errorf(path+".mode", "equal or report", "unknown mode %q", cs.Mode)
 	}
@@ -116,6 +117,7 @@ func (v *validator) compatCase(path string, index int, cs *Case) {
 			v.errorf(path+".oracle.name", "one of: "+strings.Join(slices.Sorted(maps.Keys(v.s.Compat.Oracles)), ", "), "undefined oracle %q", o.Name)
 		}
 		v.callRef(path+".oracle.call", o.Call)
+		v.notAskedOnce(path+".oracle.call", o.Call, "an oracle's question")
 		for i, ch := range o.Checks {
 			cp := fmt.Sprintf("%s.oracle.checks[%d]", path, i)
 			for key, p := range map[string]string{"path": ch.Path, "oracle": ch.Oracle} {

@@ -78,7 +78,7 @@ func (s *Study) envSettings() []setting {
 		if c == nil {
 			continue
 		}
-		c.mapStrings(func(path, value string, _ bool) (string, error) {
+		c.mapStrings(func(path, value string, _ part) (string, error) {
 			add("calls."+name+"."+path, value)
 			return value, nil
 		})
@@ -158,40 +158,35 @@ func (v *validator) envElsewhere(strs map[string]string, resolved map[string]boo
 
 // mapStrings returns a copy of the call with f applied to every string in
 // which tandem resolves ${env.NAME} (see ResolveEnv), each by its path
-// under the call (http.headers.Authorization, jsonrpc.params[0]);
-// request says the string is part of the call's request, where case
-// variables are bound too. The first error f returns ends it.
-func (c *Call) mapStrings(f func(path, value string, request bool) (string, error)) (*Call, error) {
+// under the call (http.headers.Authorization, jsonrpc.params[0]) and the
+// part of the call it is in (which decides the placeholders it may hold).
+// The first error f returns ends it.
+func (c *Call) mapStrings(f func(path, value string, p part) (string, error)) (*Call, error) {
 	names, _ := c.requests()
 	out, req := c.withRequestCopy()
 	if req == nil {
 		return out, nil
 	}
-	for _, part := range []struct {
-		fields  []requestField
-		request bool
-	}{{req.fields(), true}, {req.settings(), false}} {
-		for _, fl := range part.fields {
-			path := names[0] + "." + fl.key
-			one := func(p, v string) (string, error) { return f(p, v, part.request) }
-			var err error
-			switch {
-			case fl.text != nil:
-				*fl.text, err = one(path, *fl.text)
-			case fl.mapping != nil && *fl.mapping != nil:
-				m := make(map[string]string, len(*fl.mapping))
-				for _, k := range slices.Sorted(maps.Keys(*fl.mapping)) {
-					if m[k], err = one(path+"."+k, (*fl.mapping)[k]); err != nil {
-						break
-					}
+	for _, fl := range append(req.fields(), req.settings()...) {
+		path := names[0] + "." + fl.key
+		one := func(p, v string) (string, error) { return f(p, v, fl.part) }
+		var err error
+		switch {
+		case fl.text != nil:
+			*fl.text, err = one(path, *fl.text)
+		case fl.mapping != nil && *fl.mapping != nil:
+			m := make(map[string]string, len(*fl.mapping))
+			for _, k := range slices.Sorted(maps.Keys(*fl.mapping)) {
+				if m[k], err = one(path+"."+k, (*fl.mapping)[k]); err != nil {
+					break
 				}
-				*fl.mapping = m
-			case fl.value != nil && fl.value.IsSet():
-				fl.value.V, err = mapValue(path, fl.value.V, one)
 			}
-			if err != nil {
-				return nil, err
-			}
+			*fl.mapping = m
+		case fl.value != nil && fl.value.IsSet():
+			fl.value.V, err = mapValue(path, fl.value.V, one)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
@@ -230,14 +225,17 @@ func mapValue(path string, v any, f func(path, s string) (string, error)) (any, 
 // its headers or metadata, its method and path, and every string of its
 // request (an HTTP body, JSON-RPC and WebSocket params, a gRPC request, a
 // TCP send). There "$${" is a literal "${", and other placeholders are
-// left as written. It also returns the values it resolved, for the caller
-// to keep out of what it prints. An unset variable is an error that names
-// where it is.
+// left as written; in a call with values, the parts that take them stay
+// templates of the values (Compile): "$${" stays as it is and a "${" in a
+// variable's value is written "$${", so that it is sent as it is. It also
+// returns the values it resolved, for the caller to keep out of what it
+// prints. An unset variable is an error that names where it is.
 func (c *Call) ResolveEnv(lookup func(name string) (string, bool)) (*Call, []string, error) {
 	var secrets []string
-	out, err := c.mapStrings(func(path, value string, _ bool) (string, error) {
+	out, err := c.mapStrings(func(path, value string, p part) (string, error) {
 		var missing string
-		v, err := Expand(value, func(name string) (string, bool) {
+		template := c.HasValues() && p.takesValues()
+		v, err := expand(value, func(name string) (string, bool) {
 			env, ok := envName(name)
 			if !ok {
 				return "${" + name + "}", false
@@ -249,8 +247,11 @@ func (c *Call) ResolveEnv(lookup func(name string) (string, bool)) (*Call, []str
 			if set && !slices.Contains(secrets, val) {
 				secrets = append(secrets, val)
 			}
+			if template {
+				return escape(val), false
+			}
 			return val, false
-		})
+		}, template)
 		switch {
 		case err != nil:
 			return "", fmt.Errorf("%s: %w", path, err)
@@ -266,7 +267,7 @@ func (c *Call) ResolveEnv(lookup func(name string) (string, bool)) (*Call, []str
 // they are: each "${" in them escaped. A call made from tandem load's
 // flags is sent as written.
 func (c *Call) Literal() *Call {
-	out, _ := c.mapStrings(func(_, value string, _ bool) (string, error) { return escape(value), nil })
+	out, _ := c.mapStrings(func(_, value string, _ part) (string, error) { return escape(value), nil })
 	return out
 }
 

@@ -28,13 +28,43 @@ type request interface {
 }
 
 // requestField is one part of a request: a YAML value, a string or a
-// mapping of strings, by its key.
+// mapping of strings, by its key, and what it is to tandem.
 type requestField struct {
 	key     string
 	value   *Value
 	text    *string
 	mapping *map[string]string
+	part    part
+	// stringText: a value that is a string is the part's text as it is
+	// (an HTTP body), not a JSON document.
+	stringText bool
 }
+
+// part is what a string of a call is to tandem, which decides the
+// placeholders it may hold.
+type part uint8
+
+const (
+	// partSetting is a setting outside the request's values: a method, a
+	// JSON-RPC or WebSocket path. ${env.NAME} only.
+	partSetting part = iota
+	// partHeader is an HTTP header or gRPC metadata value: ${env.NAME},
+	// and the call's values.
+	partHeader
+	// partPath is an HTTP path and query: ${env.NAME}, case variables and
+	// the call's values (percent-encoded).
+	partPath
+	// partBody is the request itself: an HTTP body, JSON-RPC or WebSocket
+	// params, a gRPC request, a TCP send. ${env.NAME}, case variables and
+	// the call's values.
+	partBody
+)
+
+// request reports whether case variables are bound in the part (Bind).
+func (p part) request() bool { return p == partPath || p == partBody }
+
+// takesValues reports whether the part may name the call's values.
+func (p part) takesValues() bool { return p != partSetting }
 
 // protocolKeys are the YAML keys of Call's protocol fields, in order,
 // with their field indexes.
@@ -108,28 +138,28 @@ func (c *Call) withRequestCopy() (*Call, request) {
 }
 
 func (h *HTTPCall) fields() []requestField {
-	return []requestField{{key: "path", text: &h.Path}, {key: "body", value: &h.Body}}
+	return []requestField{{key: "path", text: &h.Path, part: partPath}, {key: "body", value: &h.Body, part: partBody, stringText: true}}
 }
 func (h *HTTPCall) settings() []requestField {
-	return []requestField{{key: "headers", mapping: &h.Headers}}
+	return []requestField{{key: "headers", mapping: &h.Headers, part: partHeader}}
 }
 func (h *HTTPCall) check(*validator, string) {}
 func (h *HTTPCall) endpoints() []string      { return []string{ProtoHTTP} }
 
 func (j *JSONRPCCall) fields() []requestField {
-	return []requestField{{key: "params", value: &j.Params}}
+	return []requestField{{key: "params", value: &j.Params, part: partBody}}
 }
 func (j *JSONRPCCall) settings() []requestField {
-	return []requestField{{key: "method", text: &j.Method}, {key: "path", text: &j.Path}, {key: "headers", mapping: &j.Headers}}
+	return []requestField{{key: "method", text: &j.Method}, {key: "path", text: &j.Path}, {key: "headers", mapping: &j.Headers, part: partHeader}}
 }
 func (j *JSONRPCCall) check(*validator, string) {}
 func (j *JSONRPCCall) endpoints() []string      { return []string{ProtoJSONRPC, ProtoHTTP} }
 
 func (g *GRPCCall) fields() []requestField {
-	return []requestField{{key: "request", value: &g.Request}}
+	return []requestField{{key: "request", value: &g.Request, part: partBody}}
 }
 func (g *GRPCCall) settings() []requestField {
-	return []requestField{{key: "metadata", mapping: &g.Metadata}}
+	return []requestField{{key: "metadata", mapping: &g.Metadata, part: partHeader}}
 }
 func (g *GRPCCall) check(v *validator, path string) {
 	if svc, m, ok := strings.Cut(strings.TrimPrefix(g.Method, "/"), "/"); g.Method != "" && (!ok || svc == "" || m == "" || strings.Contains(m, "/")) {
@@ -138,7 +168,9 @@ func (g *GRPCCall) check(v *validator, path string) {
 }
 func (g *GRPCCall) endpoints() []string { return []string{ProtoGRPC} }
 
-func (w *WSCall) fields() []requestField { return []requestField{{key: "params", value: &w.Params}} }
+func (w *WSCall) fields() []requestField {
+	return []requestField{{key: "params", value: &w.Params, part: partBody}}
+}
 func (w *WSCall) settings() []requestField {
 	return []requestField{{key: "method", text: &w.Method}, {key: "path", text: &w.Path}}
 }

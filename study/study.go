@@ -120,6 +120,9 @@ func parseEnv(file string, data []byte, lim limits, lookup func(name string) (st
 		if c := s.Compat; c != nil && len(c.Recordings) > 0 && len(errs) == 0 {
 			errs = append(errs, readRecordings(s, file, pos)...)
 		}
+		if len(errs) == 0 {
+			errs = append(errs, openValues(s, file, pos)...)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, capErrors(errs)

@@ -7,13 +7,15 @@ const ProtoTCP = "tcp"
 // protocol (Redis inline commands, memcached text) or a length-prefixed
 // binary one.
 type TCPCall struct {
-	Send         string `yaml:"send,required" doc:"The request's bytes as text; in YAML double quotes, \\r\\n ends a line; case variables and ${env.NAME} allowed."`
+	Send         string `yaml:"send,required" doc:"The request's bytes as text; in YAML double quotes, \\r\\n ends a line; case variables, the call's values and ${env.NAME} allowed."`
 	Until        string `yaml:"until" doc:"An answer ends with this text (read up to and including it); default \"\\r\\n\", one line."`
 	LengthPrefix int    `yaml:"length_prefix" doc:"Instead of until: an answer starts with its length in this many bytes, big-endian (1, 2 or 4)."`
 	ErrorPrefix  string `yaml:"error_prefix" doc:"An answer that starts with this text is a failed request (status tcp:error), e.g. \"-\" for a Redis error."`
 }
 
-func (c *TCPCall) fields() []requestField   { return []requestField{{key: "send", text: &c.Send}} }
+func (c *TCPCall) fields() []requestField {
+	return []requestField{{key: "send", text: &c.Send, part: partBody}}
+}
 func (c *TCPCall) settings() []requestField { return nil }
 
 func (c *TCPCall) check(v *validator, path string) {

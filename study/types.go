@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tandem-bench/tandem/values"
 )
 
 // Study is a parsed study file. Field tags name the YAML keys; ",required"
@@ -254,14 +256,20 @@ type Call struct {
 	TCP      *TCPCall      `yaml:"tcp" doc:"A request over plain TCP, one answer per request (a line protocol, or length-prefixed answers); endpoint host:port."`
 	Endpoint string        `yaml:"endpoint" doc:"Which of the target's endpoints to call; default the one named after the protocol, or the only one."`
 	Unit     string        `yaml:"unit" doc:"What one unit of work is: request (default) or message (each streamed or consumed message)."`
+	// Values give each request of a scenario's load its own values.
+	Values map[string]Value `yaml:"values" doc:"Per-request values by name, which the request's path, headers, body, params, request, metadata or send name as ${NAME} (a feeder's column as ${NAME.COLUMN}): a generator, {seq: {from: 1}}, {uniform: {min: 1, max: 100}}, {float: {min: 0, max: 1}}, {choice: [a, b]} (or {choice: {values: [a, b], weights: [9, 1]}}), {zipf: {n: 1000, s: 1.1}}, {bytes: 16}, {hex: 32}, {time: unix_ms}; or a feeder, {csv: FILE} or {jsonl: FILE} (relative to the study file) with order sequential (default), random or once (a run ends when its rows do). Request i of every run gets the same values on every target (docs/values.md)."`
+	// ValueSpecs are Values parsed, each feeder's path resolved against
+	// the study file's directory: set when the study is read; a call made
+	// in code sets them itself.
+	ValueSpecs map[string]values.Spec `yaml:"-" json:"-"`
 }
 
 // HTTPCall is an HTTP request.
 type HTTPCall struct {
 	Method  string            `yaml:"method" doc:"HTTP method; default GET, or POST with a body."`
-	Path    string            `yaml:"path" doc:"Path and query appended to the endpoint URL; may use ${env.NAME} and case variables."`
-	Headers map[string]string `yaml:"headers" doc:"Request headers; values may use ${env.NAME}."`
-	Body    Value             `yaml:"body" doc:"Request body: a string as is, anything else as JSON; its strings may use ${env.NAME} and case variables."`
+	Path    string            `yaml:"path" doc:"Path and query appended to the endpoint URL; may use ${env.NAME}, case variables and the call's values (percent-encoded)."`
+	Headers map[string]string `yaml:"headers" doc:"Request headers; values may use ${env.NAME} and the call's values."`
+	Body    Value             `yaml:"body" doc:"Request body: a string as is, anything else as JSON; its strings may use ${env.NAME}, case variables and the call's values."`
 	HTTP2   bool              `yaml:"http2" doc:"Speak HTTP/2: over TLS for https, h2c for http."`
 	// Insecure skips the verification of the server's certificate.
 	Insecure bool `yaml:"insecure" doc:"Do not verify the server's TLS certificate."`
@@ -270,9 +278,9 @@ type HTTPCall struct {
 // JSONRPCCall is a JSON-RPC 2.0 request over HTTP.
 type JSONRPCCall struct {
 	Method  string            `yaml:"method,required" doc:"JSON-RPC method; may use ${env.NAME}."`
-	Params  Value             `yaml:"params" doc:"Params: a list or an object; its strings may use ${env.NAME} and case variables."`
+	Params  Value             `yaml:"params" doc:"Params: a list or an object; its strings may use ${env.NAME}, case variables and the call's values."`
 	Path    string            `yaml:"path" doc:"Path appended to the endpoint URL; may use ${env.NAME}."`
-	Headers map[string]string `yaml:"headers" doc:"Request headers, e.g. Authorization; values may use ${env.NAME}."`
+	Headers map[string]string `yaml:"headers" doc:"Request headers, e.g. Authorization; values may use ${env.NAME} and the call's values."`
 	HTTP2   bool              `yaml:"http2" doc:"Speak HTTP/2: over TLS for https, h2c for http."`
 	// Insecure skips the verification of the server's certificate.
 	Insecure bool `yaml:"insecure" doc:"Do not verify the server's TLS certificate."`
@@ -281,16 +289,16 @@ type JSONRPCCall struct {
 // GRPCCall is a gRPC call.
 type GRPCCall struct {
 	Method      string            `yaml:"method,required" doc:"Full method name, package.Service/Method."`
-	Request     Value             `yaml:"request" doc:"The request message in protobuf's JSON form; its strings may use ${env.NAME} and case variables."`
+	Request     Value             `yaml:"request" doc:"The request message in protobuf's JSON form; its strings may use ${env.NAME}, case variables and the call's values."`
 	Proto       []string          `yaml:"proto" doc:".proto files that define the service; default: server reflection."`
 	ImportPaths []string          `yaml:"import_paths" doc:"Directories searched for the .proto files' imports."`
-	Metadata    map[string]string `yaml:"metadata" doc:"Request metadata (headers); values may use ${env.NAME}."`
+	Metadata    map[string]string `yaml:"metadata" doc:"Request metadata (headers); values may use ${env.NAME} and the call's values."`
 }
 
 // WSCall is a JSON-RPC 2.0 request over WebSocket.
 type WSCall struct {
 	Method string `yaml:"method,required" doc:"JSON-RPC method; may use ${env.NAME}."`
-	Params Value  `yaml:"params" doc:"Params: a list or an object; its strings may use ${env.NAME} and case variables."`
+	Params Value  `yaml:"params" doc:"Params: a list or an object; its strings may use ${env.NAME}, case variables and the call's values."`
 	Path   string `yaml:"path" doc:"Path appended to the endpoint URL; may use ${env.NAME}."`
 }
 

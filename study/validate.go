@@ -240,16 +240,37 @@ func (v *validator) call(name string, c *Call) {
 	for i, req := range reqs {
 		req.check(v, path+"."+names[i])
 	}
-	// ${env.NAME} everywhere tandem resolves it in a call, and case
-	// variables in its request: nothing else is expanded there
-	c.mapStrings(func(p, value string, request bool) (string, error) {
-		if request {
+	v.callValues(path, c)
+	// ${env.NAME} everywhere tandem resolves it in a call, case variables
+	// in its request, its values in the parts that take them: nothing
+	// else is expanded there
+	c.mapStrings(func(p, value string, pt part) (string, error) {
+		switch {
+		case len(c.Values) > 0 && pt.takesValues():
+			v.valuePlaceholders(path+"."+p, value, c, pt.request())
+		case pt.request():
 			v.placeholders(path+"."+p, value, false)
-		} else {
+		default:
 			v.envOnly(path+"."+p, value)
 		}
 		return value, nil
 	})
+}
+
+// valuePlaceholders checks a string of a call with values, in a part that
+// takes them: ${env.NAME}, the call's values and, in the request itself,
+// case variables.
+func (v *validator) valuePlaceholders(path, value string, c *Call, caseVars bool) {
+	_, err := Expand(value, func(name string) (string, bool) {
+		if env, ok := envName(name); ok {
+			return "", !identPattern.MatchString(env)
+		}
+		return "", !c.isValue(name) && !(caseVars && identPattern.MatchString(name))
+	})
+	if err != nil {
+		names := slices.Sorted(maps.Keys(c.Values))
+		v.errorf(path, "a value of the call ${"+strings.Join(names, "}, ${")+"} (a feeder's column as ${NAME.COLUMN}) or ${env.NAME}", "%v", err)
+	}
 }
 
 // envOnly checks a string where ${env.NAME} is the only placeholder.

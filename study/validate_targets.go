@@ -87,6 +87,7 @@ func (v *validator) group(path string, t *Target) {
 	}
 	if h := g.Height; h != nil {
 		v.callRef(p+".height.call", h.Call)
+		v.notAskedOnce(p+".height.call", h.Call, "a height probe")
 	}
 }
 
@@ -240,11 +241,13 @@ func (v *validator) targetReady(path string, t *Target) {
 	if r := t.Ready.FirstAnswer; r != nil {
 		if c := v.callRef(path+".ready.first_answer.call", r.Call); c != nil {
 			v.endpoint(path+".ready.first_answer.call", t, r.Call, c)
+			v.notAskedOnce(path+".ready.first_answer.call", r.Call, "a readiness check")
 		}
 	}
 	if r := t.Ready.Condition; r != nil {
 		if c := v.callRef(path+".ready.condition.call", r.Call); c != nil {
 			v.endpoint(path+".ready.condition.call", t, r.Call, c)
+			v.notAskedOnce(path+".ready.condition.call", r.Call, "a readiness check")
 		}
 		if err := checkFieldPath(r.Path); err != nil {
 			v.errorf(path+".ready.condition.path", "a field path such as result.height or result.txs[0].height", "%v", err)
