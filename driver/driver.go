@@ -21,6 +21,7 @@ import (
 	"github.com/tandem-bench/tandem/driver/amqpdrv"
 	"github.com/tandem-bench/tandem/driver/grpcdrv"
 	"github.com/tandem-bench/tandem/driver/httpdrv"
+	"github.com/tandem-bench/tandem/driver/internal/vary"
 	"github.com/tandem-bench/tandem/driver/wsdrv"
 	"github.com/tandem-bench/tandem/internal/redact"
 	"github.com/tandem-bench/tandem/load"
@@ -56,6 +57,13 @@ type Options struct {
 	// Run is what a cometbft call's transactions carry (connections, rate
 	// and the run id of a sweep cell).
 	Run comet.Run
+	// Values is the set of a call with values, open (see Values): each
+	// request number gets its own. Nil for a call without values; a call
+	// with values has no Caller without it.
+	Values *Values
+
+	// vary is the call's parts that vary, compiled from Values (build).
+	vary *vary.Parts
 }
 
 // A protocol is what the driver package knows of one protocol: how to build
@@ -111,6 +119,11 @@ func New(ctx context.Context, call *study.Call, endpoint string, o Options) (Cal
 // build is New of a call resolved.
 func build(ctx context.Context, call *study.Call, endpoint string, o Options) (Caller, error) {
 	key := call.Protocol()
+	call, parts, err := withValues(call, o.Values)
+	if err != nil {
+		return nil, err
+	}
+	o.vary = parts
 	for _, p := range protocols() {
 		if p.key != key {
 			continue
@@ -225,7 +238,7 @@ func newGRPC(ctx context.Context, call *study.Call, endpoint string, o Options) 
 	}
 	addr := strings.TrimPrefix(strings.TrimPrefix(endpoint, "grpc://"), "dns:///")
 	c, err := grpcdrv.New(ctx, grpcdrv.Options{Addr: addr, Method: g.Method, Request: req, Proto: g.Proto,
-		ImportPaths: g.ImportPaths, Metadata: g.Metadata, QuickACK: o.QuickACK, Connections: o.Connections})
+		ImportPaths: g.ImportPaths, Metadata: g.Metadata, QuickACK: o.QuickACK, Connections: o.Connections, Vary: o.vary})
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +261,7 @@ func newJSONRPC(_ context.Context, call *study.Call, endpoint string, o Options)
 		return nil, err
 	}
 	c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, j.Path), RPCMethod: j.Method, RPCParams: params, Headers: j.Headers, Timeout: o.Timeout,
-		HTTP2: j.HTTP2, Insecure: j.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer})
+		HTTP2: j.HTTP2, Insecure: j.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer, Vary: o.vary})
 	if err != nil {
 		return nil, err
 	}
@@ -266,8 +279,12 @@ func newHTTP(_ context.Context, call *study.Call, endpoint string, o Options) (C
 			return nil, err
 		}
 	}
-	c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, h.Path), Method: h.Method, Headers: h.Headers, Body: body, Timeout: o.Timeout,
-		HTTP2: h.HTTP2, Insecure: h.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer})
+	target := joinURL(endpoint, h.Path)
+	if o.vary != nil && o.vary.Path != nil {
+		target = strings.TrimSuffix(endpoint, "/") // the path follows, rendered per request
+	}
+	c, err := httpdrv.New(httpdrv.Options{URL: target, Method: h.Method, Headers: h.Headers, Body: body, Timeout: o.Timeout,
+		HTTP2: h.HTTP2, Insecure: h.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer, Vary: o.vary})
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +314,7 @@ func newWS(_ context.Context, call *study.Call, endpoint string, o Options) (Cal
 	if err != nil {
 		return nil, err
 	}
-	c, err := wsdrv.New(wsdrv.Options{URL: joinURL(endpoint, w.Path), Method: w.Method, Params: params, Timeout: o.Timeout})
+	c, err := wsdrv.New(wsdrv.Options{URL: joinURL(endpoint, w.Path), Method: w.Method, Params: params, Timeout: o.Timeout, Vary: o.vary})
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ func newTCP(_ context.Context, call *study.Call, endpoint string, o Options) (Ca
 		until = []byte("\r\n")
 	}
 	c, err := tcpdrv.New(tcpdrv.Options{Addr: endpoint, Send: []byte(t.Send), Until: until, LengthPrefix: t.LengthPrefix,
-		ErrorPrefix: []byte(t.ErrorPrefix), Timeout: o.Timeout, MaxAnswer: o.MaxAnswer, QuickACK: o.QuickACK})
+		ErrorPrefix: []byte(t.ErrorPrefix), Timeout: o.Timeout, MaxAnswer: o.MaxAnswer, QuickACK: o.QuickACK, Vary: o.vary})
 	if err != nil {
 		return nil, err
 	}

@@ -49,7 +49,7 @@ func (c *ctxConn) dial(ctx context.Context) error {
 	return nil
 }
 
-func (c *ctxConn) Do(ctx context.Context, deadline time.Time) load.Result {
+func (c *ctxConn) Do(ctx context.Context, _ uint64, deadline time.Time) load.Result {
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl
 	}

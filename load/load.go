@@ -16,6 +16,17 @@
 // are a range of its timetable), so neither does it grow with the arrivals
 // offered or dropped, whatever the rate.
 // A failed request is data (a status in Result), never an error.
+//
+// Every request of a run has a number, counted from 0, that the executor
+// passes to Conn.Do (or the event loop to WireConn.AppendRequest): a
+// request's values (package values) are a function of its number, so two
+// targets given the same run get the same requests. A closed loop numbers
+// its requests in the order it issues them (the worker engine by an atomic
+// counter its connections share, the event loop by its own count); an open
+// loop's request k is arrival k of its timetable (a dropped arrival's
+// number is never sent); a batched loop's request n of period p on
+// connection c is (p·Connections + c)·PerPeriod + n. A run counts from 0
+// again: a warm-up, every round, every cell.
 package load
 
 import (
@@ -42,10 +53,12 @@ type Result struct {
 }
 
 // Conn sends requests over one connection. A Conn is used by one worker at
-// a time. Do sends one request, which must end by deadline (the earlier of
-// the request's timeout and the run's end); ctx ends the run.
+// a time. Do sends request number i of the run (see the package doc),
+// which must end by deadline (the earlier of the request's timeout and the
+// run's end); ctx ends the run. A Conn whose requests are all alike
+// ignores i.
 type Conn interface {
-	Do(ctx context.Context, deadline time.Time) Result
+	Do(ctx context.Context, i uint64, deadline time.Time) Result
 	Close() error
 }
 
@@ -218,13 +231,13 @@ const (
 	recorded                // answered (or failed), and recorded
 )
 
-// one sends a request intended at intended (zero: now, as in a closed loop)
-// and records it. ctx is the run: its deadline, if any, is the run's end.
+// one sends request number seq on connection i, intended at intended
+// (zero: now, as in a closed loop), and records it. ctx is the run: its deadline, if any, is the run's end.
 // The request must end by its timeout or the run's end, whichever comes
 // first. Nothing is sent at or after the run's end (unsent). A request the
 // end cut off (see cutOff) is neither a failure nor a latency: it is
 // counted as cut (wasCut).
-func (r *run) one(ctx context.Context, i int, intended time.Time, timeout time.Duration) outcome {
+func (r *run) one(ctx context.Context, i int, seq uint64, intended time.Time, timeout time.Duration) outcome {
 	sent := time.Now()
 	runEnd, bounded := ctx.Deadline()
 	if ctx.Err() != nil || bounded && !sent.Before(runEnd) {
@@ -237,7 +250,7 @@ func (r *run) one(ctx context.Context, i int, intended time.Time, timeout time.D
 	if intended.IsZero() {
 		intended = sent
 	}
-	res := r.conns[i].Do(ctx, deadline)
+	res := r.conns[i].Do(ctx, seq, deadline)
 	end := time.Now()
 	if cutOff(ctx, deadline, end, res) {
 		r.recs[i].recordCut()
@@ -336,13 +349,15 @@ func (c Closed) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 		runCtx, cancel = context.WithDeadline(ctx, r.start.Add(c.Duration))
 		defer cancel()
 	}
-	var issued atomic.Int64
+	// issued numbers the requests in the order the connections take them
+	var issued atomic.Uint64
 	elapsed := r.workers(func(i int) {
 		for runCtx.Err() == nil {
-			if c.Requests > 0 && issued.Add(1) > c.Requests {
+			seq := issued.Add(1) - 1
+			if c.Requests > 0 && seq >= uint64(c.Requests) {
 				return
 			}
-			if r.one(runCtx, i, time.Time{}, c.Timeout) != recorded {
+			if r.one(runCtx, i, seq, time.Time{}, c.Timeout) != recorded {
 				return
 			}
 		}
@@ -544,12 +559,12 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 	// takes the arrival it found in the same step as the skip: were it to
 	// look again, at a rate that brings more arrivals while it looks than
 	// it has time to take, it would skip for ever.
-	claim := func() (time.Time, bool) {
+	claim := func() (time.Time, int64, bool) {
 		for {
 			k := next.Load()
 			due, ok := tt.due(k)
 			if !ok {
-				return time.Time{}, false
+				return time.Time{}, 0, false
 			}
 			take := k
 			if now := time.Now(); due.Before(now) {
@@ -559,17 +574,17 @@ func (o Open) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 				}
 			}
 			if next.CompareAndSwap(k, take+1) {
-				return due, true
+				return due, take, true
 			}
 		}
 	}
 	elapsed := r.workers(func(i int) {
 		for {
-			due, ok := claim()
+			due, k, ok := claim()
 			if !ok || !alarms[i].wait(hardCtx, due) {
 				return // a worker stops at its first wait cut short, rather than claim the rest of the timetable
 			}
-			r.one(hardCtx, i, due, o.Timeout)
+			r.one(hardCtx, i, uint64(k), due, o.Timeout) // arrival k is request k
 		}
 	})
 	// Every arrival offered and not sent was dropped: skipped, not sent
@@ -674,7 +689,8 @@ func (b Batched) Run(ctx context.Context, d Dialer) (results.Sample, error) {
 					dropped.Add(int64(b.PerPeriod - n))
 					break
 				}
-				switch r.one(hardCtx, i, due, b.Timeout) {
+				seq := (uint64(p)*uint64(b.Connections)+uint64(i))*uint64(b.PerPeriod) + uint64(n)
+				switch r.one(hardCtx, i, seq, due, b.Timeout) {
 				case unsent:
 					dropped.Add(int64(b.PerPeriod - n))
 				case wasCut: // sent: counted as cut

@@ -182,7 +182,7 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 		l.expire(now)
 		for first < next && len(l.free) > 0 {
 			due, _ := tt.due(first)
-			l.send(due)
+			l.send(due, uint64(first)) // arrival k is request k
 			first++
 		}
 		nextDue, more := tt.due(next)
@@ -242,7 +242,7 @@ func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 	}
 	defer l.close()
 	start, end := l.start, l.end
-	var issued int64
+	var issued int64 // the requests sent so far, and so the next one's number
 	// each answer read frees its connection for the next request at once,
 	// not after every other answer of the poll has been read
 	l.refill = func() {
@@ -250,7 +250,7 @@ func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 			return // the run is over: a request now would only be cut off
 		}
 		if c.Requests <= 0 || issued < c.Requests {
-			l.send(time.Time{})
+			l.send(time.Time{}, uint64(issued))
 			issued++
 		}
 	}
@@ -263,7 +263,7 @@ func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 		l.expire(now)
 		failed := false // a request could not be sent: the target is down
 		for len(l.free) > 0 && (c.Requests <= 0 || issued < c.Requests) && !failed {
-			failed = !l.send(time.Time{})
+			failed = !l.send(time.Time{}, uint64(issued))
 			issued++
 		}
 		if l.inUse == 0 {
@@ -363,9 +363,10 @@ func (l *eventLoop) close() {
 	runtime.UnlockOSThread()
 }
 
-// send sends one arrival on a free connection; false if it could not (the
-// request is recorded as failed and its connection is free again).
-func (l *eventLoop) send(intended time.Time) bool {
+// send sends request number seq, one arrival, on a free connection; false
+// if it could not (the request is recorded as failed and its connection is
+// free again).
+func (l *eventLoop) send(intended time.Time, seq uint64) bool {
 	i := l.free[len(l.free)-1]
 	l.free = l.free[:len(l.free)-1]
 	c := l.conns[i]
@@ -383,7 +384,12 @@ func (l *eventLoop) send(intended time.Time) bool {
 			return false
 		}
 	}
-	l.req = c.wc.AppendRequest(l.req[:0])
+	req, err := c.wc.AppendRequest(l.req[:0], seq)
+	if err != nil {
+		l.finish(i, time.Now(), Result{Status: StatusRequest}, false)
+		return false
+	}
+	l.req = req
 	if err := writeAll(c.fd, l.req, sent.Add(l.timeout)); err != nil {
 		l.finish(i, time.Now(), Result{Status: TransportStatus(err)}, true)
 		return false

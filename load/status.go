@@ -35,3 +35,8 @@ func TransportStatus(err error) string {
 	}
 	return "transport"
 }
+
+// StatusRequest is the status of a request that could not be made: its
+// values could not be rendered (a feeder's file unreadable, a value that
+// does not fit the request). It is not sent.
+const StatusRequest = "request"

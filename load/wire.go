@@ -21,8 +21,10 @@ type Wire interface {
 
 // WireConn is one connection's protocol state.
 type WireConn interface {
-	// AppendRequest appends the next request's bytes to b.
-	AppendRequest(b []byte) []byte
+	// AppendRequest appends the bytes of request number i of the run (see
+	// the package doc) to b. An error fails the request unsent, with
+	// status "request" (its values could not be rendered).
+	AppendRequest(b []byte, i uint64) ([]byte, error)
 	// Response frames the response at the start of b: its length (0 when
 	// b holds only part of it), its result, and whether the server closes
 	// the connection after it. An error says b is not a response.

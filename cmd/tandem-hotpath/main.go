@@ -195,7 +195,7 @@ func run(url string, n int) error {
 	}
 	defer cn.Close()
 	for i := range n {
-		if res := cn.Do(ctx, time.Now().Add(10*time.Second)); res.Status != "" {
+		if res := cn.Do(ctx, 0, time.Now().Add(10*time.Second)); res.Status != "" {
 			return fmt.Errorf("request %d: %s", i+1, res.Status)
 		}
 	}

@@ -114,7 +114,7 @@ func preflight(ctx context.Context, u *url.URL, d load.Dialer, timeout time.Dura
 		return fmt.Errorf("cannot reach %s: %w", target, err)
 	}
 	defer cn.Close()
-	res := cn.Do(ctx, time.Now().Add(timeout))
+	res := cn.Do(ctx, 0, time.Now().Add(timeout)) // request 0, as the run's first
 	switch res.Status {
 	case "refused", "tls":
 		return fmt.Errorf("cannot use %s: the first request failed: %s", target, res.Status)

@@ -1,7 +1,9 @@
 // Package grpcdrv calls gRPC methods whose types are known only at run time:
 // from the server's reflection service or from .proto files compiled in
 // process. The request is encoded once, from JSON, and sent as raw bytes on
-// every call, so the hot path does no protobuf work.
+// every call, so the hot path does no protobuf work; a request whose
+// values vary (Options.Vary) is rendered as JSON and encoded for each
+// request number instead.
 package grpcdrv
 
 import (
@@ -17,6 +19,7 @@ import (
 
 	"github.com/bufbuild/protocompile"
 	"github.com/jhump/protoreflect/grpcreflect"
+	"github.com/tandem-bench/tandem/driver/internal/vary"
 	"github.com/tandem-bench/tandem/driver/quickack"
 	"github.com/tandem-bench/tandem/load"
 	"google.golang.org/grpc"
@@ -52,6 +55,10 @@ type Options struct {
 	// Dials share, handed out in turn (gRPC carries each call as a stream,
 	// many at once on one connection); zero: each Dial its own.
 	Connections int
+	// Vary, if set, holds the parts rendered for each request number: the
+	// request (protobuf's JSON form, in place of Request) and metadata
+	// (over Metadata).
+	Vary *vary.Parts
 }
 
 // Caller calls one method. It resolves the method's descriptor once, on the
@@ -85,6 +92,9 @@ func New(ctx context.Context, opts Options) (*Caller, error) {
 	svc, m, ok := strings.Cut(full, "/")
 	if !ok || svc == "" || m == "" {
 		return nil, fmt.Errorf("method %q: want package.Service/Method", opts.Method)
+	}
+	if !opts.Vary.Varies() {
+		opts.Vary = nil
 	}
 	c := &Caller{opts: opts, service: svc, method: m, path: "/" + full, md: metadata.New(opts.Metadata)}
 	if len(opts.Proto) > 0 {
@@ -134,6 +144,15 @@ func (c *Caller) setDesc(md protoreflect.MethodDescriptor) error {
 	}
 	req := dynamicpb.NewMessage(md.Input())
 	body := c.opts.Request
+	if v := c.opts.Vary; v != nil && v.Body != nil {
+		// request 0, so that a request that does not fit the method's type
+		// fails here rather than every request
+		q := v.NewRequest()
+		if err := q.Render(0); err != nil {
+			return err
+		}
+		body = q.Body
+	}
 	if len(body) == 0 {
 		body = []byte("{}")
 	}
@@ -213,7 +232,14 @@ func (c *Caller) DialConn(ctx context.Context) (*Conn, error) {
 func (c *Caller) conn(cc *grpc.ClientConn, sh *sharedConn) *Conn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return &Conn{c: c, cc: cc, sh: sh, frame: &frame{data: c.frame}, stream: c.stream, out: c.desc.Output()}
+	cn := &Conn{c: c, cc: cc, sh: sh, frame: &frame{data: c.frame}, stream: c.stream, out: c.desc.Output()}
+	if v := c.opts.Vary; v != nil {
+		cn.vary = v.NewRequest()
+		if v.Body != nil {
+			cn.msg = dynamicpb.NewMessage(c.desc.Input())
+		}
+	}
+	return cn
 }
 
 // release drops a Conn's hold on a shared connection, closing it with the
@@ -285,6 +311,11 @@ type Conn struct {
 	reply  frame
 	stream bool
 	out    protoreflect.MessageDescriptor // the answer's type
+	// vary renders the parts that vary (Options.Vary), msg decodes the
+	// request rendered, md is the metadata of the request rendered last.
+	vary *vary.Request
+	msg  *dynamicpb.Message
+	md   metadata.MD
 }
 
 // dialTimeout bounds the wait for a connection to become ready.
@@ -295,16 +326,55 @@ var (
 	rawCall    = grpc.ForceCodecV2(rawCodec{})
 )
 
-// Do sends the request; for a server-streaming method the units are the
-// messages received.
-func (cn *Conn) Do(ctx context.Context, deadline time.Time) load.Result {
+// Do sends request number i; for a server-streaming method the units are
+// the messages received.
+func (cn *Conn) Do(ctx context.Context, i uint64, deadline time.Time) load.Result {
+	if cn.vary != nil {
+		if err := cn.render(i); err != nil {
+			return load.Result{Status: load.StatusRequest}
+		}
+	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	return cn.do(ctx, nil)
 }
 
+// render renders request i's parts that vary: its metadata, and its
+// request encoded. The JSON's buffer and the message are the Conn's own,
+// reused; the encoded frame is new each time, since grpc-go may still
+// hold the last one after its call returns (a server that answers before
+// it has read the request).
+func (cn *Conn) render(i uint64) error {
+	if err := cn.vary.Render(i); err != nil {
+		return err
+	}
+	v := cn.c.opts.Vary
+	if len(v.Headers) > 0 {
+		cn.md = cn.c.md.Copy()
+		for k, h := range v.Headers {
+			cn.md.Set(h.Name, string(cn.vary.Headers[k]))
+		}
+	}
+	if v.Body == nil {
+		return nil
+	}
+	proto.Reset(cn.msg)
+	if err := protojson.Unmarshal(cn.vary.Body, cn.msg); err != nil {
+		return fmt.Errorf("request %d for %s: %w", i, cn.c.desc.FullName(), err)
+	}
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(cn.msg)
+	if err != nil {
+		return fmt.Errorf("request %d: encode: %w", i, err)
+	}
+	cn.frame.data = data
+	return nil
+}
+
 func (cn *Conn) do(ctx context.Context, each func([]byte)) load.Result {
-	if len(cn.c.md) > 0 {
+	switch {
+	case cn.md != nil:
+		ctx = metadata.NewOutgoingContext(ctx, cn.md)
+	case len(cn.c.md) > 0:
 		ctx = metadata.NewOutgoingContext(ctx, cn.c.md)
 	}
 	if !cn.stream {
@@ -351,9 +421,15 @@ func (cn *Conn) do(ctx context.Context, each func([]byte)) load.Result {
 	}
 }
 
-// Ask sends the request once and returns every answer message in
-// protobuf's JSON form (one per streamed message).
+// Ask sends the request once (request number 0, when its parts vary) and
+// returns every answer message in protobuf's JSON form (one per streamed
+// message).
 func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
+	if cn.vary != nil {
+		if err := cn.render(0); err != nil {
+			return nil, load.Result{Status: load.StatusRequest}
+		}
+	}
 	var answers [][]byte
 	var decodeErr error
 	res := cn.do(ctx, func(b []byte) {

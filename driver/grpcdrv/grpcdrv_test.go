@@ -50,7 +50,7 @@ func TestIPv6(t *testing.T) {
 	if ans, res := cn.Ask(context.Background()); res.Status != "" || len(ans) != 1 {
 		t.Errorf("GetBlock over [::1]: %q, status %q", ans, res.Status)
 	}
-	if res := cn.Do(context.Background(), time.Now().Add(2*time.Second)); res.Status != "" || res.Units != 1 {
+	if res := cn.Do(context.Background(), 0, time.Now().Add(2*time.Second)); res.Status != "" || res.Units != 1 {
 		t.Errorf("Do over [::1] = %+v", res)
 	}
 }
@@ -83,7 +83,7 @@ func TestReflectionAndProtoFilesAgree(t *testing.T) {
 	if err := json.Unmarshal(a[0], &blk); err != nil || blk.Height != "7" {
 		t.Errorf("answer %s: height %q; want \"7\"", a[0], blk.Height)
 	}
-	if res := viaReflection.Do(context.Background(), time.Now().Add(time.Second)); res.Status != "" || res.Units != 1 || res.First != 0 {
+	if res := viaReflection.Do(context.Background(), 0, time.Now().Add(time.Second)); res.Status != "" || res.Units != 1 || res.First != 0 {
 		t.Errorf("Do = %+v", res)
 	}
 }
@@ -94,7 +94,7 @@ func TestStreams(t *testing.T) {
 	if !whole.c.Streaming() {
 		t.Error("GetBlockRange not seen as server-streaming")
 	}
-	res := whole.Do(context.Background(), time.Now().Add(5*time.Second))
+	res := whole.Do(context.Background(), 0, time.Now().Add(5*time.Second))
 	if res.Status != "" || res.Units != 10 || res.First <= 0 {
 		t.Errorf("range 0–9: %+v; want 10 messages and a time to the first", res)
 	}
@@ -103,7 +103,7 @@ func TestStreams(t *testing.T) {
 		t.Errorf("Ask on a stream: %d answers; want 10", len(ans))
 	}
 	half := dial(t, Options{Addr: addr, Method: "tandem.sample.v1.Ledger/GetBlockRange", Request: []byte(`{"start": 295, "end": 305}`)})
-	if res := half.Do(context.Background(), time.Now().Add(5*time.Second)); res.Status != "grpc:NOT_FOUND" || res.Units != 5 {
+	if res := half.Do(context.Background(), 0, time.Now().Add(5*time.Second)); res.Status != "grpc:NOT_FOUND" || res.Units != 5 {
 		t.Errorf("range past the tip: %+v; want 5 messages then grpc:NOT_FOUND", res)
 	}
 }
@@ -135,10 +135,10 @@ func TestErrors(t *testing.T) {
 		}
 	}
 	cn := dial(t, Options{Addr: addr, Method: "tandem.sample.v1.Ledger/GetBalance", Request: []byte(`{"address": "x"}`)})
-	if res := cn.Do(ctx, time.Now().Add(time.Second)); res.Status != "grpc:INVALID_ARGUMENT" {
+	if res := cn.Do(ctx, 0, time.Now().Add(time.Second)); res.Status != "grpc:INVALID_ARGUMENT" {
 		t.Errorf("bad address: %q; want grpc:INVALID_ARGUMENT", res.Status)
 	}
-	if res := cn.Do(ctx, time.Now().Add(-time.Second)); res.Status != "timeout" {
+	if res := cn.Do(ctx, 0, time.Now().Add(-time.Second)); res.Status != "timeout" {
 		t.Errorf("past deadline: %q; want timeout", res.Status)
 	}
 }
@@ -205,7 +205,7 @@ func TestSharedConnections(t *testing.T) {
 				go func() {
 					defer func() { done <- struct{}{} }()
 					for range 20 {
-						if res := cn.Do(context.Background(), time.Now().Add(5*time.Second)); res.Status != "" {
+						if res := cn.Do(context.Background(), 0, time.Now().Add(5*time.Second)); res.Status != "" {
 							errs <- res.Status
 						}
 					}
@@ -225,7 +225,7 @@ func TestSharedConnections(t *testing.T) {
 				}
 				cn.Close() // again: released once, not twice
 			}
-			if res := last.Do(context.Background(), time.Now().Add(5*time.Second)); res.Status != "" {
+			if res := last.Do(context.Background(), 0, time.Now().Add(5*time.Second)); res.Status != "" {
 				t.Errorf("the last Conn after the others closed: %s", res.Status)
 			}
 			if err := last.Close(); err != nil {

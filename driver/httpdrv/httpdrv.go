@@ -2,7 +2,9 @@
 // (fasthttp, for a generator that is not the bottleneck) or HTTP/2 (TLS or
 // h2c, through net/http). Each connection is its own client
 // with one TCP connection; the request is built once, and for JSON-RPC only
-// the id changes per call. Answers are checked without decoding them whole.
+// the id changes per call, unless Options.Vary gives each request number
+// values of its own in its path, headers or body. Answers are checked
+// without decoding them whole.
 package httpdrv
 
 import (
@@ -18,6 +20,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tandem-bench/tandem/driver/internal/vary"
 	"github.com/tandem-bench/tandem/driver/jsonrpc"
 	"github.com/tandem-bench/tandem/driver/quickack"
 	"github.com/tandem-bench/tandem/load"
@@ -50,6 +53,11 @@ type Options struct {
 	// MaxBody bounds a response body; a longer one has status "too-large".
 	// Zero means no bound.
 	MaxBody int
+	// Vary, if set, holds the parts rendered for each request number: the
+	// path and query (appended to URL, which must have no query of its
+	// own), headers (over those of Headers) and the body (a JSON-RPC
+	// call's params), each in place of the fixed one.
+	Vary *vary.Parts
 }
 
 // Caller sends one request shape.
@@ -58,6 +66,12 @@ type Caller struct {
 	u    *url.URL
 	rpc  *jsonrpc.Request
 }
+
+// varyPath reports whether the request's path varies.
+func (c *Caller) varyPath() bool { return c.opts.Vary != nil && c.opts.Vary.Path != nil }
+
+// varyBody reports whether the request's body (a call's params) varies.
+func (c *Caller) varyBody() bool { return c.opts.Vary != nil && c.opts.Vary.Body != nil }
 
 // New checks opts and returns a Caller.
 func New(opts Options) (*Caller, error) {
@@ -70,6 +84,12 @@ func New(opts Options) (*Caller, error) {
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second
+	}
+	if !opts.Vary.Varies() {
+		opts.Vary = nil
+	}
+	if opts.Vary != nil && opts.Vary.Path != nil && (u.RawQuery != "" || u.Fragment != "") {
+		return nil, fmt.Errorf("url %q: a path with values goes after the URL, which then cannot have a query of its own", opts.URL)
 	}
 	c := &Caller{opts: opts, u: u}
 	c.opts.Headers = map[string]string{}
@@ -84,7 +104,7 @@ func New(opts Options) (*Caller, error) {
 		c.opts.Headers["Content-Type"] = "application/json"
 	} else if c.opts.Method == "" {
 		c.opts.Method = http.MethodGet
-		if len(opts.Body) > 0 {
+		if len(opts.Body) > 0 || c.varyBody() {
 			c.opts.Method = http.MethodPost
 		}
 	}
@@ -97,6 +117,9 @@ func (c *Caller) Dial(ctx context.Context) (load.Conn, error) { return c.DialCon
 // DialConn is Dial with the concrete type, which can also Ask.
 func (c *Caller) DialConn(context.Context) (*Conn, error) {
 	cn := &Conn{c: c}
+	if c.opts.Vary != nil {
+		cn.vary = c.opts.Vary.NewRequest()
+	}
 	tlsConf := &tls.Config{InsecureSkipVerify: c.opts.Insecure, ServerName: c.u.Hostname()}
 	if c.opts.HTTP2 {
 		tr := &http.Transport{TLSClientConfig: tlsConf, DisableCompression: true, MaxConnsPerHost: 1, Protocols: new(http.Protocols)}
@@ -130,7 +153,7 @@ func (c *Caller) DialConn(context.Context) (*Conn, error) {
 	for k, v := range c.opts.Headers {
 		cn.req.Header.Set(k, v)
 	}
-	if c.rpc == nil {
+	if c.rpc == nil && !c.varyBody() {
 		cn.req.SetBodyRaw(c.opts.Body)
 	}
 	return cn, nil
@@ -146,49 +169,89 @@ type Conn struct {
 	id   int64
 	body []byte
 	buf  bytes.Buffer
+	// vary renders the parts that vary (Options.Vary); uri is the URL
+	// with the path rendered.
+	vary *vary.Request
+	uri  []byte
 }
 
-// Do sends the request once.
-func (cn *Conn) Do(ctx context.Context, deadline time.Time) load.Result {
-	_, res := cn.ask(ctx, deadline, false)
+// Do sends request number i once.
+func (cn *Conn) Do(ctx context.Context, i uint64, deadline time.Time) load.Result {
+	_, res := cn.ask(ctx, i, deadline, false)
 	return res
 }
 
-// Ask sends the request once and returns the answer: a JSON-RPC call's
-// result, or an HTTP response's body.
+// Ask sends the request once (request number 0, when its parts vary) and
+// returns the answer: a JSON-RPC call's result, or an HTTP response's
+// body.
 func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
-	ans, res := cn.ask(ctx, time.Now().Add(cn.c.opts.Timeout), true)
+	ans, res := cn.ask(ctx, 0, time.Now().Add(cn.c.opts.Timeout), true)
 	if ans == nil {
 		return nil, res
 	}
 	return [][]byte{bytes.Clone(ans)}, res
 }
 
-func (cn *Conn) nextBody() []byte {
+// nextBody renders request i's parts that vary, if any, and returns its
+// body.
+func (cn *Conn) nextBody(i uint64) ([]byte, error) {
+	if cn.vary != nil {
+		if err := cn.vary.Render(i); err != nil {
+			return nil, err
+		}
+	}
 	if cn.c.rpc == nil {
-		return cn.c.opts.Body
+		if cn.c.varyBody() {
+			return cn.vary.Body, nil
+		}
+		return cn.c.opts.Body, nil
 	}
 	cn.id++
-	cn.body = cn.c.rpc.Append(cn.body[:0], cn.id)
-	return cn.body
+	if cn.c.varyBody() {
+		cn.body = cn.c.rpc.AppendParams(cn.body[:0], cn.id, cn.vary.Body)
+	} else {
+		cn.body = cn.c.rpc.Append(cn.body[:0], cn.id)
+	}
+	return cn.body, nil
 }
 
-// ask sends the request; the returned answer is only valid until the next
+// url is the request's URL: with its rendered path, when it varies.
+func (cn *Conn) url() []byte {
+	cn.uri = append(cn.uri[:0], cn.c.opts.URL...)
+	if cn.c.varyPath() {
+		cn.uri = append(cn.uri, cn.vary.Path...)
+	}
+	return cn.uri
+}
+
+// ask sends request i; the returned answer is only valid until the next
 // request on the connection.
-func (cn *Conn) ask(ctx context.Context, deadline time.Time, keep bool) ([]byte, load.Result) {
-	body := cn.nextBody()
+func (cn *Conn) ask(ctx context.Context, i uint64, deadline time.Time, keep bool) ([]byte, load.Result) {
+	body, err := cn.nextBody(i)
+	if err != nil {
+		return nil, load.Result{Status: load.StatusRequest}
+	}
 	var status int
 	var payload []byte
 	if cn.h2 != nil {
 		ctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, cn.c.opts.Method, cn.c.opts.URL, bytes.NewReader(body))
+		u := cn.c.opts.URL
+		if cn.c.varyPath() {
+			u = string(cn.url())
+		}
+		req, err := http.NewRequestWithContext(ctx, cn.c.opts.Method, u, bytes.NewReader(body))
 		if err != nil {
 			return nil, load.Result{Status: "transport"}
 		}
 		req.Header.Set("User-Agent", "") // none but one the headers give
 		for k, v := range cn.c.opts.Headers {
 			req.Header.Set(k, v)
+		}
+		if cn.vary != nil {
+			for k, h := range cn.c.opts.Vary.Headers {
+				req.Header.Set(h.Name, string(cn.vary.Headers[k]))
+			}
 		}
 		resp, err := cn.h2.Do(req)
 		if err != nil {
@@ -209,8 +272,11 @@ func (cn *Conn) ask(ctx context.Context, deadline time.Time, keep bool) ([]byte,
 		}
 		status, payload = resp.StatusCode, cn.buf.Bytes()
 	} else {
-		if cn.c.rpc != nil {
+		if cn.c.rpc != nil || cn.c.varyBody() {
 			cn.req.SetBodyRaw(body)
+		}
+		if cn.vary != nil {
+			cn.varied()
 		}
 		if err := cn.hc.DoDeadline(cn.req, cn.resp, deadline); err != nil {
 			return nil, load.Result{Status: fastStatus(err)}
@@ -227,6 +293,17 @@ func (cn *Conn) ask(ctx context.Context, deadline time.Time, keep bool) ([]byte,
 		return nil, load.Result{Units: 1}
 	}
 	return jsonrpc.CheckReply(payload, cn.id)
+}
+
+// varied sets the fasthttp request's path and headers that vary to those
+// rendered.
+func (cn *Conn) varied() {
+	if cn.c.varyPath() {
+		cn.req.SetRequestURIBytes(cn.url())
+	}
+	for k, h := range cn.c.opts.Vary.Headers {
+		cn.req.Header.SetBytesV(h.Name, cn.vary.Headers[k])
+	}
 }
 
 // httpStatuses are interned so that recording a failure allocates nothing.

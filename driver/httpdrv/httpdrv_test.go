@@ -256,7 +256,7 @@ func BenchmarkDo(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if res := cn.Do(ctx, time.Now().Add(10*time.Second)); res.Status != "" {
+		if res := cn.Do(ctx, 0, time.Now().Add(10*time.Second)); res.Status != "" {
 			b.Fatal(res.Status)
 		}
 	}

@@ -52,6 +52,13 @@ func (r *Request) AppendWith(dst []byte, id int64, params func(dst []byte) ([]by
 	return append(dst, '}'), nil
 }
 
+// AppendParams appends the request with the given id and params (JSON,
+// rendered for this request) to dst.
+func (r *Request) AppendParams(dst []byte, id int64, params []byte) []byte {
+	dst = append(strconv.AppendInt(append(dst, r.prefix...), id, 10), r.head...)
+	return append(append(dst, params...), '}')
+}
+
 // Append appends the request with the given id to dst.
 func (r *Request) Append(dst []byte, id int64) []byte {
 	return append(strconv.AppendInt(append(dst, r.prefix...), id, 10), r.suffix...)

@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tandem-bench/tandem/driver/internal/vary"
 	"github.com/tandem-bench/tandem/driver/quickack"
 	"github.com/tandem-bench/tandem/load"
 )
@@ -48,6 +49,9 @@ type Options struct {
 	// QuickACK makes the client acknowledge every segment at once, to
 	// confirm a delayed-ACK stall.
 	QuickACK bool
+	// Vary, if its Body is set, renders each request number's bytes in
+	// place of Send.
+	Vary *vary.Parts
 }
 
 // Caller dials connections for one request shape.
@@ -59,8 +63,11 @@ func New(o Options) (*Caller, error) {
 	if _, _, err := net.SplitHostPort(o.Addr); err != nil {
 		return nil, fmt.Errorf("tcp address %q: %w", o.Addr, err)
 	}
+	if o.Vary == nil || o.Vary.Body == nil {
+		o.Vary = nil
+	}
 	switch {
-	case len(o.Send) == 0:
+	case len(o.Send) == 0 && o.Vary == nil:
 		return nil, errors.New("tcp: nothing to send")
 	case o.LengthPrefix != 0 && len(o.Until) > 0:
 		return nil, errors.New("tcp: until and a length prefix are two ways to end an answer: choose one")
@@ -91,7 +98,11 @@ func (c *Caller) DialConn(ctx context.Context) (*Conn, error) {
 	if c.o.QuickACK {
 		nc = quickack.Wrap(nc)
 	}
-	return &Conn{c: c, nc: nc, r: bufio.NewReaderSize(nc, 16<<10)}, nil
+	cn := &Conn{c: c, nc: nc, r: bufio.NewReaderSize(nc, 16<<10)}
+	if v := c.o.Vary; v != nil {
+		cn.vary = v.NewRequest()
+	}
+	return cn, nil
 }
 
 // redial replaces a connection a failed request left mid-answer.
@@ -121,18 +132,20 @@ type Conn struct {
 	// the watch.
 	watched context.Context
 	stop    func() bool
+	// vary renders each request's bytes (Options.Vary).
+	vary *vary.Request
 }
 
-// Do sends the request once and reads its answer by deadline.
-func (cn *Conn) Do(ctx context.Context, deadline time.Time) load.Result {
-	_, res := cn.do(ctx, deadline)
+// Do sends request number i once and reads its answer by deadline.
+func (cn *Conn) Do(ctx context.Context, i uint64, deadline time.Time) load.Result {
+	_, res := cn.do(ctx, i, deadline)
 	return res
 }
 
-// Ask sends the request once and returns the answer as JSON (see
-// jsonText).
+// Ask sends the request once (request number 0, when its bytes vary) and
+// returns the answer as JSON (see jsonText).
 func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
-	ans, res := cn.do(ctx, time.Now().Add(cn.timeout()))
+	ans, res := cn.do(ctx, 0, time.Now().Add(cn.timeout()))
 	if res.Status != "" && res.Status != statusError {
 		return nil, res
 	}
@@ -153,9 +166,16 @@ func (cn *Conn) timeout() time.Duration {
 // statusError is the status of an answer that starts with ErrorPrefix.
 const statusError = "tcp:error"
 
-func (cn *Conn) do(ctx context.Context, deadline time.Time) ([]byte, load.Result) {
+func (cn *Conn) do(ctx context.Context, i uint64, deadline time.Time) ([]byte, load.Result) {
 	if err := ctx.Err(); err != nil {
 		return nil, load.Result{Status: load.TransportStatus(err)}
+	}
+	send := cn.c.o.Send
+	if cn.vary != nil {
+		if err := cn.vary.Render(i); err != nil {
+			return nil, load.Result{Status: load.StatusRequest}
+		}
+		send = cn.vary.Body
 	}
 	if cn.nc == nil {
 		if err := cn.redial(ctx, deadline); err != nil {
@@ -177,7 +197,7 @@ func (cn *Conn) do(ctx context.Context, deadline time.Time) ([]byte, load.Result
 		// then replaced the one that would have cut the wait short
 		return nil, load.Result{Status: load.TransportStatus(err)}
 	}
-	if _, err := cn.nc.Write(cn.c.o.Send); err != nil {
+	if _, err := cn.nc.Write(send); err != nil {
 		return nil, cn.fail(err)
 	}
 	ans, err := cn.read()

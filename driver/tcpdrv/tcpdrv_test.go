@@ -140,7 +140,7 @@ func TestRunEndInterruptsAWait(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	done := make(chan string, 1)
-	go func() { done <- cn.Do(ctx, time.Now().Add(time.Minute)).Status }()
+	go func() { done <- cn.Do(ctx, 0, time.Now().Add(time.Minute)).Status }()
 	select {
 	case st := <-done:
 		if st == "" {

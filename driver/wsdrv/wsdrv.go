@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/tandem-bench/tandem/driver/internal/vary"
 	"github.com/tandem-bench/tandem/driver/jsonrpc"
 	"github.com/tandem-bench/tandem/load"
 )
@@ -35,6 +36,9 @@ type Options struct {
 	// Check, if set, judges a successful answer's result: "" when it is a
 	// success, else the failure's status.
 	Check func(result []byte) string
+	// Vary, if its Body is set, renders each request number's params in
+	// place of Params.
+	Vary *vary.Parts
 }
 
 // Caller sends one call shape.
@@ -58,6 +62,9 @@ func New(opts Options) (*Caller, error) {
 	if opts.ReadLimit <= 0 {
 		opts.ReadLimit = 16 << 20
 	}
+	if opts.Vary == nil || opts.Vary.Body == nil {
+		opts.Vary = nil
+	}
 	req, err := jsonrpc.NewRequest(opts.Method, opts.Params)
 	if err != nil {
 		return nil, err
@@ -71,6 +78,9 @@ func (c *Caller) Dial(ctx context.Context) (load.Conn, error) { return c.DialCon
 // DialConn is Dial with the concrete type, which can also Ask.
 func (c *Caller) DialConn(ctx context.Context) (*Conn, error) {
 	cn := &Conn{c: c}
+	if v := c.opts.Vary; v != nil {
+		cn.vary = v.NewRequest()
+	}
 	if err := cn.dial(ctx); err != nil {
 		return nil, err
 	}
@@ -86,6 +96,8 @@ type Conn struct {
 	id  int64
 	out []byte
 	in  bytes.Buffer
+	// vary renders each request's params (Options.Vary).
+	vary *vary.Request
 }
 
 func (cn *Conn) dial(ctx context.Context) error {
@@ -100,22 +112,28 @@ func (cn *Conn) dial(ctx context.Context) error {
 	return nil
 }
 
-// Do sends the call once and waits for its answer.
-func (cn *Conn) Do(ctx context.Context, deadline time.Time) load.Result {
-	_, res := cn.ask(ctx, deadline)
+// Do sends request number i once and waits for its answer.
+func (cn *Conn) Do(ctx context.Context, i uint64, deadline time.Time) load.Result {
+	_, res := cn.ask(ctx, i, deadline)
 	return res
 }
 
-// Ask sends the call once and returns its result.
+// Ask sends the call once (request number 0, when its params vary) and
+// returns its result.
 func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
-	ans, res := cn.ask(ctx, time.Now().Add(cn.c.opts.Timeout))
+	ans, res := cn.ask(ctx, 0, time.Now().Add(cn.c.opts.Timeout))
 	if ans == nil {
 		return nil, res
 	}
 	return [][]byte{bytes.Clone(ans)}, res
 }
 
-func (cn *Conn) ask(ctx context.Context, deadline time.Time) ([]byte, load.Result) {
+func (cn *Conn) ask(ctx context.Context, i uint64, deadline time.Time) ([]byte, load.Result) {
+	if cn.vary != nil {
+		if err := cn.vary.Render(i); err != nil {
+			return nil, load.Result{Status: load.StatusRequest}
+		}
+	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	if cn.ws == nil {
@@ -127,8 +145,10 @@ func (cn *Conn) ask(ctx context.Context, deadline time.Time) ([]byte, load.Resul
 	if np := cn.c.opts.NewParams; np != nil {
 		var err error
 		if cn.out, err = cn.c.req.AppendWith(cn.out[:0], cn.id, np); err != nil {
-			return nil, load.Result{Status: "request"}
+			return nil, load.Result{Status: load.StatusRequest}
 		}
+	} else if cn.vary != nil {
+		cn.out = cn.c.req.AppendParams(cn.out[:0], cn.id, cn.vary.Body)
 	} else {
 		cn.out = cn.c.req.Append(cn.out[:0], cn.id)
 	}

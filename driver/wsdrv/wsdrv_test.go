@@ -114,7 +114,7 @@ func TestCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := 0; i < 3; i++ { // after a failure the next call dials again
-			res := cn.Do(context.Background(), time.Now().Add(timeout))
+			res := cn.Do(context.Background(), 0, time.Now().Add(timeout))
 			if res.Status != c.status {
 				t.Errorf("%s call %d: status %q; want %q", c.method, i+1, res.Status, c.status)
 			}
