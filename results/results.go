@@ -179,6 +179,18 @@ type Scenario struct {
 	Rounds      []Round      `json:"rounds"`
 	Summary     []Summary    `json:"summary"`
 	Comparisons []Comparison `json:"comparisons"`
+	// Values, for a call with values, fingerprints the values its
+	// requests took: every run of every target numbers its requests from
+	// 0, so one digest over the most requests any run rendered covers
+	// them all.
+	Values *ValuesDigest `json:"values,omitempty"`
+}
+
+// ValuesDigest is the digest of a scenario's values (docs/values.md):
+// SHA256 over the values of requests 0 to Requests−1.
+type ValuesDigest struct {
+	Requests uint64 `json:"requests"`
+	SHA256   string `json:"sha256"`
 }
 
 // Load is a scenario's load shape.

@@ -239,8 +239,21 @@ func scenarioStep(s *study.Study, sc *study.Scenario, roundsOverride, family int
 	if calibrated {
 		detail += ", calibrated"
 	}
+	detail += valuesPlan(s.Calls[sc.Call])
 	return PlanStep{Phase: "scenario", Name: sc.Name, Detail: detail, Estimate: time.Duration(nlevels) * perLevel,
 		Budget: time.Duration(nlevels) * most, Units: nlevels * targets * rounds}
+}
+
+// valuesPlan says what a scenario's call's values do to its runs: ", per-request
+// values", and where a feeder is read once, the requests a run ends at.
+func valuesPlan(c *study.Call) string {
+	if c == nil || !c.HasValues() {
+		return ""
+	}
+	if n, ok := c.OnceRows(); ok {
+		return fmt.Sprintf(", per-request values; every run ends after %d requests (the rows of %s, order once)", n, strings.Join(c.OnceFeeders(), ", "))
+	}
+	return ", per-request values"
 }
 
 // sweepStep estimates a sweep: its cells (or a search's probes) on each

@@ -22,7 +22,7 @@ func (r *runner) probeRTT(ctx context.Context) {
 		if l.err != nil || fa == nil {
 			continue
 		}
-		c, err := r.caller(ctx, l, fa.Call)
+		c, err := r.caller(ctx, l, fa.Call, nil) // a readiness call has no values
 		if err != nil {
 			continue
 		}

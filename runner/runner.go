@@ -499,9 +499,11 @@ func (r *runner) fail(l *live, err error) {
 }
 
 // caller builds the driver that loads one target with a call, at the
-// endpoint the call goes to.
-func (r *runner) caller(ctx context.Context, l *live, callName string) (driver.Caller, error) {
+// endpoint the call goes to, with the scenario's values (nil for a call
+// without).
+func (r *runner) caller(ctx context.Context, l *live, callName string, vals *driver.Values) (driver.Caller, error) {
 	newCaller := func(call *study.Call, endpoint string, o driver.Options) (driver.Caller, error) {
+		o.Values = vals
 		return driver.New(ctx, call, endpoint, o)
 	}
 	if g := l.spec.Group; g != nil && g.Calls == "round-robin" {

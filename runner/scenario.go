@@ -63,6 +63,9 @@ type loops struct {
 	// shape is the loop at a level; warmShape its warm-up's.
 	shape, warmShape func(level int) loopRun
 	level            int
+	// limit, if positive, bounds every run's requests: the rows of the
+	// call's feeder read once.
+	limit int64
 }
 
 func (m loops) at(level int) measurer {
@@ -71,11 +74,19 @@ func (m loops) at(level int) measurer {
 }
 
 func (m loops) warm(ctx context.Context, l *live, d time.Duration) (results.Sample, error) {
-	return m.warmShape(m.level)(ctx, m.caller(l), 0, d, nil)
+	return m.warmShape(m.level)(ctx, m.caller(l), capRequests(0, m.limit), d, nil)
 }
 
 func (m loops) measure(ctx context.Context, l *live, requests int64, bound time.Duration, live *load.Live) (results.Sample, error) {
-	return m.shape(m.level)(ctx, m.caller(l), requests, bound, live)
+	return m.shape(m.level)(ctx, m.caller(l), capRequests(requests, m.limit), bound, live)
+}
+
+// capRequests is a run's request count (0: none) held to limit (0: none).
+func capRequests(requests, limit int64) int64 {
+	if limit > 0 && (requests == 0 || requests > limit) {
+		return limit
+	}
+	return requests
 }
 
 // caller is l's caller, ready for a run: a group's round robin starts
@@ -128,8 +139,10 @@ func (m brokers) measure(ctx context.Context, l *live, requests int64, bound tim
 }
 
 // measurerFor builds the measurer of a scenario of the given kind for its
-// running targets.
-func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Scenario, ls []*live, unit string) (measurer, error) {
+// running targets, its call's values in vals (nil: none), each run held to
+// limit requests (0: no limit).
+func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Scenario, ls []*live, unit string,
+	vals *driver.Values, limit int64) (measurer, error) {
 	switch kind {
 	case study.KindDrain:
 		return drains{r: r, call: sc.Call}, nil
@@ -147,9 +160,9 @@ func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Sce
 	if r.o.Fleet != nil {
 		return r.fleetMeasurer(kind, sc, ls, unit)
 	}
-	m := loops{callers: map[string]driver.Caller{}}
+	m := loops{callers: map[string]driver.Caller{}, limit: limit}
 	for _, l := range ls {
-		c, err := r.caller(ctx, l, sc.Call)
+		c, err := r.caller(ctx, l, sc.Call, vals)
 		if err != nil {
 			return nil, err
 		}
@@ -281,16 +294,26 @@ func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
 	if a := r.s.Calls[sc.Call].AMQP; a != nil {
 		rs.Load.Prefetch = amqpconf.Prefetch(a.Prefetch)
 	}
+	vals, limit, err := r.openValues(ctx, sc)
+	if err != nil {
+		return err
+	}
+	if vals != nil {
+		defer vals.Set().Close()
+	}
 	r.res.Scenarios = append(r.res.Scenarios, rs)
 	out := &r.res.Scenarios[len(r.res.Scenarios)-1]
-	m, err := r.measurerFor(ctx, kind, sc, ls, unit)
+	m, err := r.measurerFor(ctx, kind, sc, ls, unit, vals, limit)
 	if err != nil {
 		return err
 	}
 	for _, level := range levels(kind, sc) {
-		if err := r.level(ctx, sc, kind, out, ls, m.at(level), level, rounds, unit, bound); err != nil {
+		if err := r.level(ctx, sc, kind, out, ls, m.at(level), level, rounds, unit, bound, limit); err != nil {
 			return err
 		}
+	}
+	if vals != nil {
+		return r.recordValues(ctx, sc, out, vals)
 	}
 	return nil
 }
@@ -308,7 +331,7 @@ func headline(s results.Sample, higher bool) float64 {
 }
 
 func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind, out *results.Scenario, ls []*live,
-	m measurer, level, rounds int, unit string, bound time.Duration) error {
+	m measurer, level, rounds int, unit string, bound time.Duration, limit int64) error {
 	higher := sc.Metric == "throughput"
 	checked := func(l *live, s results.Sample, err error) (results.Sample, error) {
 		if err == nil && l.proc != nil {
@@ -349,6 +372,7 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 		bound = 3 * r.s.Defaults.MinDuration
 		r.progress("%s: calibrated to %d requests per run", name, requests)
 	}
+	requests = capRequests(requests, limit) // as the measurer holds every run
 	out.Requests, out.DurationNs = requests, int64(bound)
 	adaptive := sc.Adaptive && r.o.Rounds == 0
 	plan := []stats.Look{{Rounds: rounds, Share: 1}}

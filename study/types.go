@@ -262,6 +262,9 @@ type Call struct {
 	// the study file's directory: set when the study is read; a call made
 	// in code sets them itself.
 	ValueSpecs map[string]values.Spec `yaml:"-" json:"-"`
+	// onceRows are the rows of its shortest feeder read once, when the
+	// study was read (0: none).
+	onceRows uint64
 }
 
 // HTTPCall is an HTTP request.

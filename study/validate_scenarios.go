@@ -74,9 +74,13 @@ func (v *validator) scenario(path string, sc *Scenario) {
 				"call %s uses case variable ${%s}", sc.Call, vars[0])
 		}
 	}
-	if once := c.onceFeedersOf(); len(once) > 0 && (sc.Sweep != nil || sc.Load.Batch != nil) {
+	switch once := c.onceFeedersOf(); {
+	case c != nil && c.HasValues() && sc.Sweep != nil:
+		v.errorf(path+".call", "a call without values for a sweep (its cells do not number their requests for values yet)",
+			"call %s has values", sc.Call)
+	case len(once) > 0 && sc.Load.Batch != nil:
 		v.errorf(path+".call", "a closed or an open loop for a call with a feeder read once: its run ends when the rows do",
-			"call %s reads feeder %s once, which a sweep or a batched loop cannot end on", sc.Call, once[0])
+			"call %s reads feeder %s once, which a batched loop cannot end on", sc.Call, once[0])
 	}
 	for i, name := range sc.Targets {
 		v.targetRef(fmt.Sprintf("%s.targets[%d]", path, i), name)

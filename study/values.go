@@ -83,6 +83,13 @@ func (c *Call) OnceFeeders() []string {
 	return names
 }
 
+// OnceRows is how many requests a run of the call may send, as its
+// feeders read once had rows when the study was read (the run counts them
+// again when it opens them); ok is false when no feeder limits it.
+func (c *Call) OnceRows() (n uint64, ok bool) {
+	return c.onceRows, c.onceRows > 0 || len(c.OnceFeeders()) > 0
+}
+
 // onceFeedersOf is OnceFeeders of a call that may be nil.
 func (c *Call) onceFeedersOf() []string {
 	if c == nil {
@@ -119,6 +126,7 @@ func openValues(s *Study, file string, pos map[string]Pos) ErrorList {
 			continue
 		}
 		v.compileStrings(path, c, set)
+		c.onceRows, _ = set.Limit()
 		set.Close()
 	}
 	return v.errs
