@@ -27,6 +27,7 @@ import (
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
+	"github.com/tandem-bench/tandem/values"
 )
 
 // Asker sends a call once and returns its answers as JSON.
@@ -180,6 +181,11 @@ type URLOptions struct {
 	Protos, ImportPaths []string
 	// HTTP2 and Insecure are HTTP's.
 	HTTP2, Insecure bool
+	// Values, if set, are the call's values (tandem load --values): the
+	// body, params, headers and an HTTP URL's path and query are then
+	// templates that name them (${NAME}, $${ for a literal ${), no longer
+	// sent as written.
+	Values map[string]values.Spec
 }
 
 // CallFromURL makes the call that a `tandem load` target URL and its
@@ -197,12 +203,31 @@ func CallFromURL(target string, o URLOptions) (*study.Call, string, error) {
 				if err != nil {
 					return nil, "", err
 				}
-				return call.Literal(), endpoint, nil // flags are sent as written
+				if len(o.Values) == 0 {
+					return call.Literal(), endpoint, nil // flags are sent as written
+				}
+				call.ValueSpecs = o.Values
+				if call.HTTP != nil { // the URL's path and query as written: a template
+					endpoint, call.HTTP.Path = splitTarget(target)
+				}
+				return call, endpoint, nil
 			}
 			schemes = append(schemes, sc+"://")
 		}
 	}
 	return nil, "", fmt.Errorf("target %q: want %s (or amqp://)", target, strings.Join(schemes, ", "))
+}
+
+// splitTarget splits a URL as written into its scheme and host, and its
+// path and query (url.URL would escape a placeholder's braces).
+func splitTarget(target string) (base, rest string) {
+	_, after, _ := strings.Cut(target, "://")
+	i := strings.IndexAny(after, "/?")
+	if i < 0 {
+		return target, ""
+	}
+	i += len(target) - len(after)
+	return target[:i], target[i:]
 }
 
 // URLForms are the target URLs `tandem load` takes, one line each.

@@ -39,3 +39,39 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadValues holds that any values file (tandem load --values) either
+// reads into sources or yields an ErrorList whose every entry has a
+// position in it, and never panics.
+func FuzzReadValues(f *testing.F) {
+	for _, seed := range []string{
+		"values:\n  n: {seq: {from: 1}}\n  k: {zipf: {n: 1000, s: 0.99}}\n  users: {csv: users.csv, order: random}\n",
+		"values:\n  c: {choice: {values: [a, 1, {x: y}], weights: [1, 2, 3]}}\n  t: {time: unix_ms}\n  h: {hex: 8}\n",
+		"values: {env: {seq: {}}, 1x: {bytes: 0}, f: {float: {min: 2, max: 1}}}\n",
+		"values: []\n", "values:\n", "other: 1\n", "values: {a: {jsonl: x, order: twice}}\n---\nvalues: {}\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "values.yaml")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		specs, err := ReadValues(path, "/nonexistent")
+		if err == nil {
+			if len(specs) == 0 {
+				t.Fatal("ReadValues accepted a file without values")
+			}
+			return
+		}
+		var list ErrorList
+		if !errors.As(err, &list) || len(list) == 0 {
+			t.Fatalf("ReadValues error %T %v; want a non-empty ErrorList", err, err)
+		}
+		for _, e := range list {
+			if e.Line < 1 || e.Col < 1 || e.File != path {
+				t.Fatalf("error without a position in the file: %v", e)
+			}
+		}
+	})
+}

@@ -46,9 +46,16 @@ func (v *validator) callValues(path string, c *Call) {
 			"%s calls have no request parts for values", c.Protocol())
 		return
 	}
+	c.ValueSpecs = v.valueSpecs(path+".values", c.Values, filepath.Dir(v.file))
+}
+
+// valueSpecs parses the sources of a values map at path, each under a
+// name that is not a target placeholder's; a feeder's relative path is
+// resolved against dir.
+func (v *validator) valueSpecs(path string, vals map[string]Value, dir string) map[string]values.Spec {
 	specs := map[string]values.Spec{}
-	for _, name := range slices.Sorted(maps.Keys(c.Values)) {
-		p := path + ".values." + name
+	for _, name := range slices.Sorted(maps.Keys(vals)) {
+		p := path + "." + name
 		switch {
 		case slices.Contains(reservedValueNames, name):
 			v.errorf(p, "a name that is not a target placeholder's ("+strings.Join(reservedValueNames, ", ")+")", "value name %q is reserved", name)
@@ -57,18 +64,50 @@ func (v *validator) callValues(path string, c *Call) {
 			v.errorf(p, "letters, digits, '_' and '-', starting with a letter or '_'", "bad value name %q", name)
 			continue
 		}
-		spec, err := values.ParseSpec(c.Values[name].V)
+		spec, err := values.ParseSpec(vals[name].V)
 		if err != nil {
 			v.errorf(p, "a source: seq, uniform, float, choice, zipf, bytes, hex, time, or a csv or jsonl feeder (docs/values.md)", "%v", err)
 			continue
 		}
 		if f, ok := spec.(values.File); ok && !filepath.IsAbs(f.Path) {
-			f.Path = filepath.Join(filepath.Dir(v.file), f.Path)
+			f.Path = filepath.Join(dir, f.Path)
 			spec = f
 		}
 		specs[name] = spec
 	}
-	c.ValueSpecs = specs
+	return specs
+}
+
+// valuesFile is a file of values alone (tandem load --values).
+type valuesFile struct {
+	Values map[string]Value `yaml:"values,required" doc:"Per-request values by name, as a call's values: are."`
+}
+
+// ReadValues reads a file of values, as tandem load --values takes it: a
+// YAML mapping whose one key, values, maps names to sources as a call's
+// values: does in a study. A feeder's relative path is resolved against
+// dir. Every error is at its file:line:col (an ErrorList); the feeders
+// are not opened.
+func ReadValues(path, dir string) (map[string]values.Spec, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var vf valuesFile
+	yf := parseYAML(path, data, &vf)
+	if !yf.decoded || len(yf.errs) > 0 {
+		return nil, capErrors(yf.errs)
+	}
+	v := &validator{file: path, pos: yf.pos, bad: map[string]bool{}}
+	specs := v.valueSpecs("values", vf.Values, dir)
+	v.envElsewhere(yf.strs, nil) // nothing in a values file is resolved
+	if len(v.errs) > 0 {
+		return nil, capErrors(v.errs)
+	}
+	if len(specs) == 0 {
+		return nil, ErrorList{{File: path, Pos: yf.pos["values"], Path: "values", Msg: "no values", Expected: "at least one name: source"}}
+	}
+	return specs, nil
 }
 
 // OnceFeeders lists the call's feeders read in order once, by name: a

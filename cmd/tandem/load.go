@@ -24,6 +24,7 @@ import (
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
+	"github.com/tandem-bench/tandem/values"
 	"golang.org/x/term"
 )
 
@@ -45,6 +46,12 @@ type loadOptions struct {
 	// body, if set, is --data as the coordinator of a distributed run read it.
 	body                      []byte
 	http2, insecure, quickACK bool
+	// valuesFile is --values: per-request values, seeded by seed; set is
+	// it opened for the run.
+	valuesFile string
+	seed       uint64
+	specs      map[string]values.Spec
+	set        *values.Set
 	// AMQP.
 	queueType, ack string
 	prefetch, size int
@@ -89,6 +96,15 @@ R × C / --period), at most 1,000,000,000 arrivals or --requests a run. A
 shape that sends nothing (--rate 0, a ramp 0-0, steps all 0) is refused; a
 step of 0 among others is a pause.
 
+Per-request values: --values FILE reads a YAML file whose values: key maps
+names to sources, as a study call's values: does (docs/values.md; a feeder's
+path is relative to the current directory), seeded by --seed. The request's
+--data, --params, --header values and an http(s) URL's path and query then
+name them as ${NAME} (a feeder's column as ${NAME.COLUMN}; $${ for a literal
+${; ${env.NAME} an environment variable); request i of the run gets the
+values of i. A feeder read once (order: once) ends the run at its rows.
+Without --values every flag is sent as written.
+
 Engines: HTTP/1.1 and JSON-RPC run on one thread that owns every connection (the
 event loop, on Linux); every other protocol on a goroutine per connection; the
 result names the engine (--engine loop|workers chooses).
@@ -108,6 +124,7 @@ stop the run and print what it measured so far, marked interrupted.`,
 		Example: "  tandem load grpc://127.0.0.1:9090/tandem.sample.v1.Ledger/GetBlock --data '{\"height\":5}' --concurrency 8 --duration 10s\n" +
 			"  tandem load http://127.0.0.1:8080/ping --rate 5000 --connections 16 --duration 30s\n" +
 			"  tandem load http://127.0.0.1:8080/ --jsonrpc getbalance --params '[\"tz1000042\"]' --rate 100-2000 --duration 20s --format json\n" +
+			"  tandem load grpc://127.0.0.1:9090/tandem.sample.v1.Ledger/GetBlock --data '{\"height\":\"${h}\"}' --values heights.yaml --concurrency 8\n" +
 			"  tandem load amqp://guest:guest@127.0.0.1:5672/ --queue-type quorum --prefetch 512 --size 1024 --requests 100000",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
@@ -142,6 +159,8 @@ func loadFlags(f *pflag.FlagSet, o *loadOptions) {
 	f.StringVar(&o.data, "data", "", "request body (HTTP) or request message as JSON (gRPC); @FILE reads a file")
 	f.StringVar(&o.rpcMethod, "jsonrpc", "", "send a JSON-RPC 2.0 call of this method")
 	f.StringVar(&o.params, "params", "[]", "JSON-RPC params as JSON")
+	f.StringVar(&o.valuesFile, "values", "", "a YAML file of per-request values (values: {NAME: SOURCE}) that --data, --params, --header and the URL's path name as ${NAME}")
+	f.Uint64Var(&o.seed, "seed", 1, "with --values: the seed of their generators and random feeders")
 	f.StringArrayVar(&o.protos, "proto", nil, ".proto file defining the service (repeatable); default: server reflection")
 	f.StringArrayVar(&o.importPaths, "import-path", nil, "directory searched for --proto files and their imports")
 	f.StringVar(&o.format, "format", "text", report.FormatList(report.ForSample))
@@ -180,6 +199,13 @@ func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io
 	if err := o.checkShape(); err != nil {
 		return badInput(err)
 	}
+	if o.valuesFile != "" {
+		var err error
+		if o, err = o.openValues(ctx, stderr); err != nil {
+			return badInput(err)
+		}
+		defer o.set.Close()
+	}
 	if o.requests <= 0 && o.duration <= 0 && !strings.Contains(o.rate, ",") {
 		o.duration = 10 * time.Second
 	}
@@ -210,6 +236,33 @@ func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io
 		conns = o.concurrency
 	}
 	return finish(ctx, stdout, o.format, s, diagnose(s, cpu, conns))
+}
+
+// openValues opens --values for the run: a feeder read once bounds its
+// requests (and refuses --batch, which has no such bound), which it says
+// on stderr.
+func (o loadOptions) openValues(ctx context.Context, stderr io.Writer) (loadOptions, error) {
+	if o.fleet.active() {
+		return o, errors.New("--values: a run on one machine (not --workers, --local-workers)")
+	}
+	var err error
+	if o.specs, err = study.ReadValues(o.valuesFile, "."); err != nil {
+		return o, fmt.Errorf("--values: %w", err)
+	}
+	if o.set, err = values.Open(ctx, o.seed, o.specs); err != nil {
+		return o, fmt.Errorf("--values %s: %w", o.valuesFile, err)
+	}
+	if n, ok := o.set.Limit(); ok {
+		if o.batch > 0 {
+			o.set.Close()
+			return o, errors.New("--values with a feeder read once: a closed or open loop (--concurrency or --rate), which it ends at its rows; not --batch")
+		}
+		if o.requests <= 0 || uint64(o.requests) > n {
+			o.requests = int64(min(n, 1<<62))
+		}
+		fmt.Fprintf(stderr, "values: the run ends after %d requests, the rows of its feeder read once\n", o.requests)
+	}
+	return o, nil
 }
 
 // prepareLoad builds the driver of o's call to target, checks that the
@@ -340,7 +393,13 @@ func (o loadOptions) warm(ctx context.Context, d load.Dialer) error {
 	if o.warmup <= 0 {
 		return nil
 	}
-	if _, err := (load.Closed{Concurrency: max(o.concurrency, o.connections), Duration: o.warmup, Timeout: o.timeout, Engine: o.engine}).Run(ctx, d); err != nil {
+	warm := load.Closed{Concurrency: max(o.concurrency, o.connections), Duration: o.warmup, Timeout: o.timeout, Engine: o.engine}
+	if o.set != nil {
+		if n, ok := o.set.Limit(); ok {
+			warm.Requests = int64(min(n, 1<<62)) // its rows, as the run
+		}
+	}
+	if _, err := warm.Run(ctx, d); err != nil {
 		return badInput(err)
 	}
 	if ctx.Err() != nil {
@@ -462,8 +521,14 @@ func loadDialer(ctx context.Context, target string, body []byte, o loadOptions) 
 		}
 		hdr[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
-	call, endpoint, err := driver.CallFromURL(target, driver.URLOptions{Body: body, RPCMethod: o.rpcMethod, Params: o.params, Headers: hdr,
-		Protos: o.protos, ImportPaths: o.importPaths, HTTP2: o.http2, Insecure: o.insecure})
+	uo := driver.URLOptions{Body: body, RPCMethod: o.rpcMethod, Params: o.params, Headers: hdr,
+		Protos: o.protos, ImportPaths: o.importPaths, HTTP2: o.http2, Insecure: o.insecure}
+	var vals *driver.Values
+	if o.set != nil {
+		uo.Values = o.specs
+		vals = driver.NewValues(o.set)
+	}
+	call, endpoint, err := driver.CallFromURL(target, uo)
 	if err != nil {
 		return nil, err
 	}
@@ -474,7 +539,11 @@ func loadDialer(ctx context.Context, target string, body []byte, o loadOptions) 
 		}
 		shared = o.connections
 	}
-	return driver.New(ctx, call, endpoint, driver.Options{Timeout: o.timeout, QuickACK: o.quickACK, Connections: shared})
+	d, err := driver.New(ctx, call, endpoint, driver.Options{Timeout: o.timeout, QuickACK: o.quickACK, Connections: shared, Values: vals})
+	if err != nil && vals != nil {
+		return nil, fmt.Errorf("the request with --values %s: %w", o.valuesFile, err)
+	}
+	return d, err
 }
 
 // progressLine redraws one status line on a terminal every half second
