@@ -176,6 +176,9 @@ func scenarioTable(sc *results.Scenario) table {
 	if sc.Requests > 0 {
 		t.Note += fmt.Sprintf(", %d %ss per run", sc.Requests, sc.Unit)
 	}
+	if v := sc.Values; v != nil {
+		t.Note += fmt.Sprintf("; per-request values, the same sequence to every target (sha256 %s… over %d requests)", v.SHA256[:min(12, len(v.SHA256))], v.Requests)
+	}
 	for _, s := range sc.Summary {
 		verdict := "baseline"
 		for _, c := range sc.Comparisons {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"html"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -173,5 +174,21 @@ func TestMachineLineNamesTheFleet(t *testing.T) {
 	r.Scenarios[0].Rounds[0].Fleet, r.Scenarios[0].Rounds[1].Fleet = nil, nil
 	if got := machineLine(r); strings.Contains(got, "workers") {
 		t.Errorf("a run on one machine: %q", got)
+	}
+}
+
+// A scenario with values says so under its table, with the digest that
+// fingerprints the sequence every target got, in every format.
+func TestScenarioValuesNote(t *testing.T) {
+	r := fixture(t)
+	r.Scenarios[0].Values = &results.ValuesDigest{Requests: 3000, SHA256: strings.Repeat("ab", 32)}
+	for name, render := range map[string]func(io.Writer, *results.Results) error{"text": Text, "md": Markdown, "html": HTML} {
+		var b bytes.Buffer
+		if err := render(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "per-request values, the same sequence to every target (sha256 abababababab… over 3000 requests)") {
+			t.Errorf("%s: the scenario's values are not noted", name)
+		}
 	}
 }
