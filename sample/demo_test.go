@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tandem-bench/tandem/demo"
+	"github.com/tandem-bench/tandem/values"
 )
 
 // The demo asks for fixed heights, addresses and transaction ids; each must
@@ -33,6 +34,14 @@ func TestDemoInputsExistInDefaultChain(t *testing.T) {
 	for name, c := range s.Calls {
 		if c.GRPC == nil {
 			continue
+		}
+		for vn, spec := range c.ValueSpecs { // heights drawn per request: every key a block
+			if z, ok := spec.(values.Zipf); ok {
+				checked++
+				if z.N != uint64(o.Blocks) {
+					t.Errorf("call %s: ${%s} draws from %d heights; want the default chain's %d", name, vn, z.N, o.Blocks)
+				}
+			}
 		}
 		req, _ := c.GRPC.Request.V.(map[string]any)
 		if h, ok := req["height"].(int64); ok {

@@ -245,7 +245,7 @@ func TestRunProgressJSON(t *testing.T) {
 
 func TestValidateAndSchema(t *testing.T) {
 	code, out, stderr := tandem(t, "validate", "../../demo/demo.yaml")
-	if code != 0 || !strings.Contains(out, "ok: 2 targets, 13 calls, 10 scenarios, 42 compat cases") {
+	if code != 0 || !strings.Contains(out, "ok: 2 targets, 14 calls, 10 scenarios, 42 compat cases") {
 		t.Errorf("validate demo: exit %d, %q %q", code, out, stderr)
 	}
 	code, out, _ = tandem(t, "validate", "--schema")
