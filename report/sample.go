@@ -192,6 +192,9 @@ func sampleJSON(w io.Writer, s results.Sample, warnings []string, stoppedBy stri
 	if s.Engine != "" {
 		out["engine"] = s.Engine
 	}
+	if s.EngineCPUNs > 0 { // the event loop's thread: the generator's own work
+		out["engine_cpu_ns"] = s.EngineCPUNs
+	}
 	return encodeJSON(w, out)
 }
 

@@ -341,6 +341,9 @@ func TestLoadAgainstSample(t *testing.T) {
 			if want := closed && engine == "loop"; think != want {
 				t.Errorf("think_time_ns given: %v; want %v", think, want)
 			}
+			if cpu, _ := got["engine_cpu_ns"].(float64); (cpu > 0) != (engine == "loop") {
+				t.Errorf("engine_cpu_ns %v; want it (above 0) for the event loop only", got["engine_cpu_ns"])
+			}
 		})
 	}
 	for _, args := range [][]string{
