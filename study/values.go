@@ -125,9 +125,7 @@ func (c *Call) OnceFeeders() []string {
 // OnceRows is how many requests a run of the call may send, as its
 // feeders read once had rows when the study was read (the run counts them
 // again when it opens them); ok is false when no feeder limits it.
-func (c *Call) OnceRows() (n uint64, ok bool) {
-	return c.onceRows, c.onceRows > 0 || len(c.OnceFeeders()) > 0
-}
+func (c *Call) OnceRows() (n uint64, ok bool) { return c.onceRows, c.onceRows > 0 }
 
 // onceFeedersOf is OnceFeeders of a call that may be nil.
 func (c *Call) onceFeedersOf() []string {
@@ -161,7 +159,7 @@ func openValues(s *Study, file string, pos map[string]Pos) ErrorList {
 		path := "calls." + name
 		set, err := values.Open(context.Background(), s.Seed, c.ValueSpecs)
 		if err != nil {
-			v.errorf(v.valueAt(path, c, err), "readable feeder files whose every row is whole (docs/values.md)", "%v", err)
+			v.feederErrors(path, c.ValueSpecs)
 			continue
 		}
 		v.compileStrings(path, c, set)
@@ -171,18 +169,18 @@ func openValues(s *Study, file string, pos map[string]Pos) ErrorList {
 	return v.errs
 }
 
-// valueAt is the path of the value an error opening the set names, or
-// the call's values.
-func (v *validator) valueAt(path string, c *Call, err error) string {
-	for _, name := range slices.Sorted(maps.Keys(c.ValueSpecs)) {
-		if strings.Contains(err.Error(), "feeder "+name+":") || strings.Contains(err.Error(), "value "+name+":") {
-			return path + ".values." + name
+// feederErrors reports each feeder of specs that does not open, at its
+// value: its own file's error (file:line: what) is the message. Only a
+// feeder can fail to open once its spec has parsed.
+func (v *validator) feederErrors(path string, specs map[string]values.Spec) {
+	for _, name := range slices.Sorted(maps.Keys(specs)) {
+		one, err := values.Open(context.Background(), 0, map[string]values.Spec{name: specs[name]})
+		if err != nil {
+			v.errorf(path+".values."+name, "a readable feeder file whose every row is whole (docs/values.md)", "%v", err)
+			continue
 		}
-		if f, ok := c.ValueSpecs[name].(values.File); ok && strings.HasPrefix(err.Error(), f.Path+":") {
-			return path + ".values." + name
-		}
+		one.Close()
 	}
-	return path + ".values"
 }
 
 // compileStrings compiles every string of the call that takes values, in
