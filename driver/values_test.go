@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,12 +79,16 @@ type recorder struct {
 	got  []string
 	srv  *httptest.Server
 	rpcs bool // answer as JSON-RPC, echoing the id
+	h2   atomic.Int64
 }
 
 func newRecorder(t *testing.T, rpc bool) *recorder {
 	rec := &recorder{rpcs: rpc}
-	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rec.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if r.ProtoMajor == 2 {
+			rec.h2.Add(1)
+		}
 		rec.mu.Lock()
 		rec.got = append(rec.got, r.URL.RequestURI()+" "+r.Header.Get("X-N")+" "+string(body))
 		rec.mu.Unlock()
@@ -93,6 +98,10 @@ func newRecorder(t *testing.T, rpc bool) *recorder {
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":true}`, req.ID)
 		}
 	}))
+	rec.srv.Config.Protocols = new(http.Protocols)
+	rec.srv.Config.Protocols.SetHTTP1(true)
+	rec.srv.Config.Protocols.SetUnencryptedHTTP2(true) // h2c too, for calls with http2
+	rec.srv.Start()
 	t.Cleanup(rec.srv.Close)
 	return rec
 }
@@ -135,10 +144,18 @@ func TestHTTPValues(t *testing.T) {
 	rec := newRecorder(t, false)
 	const n = 300
 	var first []string
-	for _, engine := range engines() {
+	h2 := *call // the same call over HTTP/2 (h2c), on the worker engine
+	h2.HTTP = &study.HTTPCall{}
+	*h2.HTTP = *call.HTTP
+	h2.HTTP.HTTP2 = true
+	for _, variant := range append(engines(), "h2c") {
 		for _, clients := range []int{1, 3} {
 			vals := fresh()
-			c, err := New(context.Background(), call, rec.srv.URL+"/", Options{Timeout: 10 * time.Second, Values: vals})
+			engine, cl := variant, call
+			if variant == "h2c" {
+				engine, cl = load.EngineWorkers, &h2
+			}
+			c, err := New(context.Background(), cl, rec.srv.URL+"/", Options{Timeout: 10 * time.Second, Values: vals})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,6 +164,10 @@ func TestHTTPValues(t *testing.T) {
 				t.Fatalf("%s, %d clients: %d of %d ok (%v), %v", engine, clients, s.OK, n, s.Errors, err)
 			}
 			got := rec.take()
+			if h2s := rec.h2.Swap(0); (h2s == n) != (variant == "h2c") {
+				t.Errorf("%s: %d of %d requests over HTTP/2", variant, h2s, n)
+			}
+			engine = variant
 			if vals.Requests() != n {
 				t.Errorf("%s: %d request numbers rendered; want %d", engine, vals.Requests(), n)
 			}
