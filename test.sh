@@ -76,6 +76,9 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
+step "go mod tidy"
+go mod tidy -diff
+
 step "go vet"
 go vet ./...
 
@@ -117,7 +120,8 @@ for target in "./study FuzzParse" "./results FuzzParse" "./driver/jsonrpc FuzzCh
   "./compat FuzzCanonical" "./compat FuzzDiff" "./comet FuzzParseTx" "./hdr FuzzDecodeHDR" \
   "./cost FuzzFromBench" "./driver/httpdrv FuzzFrame" "./driver/tcpdrv FuzzRead" "./history FuzzSeriesKey" \
   "./load FuzzSumAdd" "./internal/pong FuzzServeH2" "./record FuzzReader" "./record FuzzHAR" \
-  "./values FuzzCSV" "./values FuzzJSONL" "./values FuzzTemplate" "./study FuzzReadValues"; do
+  "./values FuzzCSV" "./values FuzzJSONL" "./values FuzzTemplate" "./study FuzzReadValues" \
+  "./link FuzzParseBandwidth" "./link FuzzParseDistribution"; do
   set -- $target
   # a count, not a duration: go1.26's fuzz coordinator can fail a
   # duration-bounded run with "context deadline exceeded" at its end under
