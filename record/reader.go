@@ -42,6 +42,9 @@ type Reader struct {
 	// unterminated is set when the line just read had no newline: the
 	// last, and perhaps cut short.
 	unterminated bool
+	// consumed counts the bytes the scanner has moved past; start is
+	// where the line read last starts.
+	consumed, start int64
 }
 
 // Open opens the recording at path (a regular file) and reads its header
@@ -76,6 +79,10 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
 		adv, tok, err := bufio.ScanLines(data, atEOF)
 		r.unterminated = atEOF && tok != nil && adv == len(data) && (len(data) == 0 || data[len(data)-1] != '\n')
+		if tok != nil {
+			r.start = r.consumed
+		}
+		r.consumed += int64(adv)
 		return adv, tok, err
 	})
 	data, ok := r.next()
@@ -124,6 +131,10 @@ func (r *Reader) Exchange() Exchange { return r.ex }
 
 // Line is the line the last exchange (or error) was read from.
 func (r *Reader) Line() int { return r.line }
+
+// Offset is the byte offset in the file where the line of the last
+// exchange starts.
+func (r *Reader) Offset() int64 { return r.start }
 
 // Err is the first error met, nil at a clean end.
 func (r *Reader) Err() error { return r.err }
