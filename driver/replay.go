@@ -26,8 +26,8 @@ import (
 // body the recording cut, a compressed gRPC message) is an error wrapping
 // ErrRequest; a target's failure is a Reply status.
 func (q *Querier) Replay(ctx context.Context, ex *record.Exchange, endpoint string) (Reply, error) {
-	if ex.Truncated() {
-		return Reply{}, fmt.Errorf("%w: the recording kept %d of the body's %d bytes", ErrRequest, len(ex.Body), ex.BodySize)
+	if err := replayable(ex); err != nil {
+		return Reply{}, err
 	}
 	if q.o.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -38,6 +38,15 @@ func (q *Querier) Replay(ctx context.Context, ex *record.Exchange, endpoint stri
 		return q.replayGRPC(ctx, ex, endpoint)
 	}
 	return q.replayHTTP(ctx, ex, endpoint)
+}
+
+// replayable says why an exchange's request cannot be sent as it was
+// recorded (an error wrapping ErrRequest), or nil.
+func replayable(ex *record.Exchange) error {
+	if ex.Truncated() {
+		return fmt.Errorf("%w: the recording kept %d of the body's %d bytes", ErrRequest, len(ex.Body), ex.BodySize)
+	}
+	return nil
 }
 
 // redacted reports whether the recording redacted a header's value.
@@ -54,29 +63,46 @@ func (q *Querier) webClient(h2 bool) *http.Client {
 	if c := q.web[h2]; c != nil {
 		return c
 	}
-	tr := &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: replayIdle, Protocols: new(http.Protocols)}
+	tr := replayTransport(h2)
+	tr.MaxIdleConnsPerHost = replayIdle
+	c := replayClient(tr)
+	q.web[h2] = c
+	return c
+}
+
+// replayTransport speaks HTTP/1.1 (h2 false) or HTTP/2 (h2c for http://
+// endpoints), with no compression of its own and no proxy from the
+// environment.
+func replayTransport(h2 bool) *http.Transport {
+	tr := &http.Transport{DisableCompression: true, Protocols: new(http.Protocols)}
 	if h2 {
 		tr.Protocols.SetUnencryptedHTTP2(true)
 		tr.Protocols.SetHTTP2(true)
 	} else {
 		tr.Protocols.SetHTTP1(true)
 	}
-	c := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	q.web[h2] = c
-	return c
+	return tr
+}
+
+// replayClient is a client over tr that follows no redirects.
+func replayClient(tr *http.Transport) *http.Client {
+	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // replayIdle bounds the idle connections replay keeps per host.
 const replayIdle = 8
 
-func (q *Querier) replayHTTP(ctx context.Context, ex *record.Exchange, endpoint string) (Reply, error) {
+// replayRequest is the HTTP request that replays ex at endpoint: its
+// method, path and query, headers and body as recorded, less the headers
+// the recording redacted and Accept-Encoding. An error wraps ErrRequest.
+func replayRequest(ctx context.Context, ex *record.Exchange, endpoint string) (*http.Request, error) {
 	base := endpoint
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
 	}
 	req, err := http.NewRequestWithContext(ctx, ex.Method, strings.TrimSuffix(base, "/")+ex.Path, bytes.NewReader(ex.Body))
 	if err != nil {
-		return Reply{}, fmt.Errorf("%w: %v", ErrRequest, err)
+		return nil, fmt.Errorf("%w: %v", ErrRequest, err)
 	}
 	req.ContentLength = int64(len(ex.Body))
 	if len(ex.Body) == 0 {
@@ -89,6 +115,14 @@ func (q *Querier) replayHTTP(ctx context.Context, ex *record.Exchange, endpoint 
 	}
 	if req.Header.Get("User-Agent") == "" {
 		req.Header.Set("User-Agent", "") // none, as recorded: not Go's
+	}
+	return req, nil
+}
+
+func (q *Querier) replayHTTP(ctx context.Context, ex *record.Exchange, endpoint string) (Reply, error) {
+	req, err := replayRequest(ctx, ex, endpoint)
+	if err != nil {
+		return Reply{}, err
 	}
 	resp, err := q.webClient(ex.Protocol == record.H2).Do(req)
 	if err != nil {
@@ -120,14 +154,25 @@ func (q *Querier) replayHTTP(ctx context.Context, ex *record.Exchange, endpoint 
 // notMetadata are request headers the gRPC client sets itself.
 var notMetadata = []string{"Content-Type", "Te", "User-Agent", "Grpc-Timeout", "Grpc-Encoding", "Grpc-Accept-Encoding", "Accept-Encoding"}
 
-func (q *Querier) replayGRPC(ctx context.Context, ex *record.Exchange, endpoint string) (Reply, error) {
+// grpcReplay is a recorded gRPC request: its method
+// (package.Service/Method), its messages as recorded, and its metadata.
+type grpcReplay struct {
+	method string
+	msgs   [][]byte
+	md     metadata.MD
+}
+
+// replayCall is the gRPC request that replays ex: the recorded messages
+// and metadata, less what was redacted and what the client sets itself.
+// An error wraps ErrRequest.
+func replayCall(ex *record.Exchange) (grpcReplay, error) {
 	msgs, err := record.GRPCMessages(ex.Body)
 	if err != nil {
-		return Reply{}, fmt.Errorf("%w: %v", ErrRequest, err)
+		return grpcReplay{}, fmt.Errorf("%w: %v", ErrRequest, err)
 	}
 	method := strings.TrimPrefix(ex.Path, "/")
 	if svc, m, ok := strings.Cut(method, "/"); !ok || svc == "" || m == "" || strings.ContainsAny(m, "/?") {
-		return Reply{}, fmt.Errorf("%w: path %q is not a gRPC method (/package.Service/Method)", ErrRequest, ex.Path)
+		return grpcReplay{}, fmt.Errorf("%w: path %q is not a gRPC method (/package.Service/Method)", ErrRequest, ex.Path)
 	}
 	md := metadata.MD{}
 	for k, vs := range ex.Headers {
@@ -135,12 +180,26 @@ func (q *Querier) replayGRPC(ctx context.Context, ex *record.Exchange, endpoint 
 			md[strings.ToLower(k)] = slices.Clone(vs)
 		}
 	}
-	ctx = metadata.NewOutgoingContext(ctx, md)
+	return grpcReplay{method: method, msgs: msgs, md: md}, nil
+}
+
+// grpcAddr is a gRPC endpoint's host:port.
+func grpcAddr(endpoint string) string {
 	addr := endpoint
 	for _, p := range []string{"grpc://", "http://", "dns:///"} {
 		addr = strings.TrimPrefix(addr, p)
 	}
-	addr = strings.TrimSuffix(addr, "/")
+	return strings.TrimSuffix(addr, "/")
+}
+
+func (q *Querier) replayGRPC(ctx context.Context, ex *record.Exchange, endpoint string) (Reply, error) {
+	call, err := replayCall(ex)
+	if err != nil {
+		return Reply{}, err
+	}
+	method, msgs := call.method, call.msgs
+	ctx = metadata.NewOutgoingContext(ctx, call.md)
+	addr := grpcAddr(endpoint)
 	if len(msgs) == 1 {
 		// The method's types, by reflection: answers decoded, compared by
 		// field name like a listed case's. Kept apart from the listed
