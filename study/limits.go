@@ -143,7 +143,7 @@ func (v *validator) scenarioBounds(path string, sc *Scenario) {
 		v.connections(fmt.Sprintf("%s.load.concurrency[%d]", path, i), "concurrency", c, 1)
 	}
 	conns := max(l.Connections, 1)
-	switch l.Model() {
+	switch sc.Model() {
 	case KindOpen:
 		files := 2 // a socket and a timer
 		if l.Engine == "loop" {

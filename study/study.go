@@ -121,6 +121,9 @@ func parseEnv(file string, data []byte, lim limits, lookup func(name string) (st
 			errs = append(errs, readRecordings(s, file, pos)...)
 		}
 		if len(errs) == 0 {
+			errs = append(errs, readReplays(s, file, pos)...)
+		}
+		if len(errs) == 0 {
 			errs = append(errs, openValues(s, file, pos)...)
 		}
 	}
@@ -218,7 +221,10 @@ func (s *Study) setDefaults() {
 				sc.Metric = "throughput"
 			}
 		}
-		if sc.Load.Model() != KindClosed && sc.Load.Connections == 0 {
+		if rp := sc.Replay; rp != nil && rp.Speed == 0 {
+			rp.Speed = 1
+		}
+		if sc.Model() != KindClosed && sc.Load.Connections == 0 {
 			sc.Load.Connections = 1
 		}
 		if b := sc.Load.Batch; b != nil && b.Period == 0 {
@@ -294,5 +300,5 @@ func (s *Study) Kind(sc *Scenario) Kind {
 	if c := s.Calls[sc.Call]; c != nil && c.AMQP != nil {
 		return KindBroker
 	}
-	return sc.Load.Model()
+	return sc.Model()
 }

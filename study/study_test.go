@@ -30,7 +30,9 @@ func TestErrorsGolden(t *testing.T) {
 				t.Fatalf("Read(%s) error %T %v; want an ErrorList", f, err, err)
 			}
 			for _, e := range list {
-				if e.Line < 1 || e.Col < 1 || e.File != f {
+				// an error is in the study, or in a recording it names
+				inRecording := filepath.Dir(e.File) == filepath.Dir(f) && strings.HasSuffix(e.File, ".jsonl")
+				if e.Line < 1 || e.Col < 1 || e.File != f && !inRecording {
 					t.Errorf("error without a position: %q", e.Error())
 				}
 			}

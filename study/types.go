@@ -323,7 +323,8 @@ type Startup struct {
 // Scenario is one experiment.
 type Scenario struct {
 	Name     string        `yaml:"name,required" doc:"Unique name of the scenario."`
-	Call     string        `yaml:"call,required" doc:"The call every request makes."`
+	Call     string        `yaml:"call" doc:"The call every request makes (or replay: a recording's requests)."`
+	Replay   *Replay       `yaml:"replay" doc:"Instead of a call: a recording's requests (tandem record), request k of every run the k-th recorded, on the recorded timetable ÷ speed (an open loop over load.connections), or with load.concurrency a closed loop; {recording, speed, loop, endpoint}."`
 	Load     Load          `yaml:"load" doc:"The load shape: concurrency (closed loop), rate and connections (open loop) or batch (batched loop); required unless sweep is given."`
 	Sweep    *Sweep        `yaml:"sweep" doc:"A saturation sweep: one cell per (connections, rate), or a search for the highest sustainable rate, instead of rounds."`
 	Metric   string        `yaml:"metric" doc:"The headline value: latency (median, lower is better; default), throughput (units/s, higher is better) or recovery (with perturbations: the longest time until the load recovered and the target answered again, lower is better)."`

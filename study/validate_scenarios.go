@@ -59,7 +59,17 @@ func (v *validator) endpoint(path string, t *Target, name string, c *Call) {
 }
 
 func (v *validator) scenario(path string, sc *Scenario) {
-	c := v.callRef(path+".call", sc.Call)
+	var c *Call
+	_, callSet := v.pos[path+".call"]
+	_, replaySet := v.pos[path+".replay"]
+	switch {
+	case replaySet && callSet:
+		v.errorf(path+".replay", "call or replay, not both", "both call %s and a replay", sc.Call)
+	case !replaySet && !callSet:
+		v.errorf(path, "a call, the request every run makes, or a replay of a recording's requests", "neither call nor replay")
+	case callSet:
+		c = v.callRef(path+".call", sc.Call)
+	}
 	if c != nil {
 		vars, ok := v.caseVars[sc.Call]
 		if !ok {
@@ -99,6 +109,11 @@ func (v *validator) scenario(path string, sc *Scenario) {
 	if len(sc.Perturbations) > 0 && (sc.Sweep != nil && sc.Sweep.Search != nil || c != nil && c.AMQP != nil) {
 		v.errorf(path+".perturbations", "perturbations on a scenario with a closed, open or batched loop, or a grid, of a call that is not amqp",
 			"perturbations on a search or an amqp scenario")
+	}
+	if sc.Replay != nil {
+		v.replay(path, sc)
+		v.perturbations(path, sc)
+		return
 	}
 	if consumers := v.consumers(sc); consumers > 0 {
 		v.drain(path, sc, c, consumers)
