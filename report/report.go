@@ -170,6 +170,10 @@ func scenarioTable(sc *results.Scenario) table {
 	}
 	t := table{Title: "Scenario " + sc.Name, Header: append(header, "verdict")}
 	t.Note = fmt.Sprintf("call %s, %s loop, %s is better", sc.Call, sc.Load.Model, sc.Direction)
+	if rp := sc.Replay; rp != nil {
+		t.Note = fmt.Sprintf("replays %s (%d recorded requests, sha256 %s…) %s, %s loop, %s is better", rp.File, rp.Exchanges,
+			rp.SHA256[:min(12, len(rp.SHA256))], replayPace(sc), sc.Load.Model, sc.Direction)
+	}
 	if sc.Load.Model == "drain" {
 		t.Note = fmt.Sprintf("call %s: each run fills a fresh queue and times the consumer's drain, first delivery to last ack; %s is better", sc.Call, sc.Direction)
 	}
@@ -392,4 +396,21 @@ func perturbationRows(title, where string, runs []perturbedRun) (table, bool) {
 		}
 	}
 	return t, len(t.Rows) > 0
+}
+
+// replayPace says how a replayed recording was sent: on its timetable
+// (÷ speed, looped) or as fast as a closed loop's clients go.
+func replayPace(sc *results.Scenario) string {
+	rp := sc.Replay
+	if sc.Load.Model != "open" {
+		return "in order, as fast as the clients go"
+	}
+	s := "on the recorded timetable"
+	if rp.Speed != 1 {
+		s += fmt.Sprintf(" ×%g", rp.Speed)
+	}
+	if rp.Loop {
+		s += ", looped"
+	}
+	return s
 }

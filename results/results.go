@@ -184,6 +184,26 @@ type Scenario struct {
 	// 0, so one digest over the most requests any run rendered covers
 	// them all.
 	Values *ValuesDigest `json:"values,omitempty"`
+	// Replay, for a scenario that replayed a recording (its Call is then
+	// "replay FILE"), names the recording and how it was replayed.
+	Replay *ReplayedLoad `json:"replay,omitempty"`
+}
+
+// ReplayedLoad is the recording a scenario replayed as its load: request
+// k of every run was its k-th request, in the order they arrived.
+type ReplayedLoad struct {
+	// File is the recording as the study names it; SHA256 the hex digest
+	// of its bytes, Exchanges its exchange count and SpanNs the time from
+	// its first request to its last.
+	File      string `json:"file"`
+	SHA256    string `json:"sha256"`
+	Exchanges int    `json:"exchanges"`
+	SpanNs    int64  `json:"span_ns"`
+	// Speed divided the recorded offsets (1 in a closed loop, which sends
+	// as fast as its clients go); Loop says the recording started again
+	// after its last request.
+	Speed float64 `json:"speed"`
+	Loop  bool    `json:"loop,omitempty"`
 }
 
 // ValuesDigest is the digest of a scenario's values (docs/values.md):

@@ -23,6 +23,9 @@ func (r *runner) diagnose(ctx context.Context) {
 	type key struct{ target, call string }
 	done := map[key]bool{}
 	for _, sc := range r.res.Scenarios {
+		if sc.Replay != nil {
+			continue // no call to probe: a recording's requests
+		}
 		for _, l := range r.live {
 			k := key{l.spec.Name, sc.Call}
 			if l.err != nil || done[k] {

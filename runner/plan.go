@@ -212,6 +212,8 @@ func scenarioStep(s *study.Study, sc *study.Scenario, roundsOverride, family int
 	run := sc.Duration
 	calibrated := false
 	switch {
+	case sc.Replay != nil && run == 0 && sc.Model() == study.KindOpen && sc.Replay.Speed > 0:
+		run = time.Duration(float64(sc.Replay.Span) / sc.Replay.Speed) // one pass of the recording
 	case len(sc.Load.Steps) > 0:
 		for _, st := range sc.Load.Steps {
 			run += st.Duration
@@ -221,7 +223,7 @@ func scenarioStep(s *study.Study, sc *study.Scenario, roundsOverride, family int
 		// a count of requests: as long as a calibrated run, which lasts
 		// min_duration on the slowest target
 		run = s.Defaults.MinDuration
-		calibrated = sc.Requests == 0 && counted(kind, sc)
+		calibrated = sc.Requests == 0 && counted(kind, sc) && sc.Replay == nil // a replay sends its recording once
 	}
 	fixed := time.Duration(targets) * warm
 	if calibrated {
@@ -239,9 +241,26 @@ func scenarioStep(s *study.Study, sc *study.Scenario, roundsOverride, family int
 	if calibrated {
 		detail += ", calibrated"
 	}
-	detail += valuesPlan(s.Calls[sc.Call])
+	detail += valuesPlan(s.Calls[sc.Call]) + replayPlan(sc)
 	return PlanStep{Phase: "scenario", Name: sc.Name, Detail: detail, Estimate: time.Duration(nlevels) * perLevel,
 		Budget: time.Duration(nlevels) * most, Units: nlevels * targets * rounds}
+}
+
+// replayPlan says what a scenario replays: ", replays FILE (N requests
+// ×SPEED)".
+func replayPlan(sc *study.Scenario) string {
+	rp := sc.Replay
+	if rp == nil {
+		return ""
+	}
+	s := fmt.Sprintf(", replays %s (%s", rp.Recording, count(rp.Exchanges, "request"))
+	if sc.Model() == study.KindOpen && rp.Speed != 1 {
+		s += fmt.Sprintf(" ×%g", rp.Speed)
+	}
+	if rp.Loop {
+		s += ", looped"
+	}
+	return s + ")"
 }
 
 // valuesPlan says what a scenario's call's values do to its runs: ", per-request

@@ -16,6 +16,7 @@ import (
 	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/record"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
 	"github.com/tandem-bench/tandem/study"
@@ -59,7 +60,7 @@ type loopRun func(ctx context.Context, d load.Dialer, requests int64, bound time
 // driver per target, built once per scenario; its warm-up is a loop of its
 // own.
 type loops struct {
-	callers map[string]driver.Caller
+	callers map[string]load.Dialer
 	// shape is the loop at a level; warmShape its warm-up's.
 	shape, warmShape func(level int) loopRun
 	level            int
@@ -91,7 +92,7 @@ func capRequests(requests, limit int64) int64 {
 
 // caller is l's caller, ready for a run: a group's round robin starts
 // again from its first node, so every run spreads the same way.
-func (m loops) caller(l *live) driver.Caller {
+func (m loops) caller(l *live) load.Dialer {
 	c := m.callers[l.spec.Name]
 	if rr, ok := c.(*roundRobin); ok {
 		rr.reset()
@@ -139,10 +140,11 @@ func (m brokers) measure(ctx context.Context, l *live, requests int64, bound tim
 }
 
 // measurerFor builds the measurer of a scenario of the given kind for its
-// running targets, its call's values in vals (nil: none), each run held to
-// limit requests (0: no limit).
+// running targets, its call's values in vals (nil: none) or the recording
+// it replays in rec (nil: none), each run held to limit requests (0: no
+// limit).
 func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Scenario, ls []*live, unit string,
-	vals *driver.Values, limit int64) (measurer, error) {
+	vals *driver.Values, rec *record.Index, limit int64) (measurer, error) {
 	switch kind {
 	case study.KindDrain:
 		return drains{r: r, call: sc.Call}, nil
@@ -160,9 +162,15 @@ func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Sce
 	if r.o.Fleet != nil {
 		return r.fleetMeasurer(kind, sc, ls, unit)
 	}
-	m := loops{callers: map[string]driver.Caller{}, limit: limit}
+	m := loops{callers: map[string]load.Dialer{}, limit: limit}
 	for _, l := range ls {
-		c, err := r.caller(ctx, l, sc.Call, vals)
+		var c load.Dialer
+		var err error
+		if rec != nil {
+			c, err = r.replayer(l, sc.Replay, rec)
+		} else {
+			c, err = r.caller(ctx, l, sc.Call, vals)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -189,7 +197,11 @@ func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Sce
 	case study.KindOpen:
 		m.shape = func(int) loopRun {
 			return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration, live *load.Live) (results.Sample, error) {
-				return load.Open{Schedule: schedule(ld, bound), Connections: ld.Connections, Requests: requests, Duration: bound,
+				sch := schedule(ld, bound)
+				if rec != nil {
+					sch = recorded(sc.Replay, rec)
+				}
+				return load.Open{Schedule: sch, Connections: ld.Connections, Requests: requests, Duration: bound,
 					MaxWaiting: ld.MaxWaiting, Timeout: timeout, Unit: unit, Engine: ld.Engine, Quantum: ld.Quantum, Live: live}.Run(ctx, d)
 			}
 		}
@@ -213,7 +225,7 @@ func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Sce
 // levels are a scenario's levels: a closed loop's concurrencies (an amqp
 // call's too; a drain has none), else one level, 0.
 func levels(kind study.Kind, sc *study.Scenario) []int {
-	if kind == study.KindDrain || sc.Load.Model() != study.KindClosed {
+	if kind == study.KindDrain || sc.Model() != study.KindClosed {
 		return []int{0}
 	}
 	return sc.Load.Concurrency
@@ -223,7 +235,7 @@ func levels(kind study.Kind, sc *study.Scenario) []int {
 // requests (or messages), calibrated when the study gives none, rather
 // than by a duration.
 func counted(kind study.Kind, sc *study.Scenario) bool {
-	return kind == study.KindDrain || sc.Load.Model() == study.KindClosed
+	return kind == study.KindDrain || sc.Model() == study.KindClosed
 }
 
 // resultsLoad is the load recorded for a scenario of the given kind.
@@ -275,35 +287,51 @@ func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
 	if r.o.Rounds > 0 {
 		rounds = r.o.Rounds
 	}
-	unit := r.s.Calls[sc.Call].Unit
-	if unit == "" {
-		unit = "request"
+	unit := "request"
+	if c := r.s.Calls[sc.Call]; c != nil && c.Unit != "" {
+		unit = c.Unit
+	}
+	rec, err := r.openReplay(sc)
+	if err != nil {
+		return err
+	}
+	if rec != nil {
+		defer rec.Close()
 	}
 	bound := sc.Duration
 	if len(sc.Load.Steps) > 0 {
 		bound = schedule(sc.Load, 0).Len()
 	}
+	if rec != nil && bound == 0 && kind == study.KindOpen {
+		bound = recorded(sc.Replay, rec).Len() // one pass, or 0 for a loop bounded by its requests
+	}
 	rs := results.Scenario{Name: sc.Name, Call: sc.Call, Metric: "latency_p50_ns", Direction: "lower", Unit: unit,
 		Load: resultsLoad(kind, sc.Load, bound), Rounds: []results.Round{}, Summary: []results.Summary{}, Comparisons: []results.Comparison{}}
+	if rec != nil {
+		replayResults(&rs, sc.Replay, rec, kind)
+	}
 	switch sc.Metric {
 	case "throughput":
 		rs.Metric, rs.Direction = "units_per_s", "higher"
 	case "recovery":
 		rs.Metric = "recovery_ns"
 	}
-	if a := r.s.Calls[sc.Call].AMQP; a != nil {
-		rs.Load.Prefetch = amqpconf.Prefetch(a.Prefetch)
+	if c := r.s.Calls[sc.Call]; c != nil && c.AMQP != nil {
+		rs.Load.Prefetch = amqpconf.Prefetch(c.AMQP.Prefetch)
 	}
 	vals, limit, err := r.openValues(ctx, sc)
 	if err != nil {
 		return err
+	}
+	if rec != nil && !sc.Replay.Loop {
+		limit = int64(rec.Len()) // every run sends the recording once at most
 	}
 	if vals != nil {
 		defer vals.Set().Close()
 	}
 	r.res.Scenarios = append(r.res.Scenarios, rs)
 	out := &r.res.Scenarios[len(r.res.Scenarios)-1]
-	m, err := r.measurerFor(ctx, kind, sc, ls, unit, vals, limit)
+	m, err := r.measurerFor(ctx, kind, sc, ls, unit, vals, rec, limit)
 	if err != nil {
 		return err
 	}
@@ -364,6 +392,9 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 	}
 	ls = slices.DeleteFunc(slices.Clone(ls), func(l *live) bool { return l.err != nil })
 	requests := sc.Requests
+	if sc.Replay != nil && requests == 0 && bound == 0 {
+		requests = limit // a closed loop's one pass of the recording, not calibrated
+	}
 	if counted(kind, sc) && requests == 0 && bound == 0 {
 		var err error
 		if requests, err = r.calibrate(ctx, sc, kind, ls, level, exec); err != nil {
