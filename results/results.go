@@ -978,10 +978,15 @@ func (sc *Scenario) Engines() []string {
 }
 
 // Fingerprint identifies what the scenario measured: its call, metric,
-// direction, unit, load and the engines that ran it. Two runs of a
-// scenario with different fingerprints measured different things.
+// direction, unit, load and the engines that ran it, and the recording it
+// replayed, if any. Two runs of a scenario with different fingerprints
+// measured different things.
 func (sc *Scenario) Fingerprint() string {
-	b, _ := json.Marshal([]any{sc.Call, sc.Metric, sc.Direction, sc.Unit, sc.Load, sc.Engines()})
+	parts := []any{sc.Call, sc.Metric, sc.Direction, sc.Unit, sc.Load, sc.Engines()}
+	if sc.Replay != nil {
+		parts = append(parts, sc.Replay)
+	}
+	b, _ := json.Marshal(parts)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
