@@ -95,12 +95,12 @@ func (r Recorded) Len() time.Duration {
 }
 
 func (r Recorded) String() string {
-	s := fmt.Sprintf("recorded timetable of %d arrivals over %v", r.Arrivals.Len(), r.span())
+	s := fmt.Sprintf("recorded timetable of %d arrivals over %v", r.Arrivals.Len(), r.span().Round(time.Microsecond))
 	if r.speed() != 1 {
 		s += fmt.Sprintf(" ×%g", r.speed())
 	}
 	if r.Loop && r.Period() > 0 {
-		s += fmt.Sprintf(", looped every %v", time.Duration(math.Ceil(float64(r.Period())/r.speed())))
+		s += fmt.Sprintf(", looped every %v", time.Duration(math.Ceil(float64(r.Period())/r.speed())).Round(time.Microsecond))
 	}
 	return s
 }

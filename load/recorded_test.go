@@ -75,7 +75,7 @@ func TestRecorded(t *testing.T) {
 	if got := (Recorded{Arrivals: rec, Loop: true}).RateAt(0); math.Abs(got-3) > 1e-9 {
 		t.Errorf("looped rate %v; want 4 arrivals per 4/3 s", got)
 	}
-	if s := (Recorded{Arrivals: rec, Speed: 2, Loop: true}).String(); !strings.Contains(s, "4 arrivals over 1s ×2, looped every 666.666667ms") {
+	if s := (Recorded{Arrivals: rec, Speed: 2, Loop: true}).String(); !strings.Contains(s, "4 arrivals over 1s ×2, looped every 666.667ms") {
 		t.Errorf("String %q", s)
 	}
 }
