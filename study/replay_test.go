@@ -60,4 +60,8 @@ scenarios:
 			t.Errorf("%s exchanges go to %q, %v; want %q", p, got, err, want)
 		}
 	}
+	s.Quick()
+	if s.Scenarios[0].Duration != time.Second || s.Scenarios[1].Duration != time.Second {
+		t.Errorf("--quick: durations %v and %v; want a second of each recording", s.Scenarios[0].Duration, s.Scenarios[1].Duration)
+	}
 }

@@ -165,6 +165,9 @@ func (s *Study) Quick() {
 		if len(sc.Load.Concurrency) > 2 {
 			sc.Load.Concurrency = sc.Load.Concurrency[:2]
 		}
+		if sc.Replay != nil && sc.Duration == 0 && sc.Requests == 0 {
+			sc.Duration = time.Second // a second of the recording, not all of it
+		}
 		if sc.Duration > time.Second && len(sc.Perturbations) == 0 { // perturbations are timed within the round
 			sc.Duration = time.Second
 			if b := sc.Load.Batch; b != nil {
