@@ -45,6 +45,9 @@ type Options struct {
 	// Work is the number of hash rounds that verify each block while the
 	// index builds; default 6000.
 	Work int
+	// NoReflection leaves gRPC reflection out: a client needs the
+	// service's .proto files, as with many real services.
+	NoReflection bool
 }
 
 func (o *Options) setDefaults() error {
@@ -170,7 +173,9 @@ func (s *Server) listen() error {
 		grpc.ChainStreamInterceptor(s.metrics.stream),
 	)
 	ledgerpb.RegisterLedgerServer(s.grpc, &ledgerService{s: s})
-	reflection.Register(s.grpc)
+	if !s.opts.NoReflection {
+		reflection.Register(s.grpc)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /", &jsonrpcHandler{s: s})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))

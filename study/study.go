@@ -126,6 +126,9 @@ func parseEnv(file string, data []byte, lim limits, lookup func(name string) (st
 		if len(errs) == 0 {
 			errs = append(errs, openValues(s, file, pos)...)
 		}
+		if len(errs) == 0 {
+			errs = append(errs, compileProtos(s, file, pos)...)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, capErrors(errs)

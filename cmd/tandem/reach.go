@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tandem-bench/tandem/driver/grpcdrv"
 	"github.com/tandem-bench/tandem/load"
 )
 
@@ -111,6 +112,10 @@ func preflight(ctx context.Context, u *url.URL, d load.Dialer, timeout time.Dura
 	}
 	cn, err := d.Dial(ctx)
 	if err != nil {
+		var nr *grpcdrv.NoReflectionError
+		if errors.As(err, &nr) { // it answered: reached, not usable as given
+			return fmt.Errorf("cannot use %s: %w", target, err)
+		}
 		return fmt.Errorf("cannot reach %s: %w", target, err)
 	}
 	defer cn.Close()

@@ -19,7 +19,7 @@ func sampleCmd(stderr io.Writer) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the sample ledger over gRPC and JSON-RPC until interrupted",
 		Long: `serve builds the sample ledger's index into --data and serves it: gRPC
-(tandem.sample.v1.Ledger, with reflection) on --grpc, JSON-RPC over HTTP (POST /)
+(tandem.sample.v1.Ledger, with reflection unless --no-reflection) on --grpc, JSON-RPC over HTTP (POST /)
 and Prometheus metrics (GET /metrics) on --http. Build a indexes before it
 listens; build b answers at once from a slow path while it indexes.
 docs/sample.md lists how the builds differ.`,
@@ -44,6 +44,7 @@ docs/sample.md lists how the builds differ.`,
 	f.Uint64Var(&o.Seed, "seed", 1, "chain seed")
 	f.IntVar(&o.Blocks, "blocks", 2000, "chain length")
 	f.IntVar(&o.Work, "work", 6000, "hash rounds per block while indexing")
+	f.BoolVar(&o.NoReflection, "no-reflection", false, "serve gRPC without reflection (clients need sample/ledgerpb/ledger.proto)")
 	serve.MarkFlagRequired("data")
 	c.AddCommand(serve)
 	return c

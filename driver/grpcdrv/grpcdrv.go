@@ -17,11 +17,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bufbuild/protocompile"
 	"github.com/jhump/protoreflect/grpcreflect"
 	"github.com/tandem-bench/tandem/driver/internal/vary"
 	"github.com/tandem-bench/tandem/driver/quickack"
 	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/protofiles"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
@@ -110,31 +110,11 @@ func New(ctx context.Context, opts Options) (*Caller, error) {
 }
 
 func compile(ctx context.Context, files, importPaths []string, svc, method string) (protoreflect.MethodDescriptor, error) {
-	if len(importPaths) == 0 {
-		importPaths = []string{"."}
-	}
-	comp := protocompile.Compiler{
-		Resolver:       protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: importPaths}),
-		SourceInfoMode: protocompile.SourceInfoNone,
-	}
-	compiled, err := comp.Compile(ctx, files...)
+	compiled, err := protofiles.Compile(ctx, files, importPaths)
 	if err != nil {
 		return nil, fmt.Errorf("compile %s: %w", strings.Join(files, ", "), err)
 	}
-	for _, f := range compiled {
-		if d := f.FindDescriptorByName(protoreflect.FullName(svc)); d != nil {
-			sd, ok := d.(protoreflect.ServiceDescriptor)
-			if !ok {
-				return nil, fmt.Errorf("%s is not a service", svc)
-			}
-			md := sd.Methods().ByName(protoreflect.Name(method))
-			if md == nil {
-				return nil, fmt.Errorf("service %s has no method %s", svc, method)
-			}
-			return md, nil
-		}
-	}
-	return nil, fmt.Errorf("no service %s in %s", svc, strings.Join(files, ", "))
+	return protofiles.Method(compiled, svc, method)
 }
 
 // setDesc encodes the request for method md once.
@@ -182,6 +162,9 @@ func (c *Caller) resolve(ctx context.Context, cc *grpc.ClientConn) error {
 	defer rc.Reset()
 	sd, err := rc.ResolveService(c.service)
 	if err != nil {
+		if status.Code(err) == codes.Unimplemented {
+			return &NoReflectionError{Err: err}
+		}
 		return fmt.Errorf("reflection: service %s: %w", c.service, err)
 	}
 	md := sd.FindMethodByName(c.method)
@@ -190,6 +173,16 @@ func (c *Caller) resolve(ctx context.Context, cc *grpc.ClientConn) error {
 	}
 	return c.setDesc(md.UnwrapMethod())
 }
+
+// NoReflectionError is a server that answered but does not serve gRPC
+// reflection, for a call given no .proto files.
+type NoReflectionError struct{ Err error }
+
+func (e *NoReflectionError) Error() string {
+	return "the server does not serve gRPC reflection: give the service's .proto files (proto: in a study, --proto in tandem load)"
+}
+
+func (e *NoReflectionError) Unwrap() error { return e.Err }
 
 // Dial opens a connection (its own TCP connection) and waits until it is
 // ready; on the first Dial it also resolves the method by reflection.
