@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.1.2
 	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794
+	github.com/agnivade/levenshtein v1.2.2
 	github.com/bufbuild/protocompile v0.14.1
 	github.com/buger/jsonparser v1.1.1
 	github.com/charmbracelet/x/vt v0.1.0

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agnivade/levenshtein"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/tandem-bench/tandem/demo"
 	"github.com/tandem-bench/tandem/history"
 	"github.com/tandem-bench/tandem/internal/human"
@@ -104,7 +106,7 @@ to start or died, 130 interrupted (partial results are kept).`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return badInput(fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
+		return badInput(fmt.Errorf("%w%s (see %s --help)", err, flagSuggestion(c, err), c.CommandPath()))
 	})
 	root.AddCommand(demoCmd(stdout, stderr), runCmd(stdout, stderr), validateCmd(stdout), loadCmd(stdout, stderr),
 		reportCmd(stdout), compareCmd(stdout), costCmd(stdout), versionCmd(stdout), sampleCmd(stderr), consumeCmd(), ciCmd(stdout, stderr), historyCmd(stdout, stderr), serveCmd(stdout, stderr),
@@ -114,20 +116,66 @@ to start or died, 130 interrupted (partial results are kept).`,
 }
 
 // argsAreInput makes a wrong count of arguments to each command bad input
-// (exit 2) that names the command and its help.
+// (exit 2) that names the command and its help, at every level; a command
+// that only groups others says an unknown subcommand is one, with the
+// names it is near, rather than print its help and exit 0.
 func argsAreInput(cmds []*cobra.Command) {
 	for _, c := range cmds {
+		argsAreInput(c.Commands())
+		c.SuggestionsMinimumDistance = 2
+		if c.HasSubCommands() && !c.Runnable() {
+			c.Args = cobra.ArbitraryArgs
+			c.RunE = func(cmd *cobra.Command, a []string) error {
+				if len(a) == 0 {
+					return cmd.Help()
+				}
+				return badInput(fmt.Errorf("unknown command %q for %q%s (see %s --help)", a[0], cmd.CommandPath(),
+					didYouMean(cmd.SuggestionsFor(a[0])), cmd.CommandPath()))
+			}
+		}
 		if c.Args == nil {
 			c.Args = cobra.NoArgs
 		}
 		args := c.Args
 		c.Args = func(cmd *cobra.Command, a []string) error {
 			if err := args(cmd, a); err != nil {
-				return badInput(fmt.Errorf("%s: %w (see %s --help)", cmd.CommandPath(), err, cmd.CommandPath()))
+				hint := ""
+				if cmd.HasSubCommands() && len(a) > 0 {
+					hint = didYouMean(cmd.SuggestionsFor(a[0]))
+				}
+				return badInput(fmt.Errorf("%s: %w%s (see %s --help)", cmd.CommandPath(), err, hint, cmd.CommandPath()))
 			}
 			return nil
 		}
 	}
+}
+
+// didYouMean is ": did you mean A or B?" for the names given, or nothing.
+func didYouMean(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return "; did you mean " + names[0] + "?"
+	}
+	return "; did you mean " + strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1] + "?"
+}
+
+// flagSuggestion is didYouMean for an unknown flag: the command's flags
+// (its own and inherited) within two edits of it, or that it starts.
+func flagSuggestion(c *cobra.Command, err error) string {
+	msg := err.Error()
+	name, ok := strings.CutPrefix(msg, "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	var near []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden && (levenshtein.ComputeDistance(name, f.Name) <= 2 || (len(name) >= 3 && strings.HasPrefix(f.Name, name))) {
+			near = append(near, "--"+f.Name)
+		}
+	})
+	return didYouMean(near)
 }
 
 // textReport is the terminal report for w: in colour on a terminal, unless
