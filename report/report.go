@@ -112,7 +112,7 @@ func setupTables(r *results.Results) []table {
 		ts = append(ts, sv)
 	}
 	started := slices.ContainsFunc(r.Targets, func(t results.Target) bool { return t.Startup != nil || t.Error != "" })
-	st := table{Title: "Startup from empty", Note: "with several starts: median [best … worst]", Header: []string{"target", "first answer", "ready", "CPU", "peak RSS", "disk", "status"}}
+	st := table{Title: "Startup from empty", Note: "disk: the blocks held, as du shows (the apparent size beside, where it differs); with several starts: median [best … worst]", Header: []string{"target", "first answer", "ready", "CPU", "peak RSS", "disk", "status"}}
 	judged := slices.ContainsFunc(r.Targets, func(t results.Target) bool { return t.StartupVerdict != nil })
 	if judged {
 		st.Header = append(st.Header, "verdict (ready time)")
@@ -122,7 +122,7 @@ func setupTables(r *results.Results) []table {
 		row := []string{t.Name, "–", "–", "–", "–", "–", "ok"}
 		if s := t.Startup; s != nil {
 			row = []string{t.Name, human.Duration(float64(s.FirstAnswerNs)), human.Duration(float64(s.ReadyNs)), human.Duration(float64(s.CPUNs)),
-				human.Bytes(s.PeakRSSBytes), human.Bytes(s.DiskBytes), "ok"}
+				human.Bytes(s.PeakRSSBytes), diskCell(human.Bytes(s.DiskBytes), *s), "ok"}
 			if runs := t.StartupRuns; len(runs) > 1 {
 				ns := func(get func(results.Startup) int64) string {
 					return spread(runs, get, func(v int64) string { return human.Duration(float64(v)) })
@@ -130,7 +130,7 @@ func setupTables(r *results.Results) []table {
 				b := func(get func(results.Startup) int64) string { return spread(runs, get, human.Bytes) }
 				row = []string{t.Name, ns(func(s results.Startup) int64 { return s.FirstAnswerNs }), ns(func(s results.Startup) int64 { return s.ReadyNs }),
 					ns(func(s results.Startup) int64 { return s.CPUNs }), b(func(s results.Startup) int64 { return s.PeakRSSBytes }),
-					b(func(s results.Startup) int64 { return s.DiskBytes }), fmt.Sprintf("ok, %d starts", len(runs))}
+					diskCell(b(func(s results.Startup) int64 { return s.DiskBytes }), *s), fmt.Sprintf("ok, %d starts", len(runs))}
 			}
 		}
 		if t.Error != "" {
@@ -413,4 +413,14 @@ func replayPace(sc *results.Scenario) string {
 		s += ", looped"
 	}
 	return s
+}
+
+// diskCell is a startup's disk use, with the (median) apparent size beside
+// it where that differs by more than a tenth (preallocated or sparse files).
+func diskCell(cell string, s results.Startup) string {
+	a, b := float64(s.DiskApparentBytes), float64(s.DiskBytes)
+	if s.DiskApparentBytes == 0 || (a <= b*1.1 && a >= b*0.9) {
+		return cell
+	}
+	return cell + " (" + human.Bytes(s.DiskApparentBytes) + " apparent)"
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tandem-bench/tandem/internal/golden"
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/results"
 )
 
@@ -189,6 +190,23 @@ func TestScenarioValuesNote(t *testing.T) {
 		}
 		if !strings.Contains(b.String(), "per-request values, the same sequence to every target (sha256 abababababab… over 3000 requests)") {
 			t.Errorf("%s: the scenario's values are not noted", name)
+		}
+	}
+}
+
+func TestDiskCell(t *testing.T) {
+	for _, tc := range []struct {
+		allocated, apparent int64
+		want                string
+	}{
+		{62 << 20, 138 << 20, "62.0 MiB (138 MiB apparent)"},
+		{62 << 20, 0, "62.0 MiB"},
+		{62 << 20, 65 << 20, "62.0 MiB"},
+		{100 << 20, 50 << 20, "100 MiB (50.0 MiB apparent)"},
+	} {
+		s := results.Startup{DiskBytes: tc.allocated, DiskApparentBytes: tc.apparent}
+		if got := diskCell(human.Bytes(tc.allocated), s); got != tc.want {
+			t.Errorf("diskCell(%d, %d) = %q, want %q", tc.allocated, tc.apparent, got, tc.want)
 		}
 	}
 }

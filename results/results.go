@@ -156,8 +156,12 @@ type Startup struct {
 	// CPUNs is the CPU time of the target's process tree until ready.
 	CPUNs        int64 `json:"cpu_ns"`
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
-	// DiskBytes is the size of the data dir once ready.
+	// DiskBytes is what the data dir takes once ready: the bytes of the
+	// blocks its files hold, as du shows.
 	DiskBytes int64 `json:"disk_bytes"`
+	// DiskApparentBytes is the sum of its files' sizes (preallocated or
+	// sparse files make it larger than DiskBytes).
+	DiskApparentBytes int64 `json:"disk_apparent_bytes,omitempty"`
 }
 
 // Scenario is one experiment and everything measured in it.

@@ -150,7 +150,9 @@ func (r *runner) startGroup(ctx context.Context, l *live, cpus []int) error {
 		st.PeakRSSBytes += ns.PeakRSSBytes
 	}
 	if dataDir != "" {
-		if st.DiskBytes, err = target.DiskUsage(dataDir); err != nil {
+		disk, err := target.DiskUsage(dataDir)
+		st.DiskBytes, st.DiskApparentBytes = disk.Allocated, disk.Apparent
+		if err != nil {
 			r.warn(fmt.Sprintf("target %s: disk use of %s: %v", t.Name, dataDir, err))
 		}
 	}

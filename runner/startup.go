@@ -45,11 +45,12 @@ func medianStartup(runs []results.Startup) *results.Startup {
 		return int64(stats.Summarize(vs, false).Median)
 	}
 	return &results.Startup{
-		FirstAnswerNs: med(func(s results.Startup) int64 { return s.FirstAnswerNs }),
-		ReadyNs:       med(func(s results.Startup) int64 { return s.ReadyNs }),
-		CPUNs:         med(func(s results.Startup) int64 { return s.CPUNs }),
-		PeakRSSBytes:  med(func(s results.Startup) int64 { return s.PeakRSSBytes }),
-		DiskBytes:     med(func(s results.Startup) int64 { return s.DiskBytes }),
+		FirstAnswerNs:     med(func(s results.Startup) int64 { return s.FirstAnswerNs }),
+		ReadyNs:           med(func(s results.Startup) int64 { return s.ReadyNs }),
+		CPUNs:             med(func(s results.Startup) int64 { return s.CPUNs }),
+		PeakRSSBytes:      med(func(s results.Startup) int64 { return s.PeakRSSBytes }),
+		DiskBytes:         med(func(s results.Startup) int64 { return s.DiskBytes }),
+		DiskApparentBytes: med(func(s results.Startup) int64 { return s.DiskApparentBytes }),
 	}
 }
 
@@ -106,7 +107,9 @@ func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 		return err
 	}
 	if dataDir != "" {
-		if st.DiskBytes, err = target.DiskUsage(dataDir); err != nil {
+		disk, err := target.DiskUsage(dataDir)
+		st.DiskBytes, st.DiskApparentBytes = disk.Allocated, disk.Apparent
+		if err != nil {
 			r.warn(fmt.Sprintf("target %s: disk use of %s: %v", t.Name, dataDir, err))
 		}
 	}

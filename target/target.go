@@ -357,25 +357,47 @@ func (p *Process) Pause() error { return pauseGroup(p.Pid(), true) }
 // Resume lets a paused group run again (SIGCONT).
 func (p *Process) Resume() error { return pauseGroup(p.Pid(), false) }
 
-// DiskUsage is the total size of the regular files under dir.
-func DiskUsage(dir string) (int64, error) {
-	var total int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+// Disk is what a directory's regular files take.
+type Disk struct {
+	// Allocated is the bytes of the blocks they hold, as du shows (a file
+	// linked twice counted once; a sparse or preallocated file by what it
+	// holds). Where the system does not say, the apparent size.
+	Allocated int64
+	// Apparent is the sum of their sizes.
+	Apparent int64
+}
+
+// DiskUsage is what the regular files under dir take; a dir that does not
+// exist takes nothing.
+func DiskUsage(dir string) (Disk, error) {
+	var d Disk
+	seen := map[fileID]bool{}
+	err := filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
 			return err
 		}
-		if d.Type().IsRegular() {
-			info, err := d.Info()
-			if err == nil {
-				total += info.Size()
-			}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		info, err := e.Info()
+		if err != nil {
+			return nil // gone since the walk listed it
+		}
+		d.Apparent += info.Size()
+		id, blocks, ok := allocated(info)
+		switch {
+		case !ok:
+			d.Allocated += info.Size()
+		case !seen[id]:
+			seen[id] = true
+			d.Allocated += blocks
 		}
 		return nil
 	})
-	return total, err
+	return d, err
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that is free now, chosen below

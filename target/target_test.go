@@ -119,11 +119,11 @@ func TestDiskUsageAndPorts(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "a"), make([]byte, 1000), 0o644)
 	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
 	os.WriteFile(filepath.Join(dir, "sub", "b"), make([]byte, 24), 0o644)
-	if n, err := DiskUsage(dir); n != 1024 || err != nil {
-		t.Errorf("DiskUsage = %d, %v; want 1024", n, err)
+	if d, err := DiskUsage(dir); d.Apparent != 1024 || d.Allocated <= 0 || err != nil {
+		t.Errorf("DiskUsage = %+v, %v; want 1024 apparent, some allocated", d, err)
 	}
-	if n, err := DiskUsage(filepath.Join(dir, "missing")); n != 0 || err != nil {
-		t.Errorf("DiskUsage(missing) = %d, %v; want 0, nil", n, err)
+	if d, err := DiskUsage(filepath.Join(dir, "missing")); d != (Disk{}) || err != nil {
+		t.Errorf("DiskUsage(missing) = %+v, %v; want nothing, nil", d, err)
 	}
 	a, err1 := FreePort()
 	b, err2 := FreePort()
