@@ -128,15 +128,8 @@ func newGlance(r *results.Results) glance {
 			g.Sweeps = append(g.Sweeps, mark{Anchor: sweepAnchor(i), Head: sw.Scenario + " on " + sw.Target, Text: strings.Join(knees, "; "), Class: "single"})
 		}
 	}
-	for i, f := range r.Findings {
-		head := f.ID
-		if f.Target != "" {
-			head += " on " + f.Target
-		}
-		if f.Scenario != "" {
-			head += " (" + f.Scenario + ")"
-		}
-		g.Findings = append(g.Findings, mark{Anchor: findingAnchor(i), Head: head, Text: f.Summary, Class: "finding"})
+	for _, fg := range groupFindings(r.Findings) {
+		g.Findings = append(g.Findings, mark{Anchor: findingAnchor(fg.First), Head: fg.head(), Text: fg.Summary, Class: "finding"})
 	}
 	for _, c := range r.Costs {
 		m := mark{Anchor: "costs", Head: c.Name, Class: "single"}

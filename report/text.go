@@ -10,12 +10,19 @@ import (
 	"github.com/tandem-bench/tandem/results"
 )
 
-// Text writes the results as aligned terminal tables.
-func Text(w io.Writer, r *results.Results) error { return text(w, r, false) }
+// Text writes the results as aligned terminal tables, ending with a
+// summary.
+func Text(w io.Writer, r *results.Results) error { return text(w, r, false, 0) }
 
 // TextColor is Text with verdicts and saturated cells in colour, for a
 // terminal (callers check for one, and for NO_COLOR).
-func TextColor(w io.Writer, r *results.Results) error { return text(w, r, true) }
+func TextColor(w io.Writer, r *results.Results) error { return text(w, r, true, 0) }
+
+// TextWidth is Text, in colour if color is set, with every table and the
+// summary fitted to width columns (a terminal's): cells wrap at spaces.
+func TextWidth(w io.Writer, r *results.Results, color bool, width int) error {
+	return text(w, r, color, width)
+}
 
 // ANSI colours of verdict words.
 const (
@@ -38,58 +45,71 @@ func colour(c string) string {
 	return ""
 }
 
-func text(w io.Writer, r *results.Results, color bool) error {
+func text(w io.Writer, r *results.Results, color bool, width int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s — %s\n", human.Printable(r.Study.Name), r.CreatedAt.Format("2006-01-02 15:04 UTC"))
 	if r.Interrupted {
 		b.WriteString("INTERRUPTED: the run was cancelled; what follows is what was measured before.\n")
 	}
 	for _, t := range tables(r, shortDiffRows) {
-		writeTable(&b, t, color)
+		writeTable(&b, t, color, width)
 	}
 	if line := familyLine(r.Family); line != "" {
-		fmt.Fprintf(&b, "\n%s\n", line)
+		fmt.Fprintf(&b, "\n%s\n", fit(line, width))
 	}
 	for _, t := range r.Targets {
 		if t.Error != "" {
 			fmt.Fprintf(&b, "\ntarget %s failed: %s\n", human.Printable(t.Name), human.Printable(t.Error))
 		}
 	}
-	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "\nfinding %s: %s\n", human.Printable(f.ID), human.Printable(f.Summary))
-	}
-	for _, wn := range r.Warnings {
-		fmt.Fprintf(&b, "\nwarning: %s\n", human.Printable(wn))
-	}
-	fmt.Fprintf(&b, "\nmachine: %s\n", human.Printable(machineLine(r)))
+	fmt.Fprintf(&b, "\n%s\n", fit("machine: "+human.Printable(machineLine(r)), width))
+	writeSummary(&b, r, color, width)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
+// fit wraps a paragraph at spaces to width (0: as it is).
+func fit(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	return strings.Join(wrap(s, width, 1<<20), "\n")
+}
+
 // writeTable lays a table out in columns, under its title and note; a
-// scenario's or sweep's verdicts in colour when color is set.
-func writeTable(b *strings.Builder, t table, color bool) {
+// scenario's or sweep's verdicts in colour when color is set. With a width,
+// the widest columns wrap narrower (at spaces) until the table fits, or
+// every column is down to minColumn.
+func writeTable(b *strings.Builder, t table, color bool, width int) {
 	fmt.Fprintf(b, "\n%s\n", t.Title)
 	if t.Note != "" {
-		fmt.Fprintf(b, "(%s)\n", t.Note)
+		note := "(" + t.Note + ")"
+		fmt.Fprintf(b, "%s\n", fit(note, width))
 	}
-	// each cell as its lines: a long one wraps onto continuation lines
-	rows := make([][][]string, len(t.Rows))
-	for i, row := range t.Rows {
-		rows[i] = make([][]string, len(row))
-		for j, c := range row {
-			rows[i][j] = wrap(c, maxCell, maxCellLines)
-		}
+	limits := make([]int, len(t.Header))
+	for i := range limits {
+		limits[i] = maxCell
 	}
-	widths := make([]int, len(t.Header))
-	for i, c := range t.Header {
-		widths[i] = utf8.RuneCountInString(c)
-	}
-	for _, row := range rows {
-		for i, lines := range row {
-			for _, l := range lines {
-				widths[i] = max(widths[i], utf8.RuneCountInString(l))
+	rows, widths := layoutCells(t, limits)
+	floors := wordFloors(t)
+	stuck := make([]bool, len(widths)) // a column that wraps no narrower
+	for width > 0 {
+		total := 2 * (len(widths) - 1)
+		widest := -1
+		for i, w := range widths {
+			total += w
+			if !stuck[i] && w > floors[i] && (widest < 0 || w > widths[widest]) {
+				widest = i
 			}
+		}
+		if total <= width || widest < 0 {
+			break
+		}
+		was := widths[widest]
+		limits[widest] = max(floors[widest], was-(total-width))
+		rows, widths = layoutCells(t, limits)
+		if widths[widest] >= was {
+			stuck[widest] = true
 		}
 	}
 	verdicts := color && (strings.HasPrefix(t.Title, "Scenario ") || strings.HasPrefix(t.Title, "Sweep "))
@@ -107,10 +127,10 @@ func writeTable(b *strings.Builder, t table, color bool) {
 		}
 		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
 	}
-	line(t.Header, "")
 	for i, row := range rows {
 		paint := ""
-		if last := t.Rows[i]; verdicts && len(last) > 0 {
+		if i > 0 && verdicts && len(t.Rows[i-1]) > 0 {
+			last := t.Rows[i-1]
 			paint = colour(last[len(last)-1])
 		}
 		height := 0
@@ -129,6 +149,69 @@ func writeTable(b *strings.Builder, t table, color bool) {
 	}
 }
 
+// minColumn is the narrowest a column wraps to when a table must fit a
+// width; longWord is the longest run without a space kept whole.
+const (
+	minColumn = 10
+	longWord  = 24
+)
+
+// wordFloors is, per column of t, the narrowest it wraps to without
+// breaking a word: its longest word, and minColumn. A run of more than
+// longWord runes without a space (a hash, a hex or base64 value) is not a
+// word: it may break anywhere.
+func wordFloors(t table) []int {
+	floors := make([]int, len(t.Header))
+	for _, row := range append([][]string{t.Header}, t.Rows...) {
+		for j, c := range row {
+			if j >= len(floors) {
+				continue
+			}
+			for _, w := range strings.Fields(c) {
+				if n := utf8.RuneCountInString(w); n <= longWord {
+					floors[j] = max(floors[j], n)
+				}
+			}
+		}
+	}
+	for j := range floors {
+		floors[j] = max(floors[j], minColumn)
+	}
+	return floors
+}
+
+// layoutCells wraps each cell of t to its column's limit and returns the
+// cells' lines, the header's first, and the columns' widths.
+func layoutCells(t table, limits []int) ([][][]string, []int) {
+	rows := make([][][]string, len(t.Rows))
+	for i, row := range t.Rows {
+		rows[i] = make([][]string, len(row))
+		for j, c := range row {
+			limit := maxCell
+			if j < len(limits) {
+				limit = limits[j]
+			}
+			rows[i][j] = wrap(c, limit, max(maxCellLines, maxCellLines*maxCell/limit))
+		}
+	}
+	head := make([][]string, len(t.Header))
+	for j, c := range t.Header {
+		head[j] = wrap(c, limits[j], 1<<20)
+	}
+	rows = append([][][]string{head}, rows...)
+	widths := make([]int, len(t.Header))
+	for _, row := range rows {
+		for i, lines := range row {
+			for _, l := range lines {
+				if i < len(widths) {
+					widths[i] = max(widths[i], utf8.RuneCountInString(l))
+				}
+			}
+		}
+	}
+	return rows, widths
+}
+
 // ScenarioLevel writes one level of a scenario as the text report shows
 // it (title, note, a row per target with its verdict): what a live run
 // prints when the level is done. The verdicts are in colour when color is
@@ -142,7 +225,7 @@ func ScenarioLevel(w io.Writer, sc *results.Scenario, level int, color bool) err
 		}
 	}
 	var b strings.Builder
-	writeTable(&b, printable([]table{scenarioTable(&one)})[0], color)
+	writeTable(&b, printable([]table{scenarioTable(&one)})[0], color, 0)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -178,13 +178,20 @@ func flagSuggestion(c *cobra.Command, err error) string {
 	return didYouMean(near)
 }
 
-// textReport is the terminal report for w: in colour on a terminal, unless
-// NO_COLOR is set (https://no-color.org).
+// textReport is the terminal report for w: on a terminal fitted to its
+// width and in colour, unless NO_COLOR is set (https://no-color.org).
 func textReport(w io.Writer) func(io.Writer, *results.Results) error {
-	if _, off := os.LookupEnv("NO_COLOR"); !off && isTerminal(w) {
-		return report.TextColor
+	if !isTerminal(w) {
+		return report.Text
 	}
-	return report.Text
+	_, off := os.LookupEnv("NO_COLOR")
+	width := 0
+	if f, ok := fileOf(w); ok {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+			width = cols
+		}
+	}
+	return func(w io.Writer, r *results.Results) error { return report.TextWidth(w, r, !off, width) }
 }
 
 func isTerminal(w io.Writer) bool {

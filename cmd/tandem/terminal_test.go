@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/vt"
 	"github.com/creack/pty"
@@ -155,6 +156,10 @@ func TestRunInTerminal(t *testing.T) {
 		if !strings.Contains(final, "results: ") || !strings.Contains(final, "machine: ") {
 			t.Errorf("the final screen lacks the results:\n%s", final)
 		}
+		// the report ends with its summary, a line per comparison
+		if i := strings.LastIndex(final, "\nSummary"); i < 0 || !strings.Contains(final[i:], "getblock-latency, 1 client: b ") {
+			t.Errorf("the final screen has no summary with the scenario's verdict:\n%s", final)
+		}
 	})
 	// Ctrl-C during a round: its notice shows above the status area, the
 	// area goes, the screen ends with the partial results and exit 130
@@ -175,6 +180,14 @@ func TestRunInTerminal(t *testing.T) {
 		}
 		if !bytes.Contains(out, []byte("] scenario getblock-latency · ")) || !bytes.Contains(out, []byte("results: ")) {
 			t.Errorf("with NO_COLOR: no progress lines or no results:\n%s", out)
+		}
+		// the report, from its last table to the paths of the files written,
+		// fits the terminal's 100 columns
+		report := string(out[bytes.LastIndex(out, []byte("\nScenario ")):bytes.LastIndex(out, []byte("\nresults: "))])
+		for _, l := range strings.Split(report, "\n") {
+			if n := utf8.RuneCountInString(strings.TrimRight(l, "\r")); n > 100 {
+				t.Errorf("a line of %d runes on a terminal of 100 columns: %q", n, l)
+			}
 		}
 	})
 }
