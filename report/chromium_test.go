@@ -50,6 +50,9 @@ type layout struct {
 	Wide        []string  `json:"wide"`
 	Legend      []string  `json:"legend"`
 	Axis        [2]string `json:"axis"`
+	// Cut are tables wider than their scroll box: columns a reader must
+	// scroll sideways to see.
+	Cut []string `json:"cut"`
 }
 
 // placed is a figure and the section it sits in.
@@ -71,6 +74,8 @@ const measure = `(() => {
       canvas: !!f.querySelector('canvas'), width: f.getBoundingClientRect().width})),
     wide: [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.scroll') && !e.closest('.u-wrap'))
       .slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + (e.innerText || '').slice(0, 40)),
+    cut: [...document.querySelectorAll('.scroll > table')].filter(tb => tb.offsetParent !== null && tb.scrollWidth > tb.parentElement.clientWidth + 1)
+      .map(tb => ((tb.closest('section') || {}).id || '') + ': ' + [...tb.querySelectorAll('th')].map(th => th.innerText).join('|') + ' ' + tb.scrollWidth + ' > ' + tb.parentElement.clientWidth),
   };
 })()`
 
@@ -144,9 +149,12 @@ func TestDemoReportInChromium(t *testing.T) {
 	if len(page) > 2<<20 {
 		t.Errorf("the page is %d bytes; want under 2 MB", len(page))
 	}
-	for _, size := range [][2]int{{1280, 800}, {390, 844}} {
+	for _, size := range [][2]int{{1920, 1080}, {1280, 800}, {390, 844}} {
 		t.Run(fmt.Sprintf("%dpx", size[0]), func(t *testing.T) {
 			v := browse(t, page, size[0], size[1])
+			if size[0] >= 1280 && len(v.Layout.Cut) > 0 { // a phone scrolls a wide table; a desktop must not
+				t.Errorf("tables cut at %d px (wider than their box): %v", size[0], v.Layout.Cut)
+			}
 			if len(v.Console) > 0 {
 				t.Errorf("console output:\n%s", strings.Join(v.Console, "\n"))
 			}

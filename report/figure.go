@@ -114,7 +114,33 @@ func aligned(f figure, lines []line) *figure {
 			f.Series = append(f.Series, figSeries{Label: l.label, Color: l.color, Dash: l.dash, Ys: ys})
 		}
 	}
+	if !f.LogY && spansDecades(f.Series) {
+		f.LogY = true
+		f.Y += " (log scale)"
+	}
 	return &f
+}
+
+// logSpan is how far apart a chart's values must be for a log axis: a
+// linear one would draw the smaller values flat on zero.
+const logSpan = 20
+
+// spansDecades reports whether every value of the series is above zero
+// and the largest is more than logSpan times the smallest.
+func spansDecades(series []figSeries) bool {
+	lo, hi := math.Inf(1), 0.0
+	for _, s := range series {
+		for _, y := range s.Ys {
+			if y == nil {
+				continue
+			}
+			if *y <= 0 {
+				return false // a log axis cannot show it
+			}
+			lo, hi = min(lo, *y), max(hi, *y)
+		}
+	}
+	return hi > logSpan*lo
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

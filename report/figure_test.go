@@ -2,6 +2,7 @@ package report
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tandem-bench/tandem/metrics"
@@ -95,5 +96,28 @@ func TestOneColourPerTarget(t *testing.T) {
 	}
 	if len(seen) != 2 {
 		t.Errorf("colours used %v; want a's and b's", seen)
+	}
+}
+
+// A chart whose values span more than 20× gets a log axis that says so (a
+// 158 µs line sat flat on zero beside a 44 ms one); one with a zero, or a
+// narrow span, stays linear.
+func TestLogAxisWhenValuesSpanDecades(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		a, b []float64
+		log  bool
+	}{
+		{"158µs beside 44ms", []float64{158e3, 160e3}, []float64{44e6, 43e6}, true},
+		{"within 20×", []float64{100, 120}, []float64{1500, 1900}, false},
+		{"a zero", []float64{0, 158e3}, []float64{44e6, 43e6}, false},
+	} {
+		f := aligned(figure{ID: "x", Kind: "xy", Y: "p50 latency"}, []line{
+			{label: "a", pts: [][2]float64{{1, tc.a[0]}, {2, tc.a[1]}}},
+			{label: "b", pts: [][2]float64{{1, tc.b[0]}, {2, tc.b[1]}}},
+		})
+		if f.LogY != tc.log || strings.HasSuffix(f.Y, " (log scale)") != tc.log {
+			t.Errorf("%s: logy %v, axis %q; want log %v", tc.name, f.LogY, f.Y, tc.log)
+		}
 	}
 }

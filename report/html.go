@@ -60,12 +60,20 @@ const longCell = 240
 
 // cell renders a table cell: a long value cut, the whole on expand.
 func cell(s string) template.HTML {
+	var h string
 	if utf8.RuneCountInString(s) <= longCell {
-		return template.HTML(template.HTMLEscapeString(s))
+		h = template.HTMLEscapeString(s)
+	} else {
+		r := []rune(s)
+		h = "<details><summary>" + template.HTMLEscapeString(string(r[:100])) + "…</summary><div>" +
+			template.HTMLEscapeString(s) + "</div></details>"
 	}
-	r := []rune(s)
-	return template.HTML("<details><summary>" + template.HTMLEscapeString(string(r[:100])) + "…</summary><div>" +
-		template.HTMLEscapeString(s) + "</div></details>")
+	if slices.ContainsFunc(strings.Fields(s), func(w string) bool { return utf8.RuneCountInString(w) > longWord }) {
+		// a hash or a whole answer: it may break anywhere, so that its
+		// column does not push the table past the page
+		h = `<div class="long">` + h + `</div>`
+	}
+	return template.HTML(h)
 }
 
 // section is one part of the page: its tables, then its charts, then the

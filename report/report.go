@@ -112,7 +112,7 @@ func setupTables(r *results.Results) []table {
 		ts = append(ts, sv)
 	}
 	started := slices.ContainsFunc(r.Targets, func(t results.Target) bool { return t.Startup != nil || t.Error != "" })
-	st := table{Title: "Startup from empty", Note: "disk: the blocks held, as du shows (the apparent size beside, where it differs); with several starts: median [best … worst]", Header: []string{"target", "first answer", "ready", "CPU", "peak RSS", "disk", "status"}}
+	st := table{Title: "Startup from empty", Note: "disk: the blocks held, as du shows (the apparent size beside, where it differs); with several starts: best [median … worst]", Header: []string{"target", "first answer", "ready", "CPU", "peak RSS", "disk", "status"}}
 	judged := slices.ContainsFunc(r.Targets, func(t results.Target) bool { return t.StartupVerdict != nil })
 	if judged {
 		st.Header = append(st.Header, "verdict (ready time)")
@@ -214,7 +214,8 @@ func scenarioTable(sc *results.Scenario) table {
 	return t
 }
 
-// spread shows several starts as median [best … worst], lower being better.
+// spread shows several starts as best [median … worst], lower being
+// better: the order of every spread of the reports.
 func spread(runs []results.Startup, get func(results.Startup) int64, format func(int64) string) string {
 	vs := make([]int64, len(runs))
 	for i, r := range runs {
@@ -226,7 +227,7 @@ func spread(runs []results.Startup, get func(results.Startup) int64, format func
 	if n%2 == 0 {
 		med = (vs[n/2-1] + vs[n/2]) / 2
 	}
-	return fmt.Sprintf("%s [%s … %s]", format(med), format(vs[0]), format(vs[n-1]))
+	return fmt.Sprintf("%s [%s … %s]", format(vs[0]), format(med), format(vs[n-1]))
 }
 
 // loadCell describes a row's load: clients for a closed loop, the rate
