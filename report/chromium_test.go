@@ -155,6 +155,11 @@ func TestDemoReportInChromium(t *testing.T) {
 			if size[0] >= 1280 && len(v.Layout.Cut) > 0 { // a phone scrolls a wide table; a desktop must not
 				t.Errorf("tables cut at %d px (wider than their box): %v", size[0], v.Layout.Cut)
 			}
+			// b's rounds sit 20× and more above a's: a log axis, and it says so
+			// (a phone's charts leave the axis label out)
+			if size[0] >= 1280 && !regexp.MustCompile(`class="u-label[^"]*"[^>]*>[^<]*\(log scale\)`).MatchString(v.DOM) {
+				t.Error("no chart axis reads (log scale)")
+			}
 			if len(v.Console) > 0 {
 				t.Errorf("console output:\n%s", strings.Join(v.Console, "\n"))
 			}
