@@ -94,6 +94,9 @@
         ctx.restore();
       }];
     }
+    // the axis is drawn on the canvas: say on the element what it is
+    host.dataset.ylabel = f.y;
+    host.dataset.yscale = f.logy ? 'log' : 'linear';
     var opts = {
       width: Math.max(host.clientWidth, 240), height: 300, series: series, hooks: hooks,
       scales: { x: { time: false }, y: f.logy ? { distr: 3 } : {} },
