@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tandem-bench/tandem/changepoint"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/stats"
 	"github.com/tandem-bench/tandem/verdict"
@@ -33,6 +34,11 @@ type GateOptions struct {
 	// FailOnMissingBaseline fails a gate that finds no baseline; else it
 	// passes with a warning.
 	FailOnMissingBaseline bool
+	// OnChangePoint fails a run that starts a change point of the base
+	// branch's history that is a regression nobody acknowledged.
+	OnChangePoint bool
+	// ChangePoints are the detector's settings for it.
+	ChangePoints changepoint.Options
 }
 
 // Gate is a run held against its branch's history: the comparison of
@@ -51,6 +57,9 @@ type Gate struct {
 	NewFailing     []Verdict    `json:"new_failing"`
 	NewDifferences []Difference `json:"new_differences"`
 	Warnings       []string     `json:"warnings"`
+	// ChangePoints are the change points the run starts on the base
+	// branch's history (with OnChangePoint).
+	ChangePoints []ChangePoint `json:"change_points,omitempty"`
 	// Failed says whether the gate fails, and Reasons why.
 	Failed  bool     `json:"failed"`
 	Reasons []string `json:"reasons"`
@@ -177,6 +186,18 @@ func (s *Store) GateRun(ctx context.Context, data []byte, o GateOptions) (Gate, 
 	}
 	for _, d := range g.NewDifferences {
 		g.Reasons = append(g.Reasons, fmt.Sprintf("a new compat difference: %s on %s at %s (%s, %d cases)", d.Call, d.Target, d.Path, d.Kind, d.Cases))
+	}
+	if o.OnChangePoint {
+		cps, err := s.headChanges(ctx, head.Study.Name, o.BaseBranch, headID, "", head.CreatedAt, x, o.ChangePoints)
+		if err != nil {
+			return Gate{}, err
+		}
+		g.ChangePoints = cps
+		for _, c := range cps {
+			if c.Open() {
+				g.Reasons = append(g.Reasons, "a change point starts here: "+c.Text())
+			}
+		}
 	}
 	g.Failed = len(g.Reasons) > 0
 	return g, nil

@@ -418,8 +418,8 @@ func TestMigratesForward(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// back to version 1: the column migration 2 added goes
-	for _, stmt := range []string{`DELETE FROM tandem_schema WHERE version > 1`, `ALTER TABLE runs DROP COLUMN archived`} {
+	// back to version 1: the column migration 2 added and the table of 3 go
+	for _, stmt := range []string{`DELETE FROM tandem_schema WHERE version > 1`, `ALTER TABLE runs DROP COLUMN archived`, `DROP TABLE change_acks`} {
 		if _, err := s.db.Exec(stmt); err != nil {
 			t.Fatal(err)
 		}

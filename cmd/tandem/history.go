@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -80,7 +82,8 @@ warning, or fails with --on-missing-baseline fail.`,
 	}
 	c.PersistentFlags().StringVar(&db, "db", "", "the history: a SQLite file or a postgres:// URL (default: $TANDEM_DB, else "+history.DefaultPath+")")
 	c.AddCommand(historyAddCmd(stdout, &db), historyListCmd(stdout, &db), historyShowCmd(stdout, &db), historyCompareCmd(stdout, &db),
-		historyGateCmd(stdout, stderr, &db), historyPinCmd(stdout, &db), historyArchiveCmd(stdout, &db), historyPruneCmd(stdout, &db), historyReindexCmd(stdout, &db), historyTokenCmd(stdout))
+		historyGateCmd(stdout, stderr, &db), historyPinCmd(stdout, &db), historyArchiveCmd(stdout, &db), historyPruneCmd(stdout, &db), historyReindexCmd(stdout, &db), historyTokenCmd(stdout),
+		historyChangesCmd(stdout, &db), historyAckCmd(stdout, &db))
 	argsAreInput(c.Commands())
 	return c
 }
@@ -125,6 +128,17 @@ func addRun(ctx context.Context, s *history.Store, path string, m history.Meta, 
 	if err != nil {
 		return badInput(err)
 	}
+	// the change points known before, to say which the run brings
+	known := map[string]bool{}
+	if res, err := results.Parse(data); err == nil {
+		before, err := s.Changes(ctx, history.ChangesOptions{Study: res.Study.Name, Branch: m.Branch})
+		if err != nil {
+			return fmt.Errorf("change points: %w", err)
+		}
+		for _, c := range before {
+			known[c.Series.Key()+c.Run] = true
+		}
+	}
 	run, added, err := s.Add(ctx, data, m)
 	if err != nil {
 		return badInput(fmt.Errorf("%s: %w", path, err))
@@ -135,7 +149,144 @@ func addRun(ctx context.Context, s *history.Store, path string, m history.Meta, 
 	}
 	fmt.Fprintf(w, "%s run %s (%s, branch %s, commit %.12s) in %s\n", what, run.Short(), human.Printable(run.Study),
 		orDash(run.Meta.Branch), orDash(run.Meta.Commit), s.Where)
+	// the change points this run shows, found as it arrives (one at an
+	// older run, when the runs since confirm it)
+	cps, err := s.Changes(ctx, history.ChangesOptions{Study: run.Study, Branch: run.Meta.Branch})
+	if err != nil {
+		return fmt.Errorf("change points: %w", err)
+	}
+	for _, c := range cps {
+		if !known[c.Series.Key()+c.Run] {
+			fmt.Fprintf(w, "change point: %s\n", human.Printable(c.Text()))
+		}
+	}
 	return nil
+}
+
+func historyChangesCmd(stdout io.Writer, db *string) *cobra.Command {
+	var o history.ChangesOptions
+	var since, format string
+	var open bool
+	c := &cobra.Command{
+		Use:   "changes",
+		Short: "List the change points of every stored series (docs/history.md)",
+		Long: `changes finds where each series of the stored runs shifted for good: per study,
+branch and series (scenario, target, level, metric), over the runs that measured the
+same thing, with the shift, its 95 % interval, p, and the runs and commits either
+side (the cause lies between them). The method and its measured false-alarm rate
+are in docs/history.md.`,
+		Example: "  tandem history changes\n  tandem history changes --study demo --branch main --since 720h --format md\n  tandem history changes --open --format json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "text" && format != "md" && format != "json" {
+				return badInput(fmt.Errorf("--format %q: want text, md or json", format))
+			}
+			if since != "" {
+				d, err := time.ParseDuration(since)
+				if err != nil || d <= 0 {
+					return badInput(fmt.Errorf("--since %q: want a positive duration such as 720h", since))
+				}
+				o.Since = time.Now().Add(-d)
+			}
+			if o.Series != "" {
+				if _, err := history.ParseSeries(o.Series); err != nil {
+					return badInput(fmt.Errorf("--series: %w (tandem history show lists a run's series keys)", err))
+				}
+			}
+			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
+				cps, err := s.Changes(cmd.Context(), o)
+				if err != nil {
+					return err
+				}
+				if open {
+					cps = slices.DeleteFunc(cps, func(c history.ChangePoint) bool { return !c.Open() })
+				}
+				return writeChanges(stdout, format, cps)
+			})
+		},
+	}
+	c.Flags().StringVar(&o.Study, "study", "", "only this study")
+	c.Flags().StringVar(&o.Branch, "branch", "", "only this branch")
+	c.Flags().StringVar(&o.Series, "series", "", `only this series, by its key (["scenario","target",level,"metric"])`)
+	c.Flags().StringVar(&since, "since", "", "only change points of runs made within this long (720h: 30 days)")
+	c.Flags().BoolVar(&open, "open", false, "only regressions nobody acknowledged")
+	c.Flags().StringVar(&format, "format", "text", "text, md or json")
+	return c
+}
+
+// writeChanges writes change points as text lines, a Markdown table or
+// JSON.
+func writeChanges(w io.Writer, format string, cps []history.ChangePoint) error {
+	switch format {
+	case "json":
+		if cps == nil {
+			cps = []history.ChangePoint{}
+		}
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(cps)
+	case "md":
+		fmt.Fprintln(w, "| study | branch | series | change | 95 % interval | kind | first run after | commits | p | triage |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+		for _, c := range cps {
+			fmt.Fprintf(w, "| %s | %s | %s | ×%.3g | %.3g … %.3g | %s | %.12s | %.12s…%.12s | %.2g | %s |\n", mdCell(c.Study), mdCell(c.Branch), mdCell(c.Series.String()),
+				c.Ratio, c.Lo, c.Hi, c.Kind, c.Run, orDash(c.PrevCommit), orDash(c.Commit), c.P, mdCell(string(c.Ack)+" "+c.Note))
+		}
+		return nil
+	}
+	if len(cps) == 0 {
+		_, err := fmt.Fprintln(w, "no change points")
+		return err
+	}
+	for _, c := range cps {
+		fmt.Fprintf(w, "%s on %s: %s\n", human.Printable(c.Study), human.Printable(c.Branch), human.Printable(c.Text()))
+	}
+	return nil
+}
+
+func mdCell(s string) string {
+	return strings.ReplaceAll(human.Printable(strings.TrimSpace(s)), "|", `\|`)
+}
+
+func historyAckCmd(stdout io.Writer, db *string) *cobra.Command {
+	var study, branch, series, as, note string
+	c := &cobra.Command{
+		Use:   "ack RUN",
+		Short: "Triage a change point: expected, a regression or an improvement",
+		Long: `ack records what a change point is: the one of --series on --branch of --study that
+starts at RUN (a stored run's id or a unique prefix, as tandem history changes
+shows it). An expected change or an improvement no longer fails
+tandem history gate --on-change-point, and changes --open leaves it out.`,
+		Example: "  tandem history ack 3f2a91c0 --study demo --series '[\"getblock-latency\",\"b\",1,\"headline\"]' --as expected --note 'bigger blocks'",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			status, err := history.ParseAck(as)
+			if err != nil {
+				return badInput(err)
+			}
+			sr, err := history.ParseSeries(series)
+			if err != nil {
+				return badInput(fmt.Errorf("--series: %w", err))
+			}
+			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
+				c, err := s.Ack(cmd.Context(), study, branch, sr, args[0], status, note)
+				if err != nil {
+					return badInput(err)
+				}
+				_, err = fmt.Fprintf(stdout, "%s\n", human.Printable(c.Text()))
+				return err
+			})
+		},
+	}
+	c.Flags().StringVar(&study, "study", "", "the study (required)")
+	c.Flags().StringVar(&branch, "branch", "main", "the branch")
+	c.Flags().StringVar(&series, "series", "", "the series' key (required)")
+	c.Flags().StringVar(&as, "as", "", "expected, regression or improvement (required)")
+	c.Flags().StringVar(&note, "note", "", "why, for the next reader")
+	for _, f := range []string{"study", "series", "as"} {
+		c.MarkFlagRequired(f)
+	}
+	return c
 }
 
 func orDash(s string) string {
@@ -370,6 +521,7 @@ func historyGateCmd(stdout, stderr io.Writer, db *string) *cobra.Command {
 	c.Flags().StringVar(&onInconclusive, "on-inconclusive", "fail", "what an undecided row does to the gate: fail or pass")
 	c.Flags().BoolVar(&o.AllowChanged, "allow-changed", false, "pass rows whose definition changed (another call, load or engine)")
 	c.Flags().StringVar(&onMissing, "on-missing-baseline", "warn", "warn (pass, saying so) or fail")
+	c.Flags().BoolVar(&o.OnChangePoint, "on-change-point", false, "also fail a run that starts a change point of the base branch's history that is a regression nobody acknowledged (docs/history.md)")
 	c.Flags().StringVar(&format, "format", "text", "text, md or json")
 	return c
 }

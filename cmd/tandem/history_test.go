@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,5 +122,78 @@ func TestServeRefusals(t *testing.T) {
 	os.WriteFile(tokens, []byte("# ok\nnot-a-hash\n"), 0o600)
 	if code, _, errs := tandem(t, "serve", "--db", db, "--token-file", tokens); code != exitBadInput || !strings.Contains(errs, tokens+":2:") {
 		t.Errorf("a malformed token file: exit %d: %s; want its line named", code, errs)
+	}
+}
+
+// tandem history add says when a run starts a change point; changes lists
+// it (text, md, json, --open); ack triages it; gate --on-change-point fails
+// a run that starts a slowdown and passes an unchanged rerun.
+func TestHistoryChangePoints(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "history.db")
+	h := func(args ...string) (int, string, string) {
+		t.Helper()
+		return tandem(t, append([]string{"history", "--db", db}, args...)...)
+	}
+	level := func(d int) []float64 {
+		v := 100.0
+		if d > 10 {
+			v = 130
+		}
+		return []float64{v, v * 1.01, v * 0.99, v * 1.005, v * 0.995}
+	}
+	var told string // what add said of change points
+	for d := 1; d <= 14; d++ {
+		code, out, errs := h("add", resultsFile(t, d, level(d)...), "--branch", "main", "--commit", fmt.Sprintf("c%02d", d))
+		if code != 0 {
+			t.Fatalf("add day %d: exit %d: %s%s", d, code, out, errs)
+		}
+		if _, cp, ok := strings.Cut(out, "\nchange point: "); ok {
+			told += cp
+		}
+	}
+	if !strings.Contains(told, "lat a c=1 headline: ×1.3") {
+		t.Errorf("add never said a run starts a change point: %q", told)
+	}
+	code, out, _ := h("changes", "--study", "gated")
+	if code != 0 || !strings.Contains(out, "gated on main: lat a c=1 headline: ×1.3") || !strings.Contains(out, "a regression") || !strings.Contains(out, "commit c11") {
+		t.Fatalf("changes: exit %d:\n%s", code, out)
+	}
+	var cps []struct {
+		Run    string `json:"run"`
+		Kind   string `json:"kind"`
+		Series struct {
+			Scenario, Target, Metric string
+			Level                    int
+		} `json:"series"`
+	}
+	_, js, _ := h("changes", "--format", "json", "--open")
+	if err := json.Unmarshal([]byte(js), &cps); err != nil || len(cps) == 0 || cps[0].Kind != "regression" {
+		t.Fatalf("changes --format json --open: %v\n%s", err, js)
+	}
+	if _, md, _ := h("changes", "--format", "md"); !strings.Contains(md, "| gated | main | lat a c=1 headline | ×1.3") {
+		t.Errorf("changes --format md:\n%s", md)
+	}
+	key := `["lat","a",1,"headline"]`
+	slow := resultsFile(t, 20, 170, 171, 169, 170.5, 170.2)
+	same := resultsFile(t, 20, 130, 131, 129, 130.5, 130.2)
+	if code, out, _ := h("gate", slow, "--base-branch", "main", "--max-regression", "50", "--on-change-point"); code != exitCheckFailed {
+		t.Errorf("gate --on-change-point a run that starts a slowdown: exit %d:\n%s", code, out)
+	}
+	if code, out, errs := h("gate", same, "--base-branch", "main", "--max-regression", "50", "--on-change-point"); code != 0 {
+		t.Errorf("gate --on-change-point an unchanged rerun: exit %d:\n%s%s", code, out, errs)
+	}
+	if code, out, errs := h("ack", cps[0].Run[:10], "--study", "gated", "--series", key, "--as", "expected", "--note", "new codec"); code != 0 || !strings.Contains(out, "acknowledged: expected (new codec)") {
+		t.Errorf("ack: exit %d: %s%s", code, out, errs)
+	}
+	if _, js, _ := h("changes", "--format", "json", "--open"); strings.TrimSpace(js) != "[]" {
+		t.Errorf("changes --open after the ack: %s", js)
+	}
+	for _, bad := range [][]string{
+		{"changes", "--format", "pdf"}, {"changes", "--since", "soon"}, {"changes", "--series", "lat"},
+		{"ack", "zz", "--study", "gated", "--series", key, "--as", "fine"}, {"ack", "zz", "--study", "gated", "--series", key, "--as", "expected"},
+	} {
+		if code, _, errs := h(bad...); code != exitBadInput || errs == "" {
+			t.Errorf("history %v: exit %d (%s); want 2 and a reason", bad, code, errs)
+		}
 	}
 }
