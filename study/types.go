@@ -76,6 +76,7 @@ type Target struct {
 	DataDir       string            `yaml:"data_dir" doc:"The target's data directory, measured for disk use."`
 	Consumer      *Consumer         `yaml:"consumer" doc:"The target is a message consumer: for every run tandem fills a fresh queue on the broker at the target's amqp endpoint, starts the consumer and times the drain from the first delivery to the last ack by watching the queue."`
 	Group         *Group            `yaml:"group" doc:"The target is a group of processes made from its start template, one per node: a testnet of validators and full nodes as one target."`
+	Network       *Network          `yaml:"network" doc:"Conditions on the generator's path to each of the target's endpoints (delay, jitter, loss, bandwidth, resets), through a link in tandem's process: the load and compat cases go through it, readiness checks and metrics do not (docs/network.md)."`
 }
 
 // Group makes a target of several nodes, each a process started from the
@@ -336,7 +337,7 @@ type Scenario struct {
 	Adaptive bool     `yaml:"-"`
 	Targets  []string `yaml:"targets" doc:"The targets this scenario measures; default all."`
 	// Perturbations are done to the targets during every measured round.
-	Perturbations []Perturbation `yaml:"perturbations" doc:"Faults done to a target while each measured round's load runs (kill, stop, pause, restart, wipe-and-restart), each timed from the round's start; the recovery is measured."`
+	Perturbations []Perturbation `yaml:"perturbations" doc:"Faults done to a target while each measured round's load runs (kill, stop, pause, restart, wipe-and-restart, or on its network path disconnect, partition, degrade), each timed from the round's start; the recovery is measured."`
 }
 
 // Perturbation actions.
@@ -346,17 +347,24 @@ const (
 	ActionPause          = "pause"
 	ActionRestart        = "restart"
 	ActionWipeAndRestart = "wipe-and-restart"
+	// The network perturbations, done to the generator's path to a target
+	// (docs/network.md).
+	ActionDisconnect = "disconnect"
+	ActionPartition  = "partition"
+	ActionDegrade    = "degrade"
 )
 
 // Perturbation is a fault done to a target while a round's load runs.
 type Perturbation struct {
 	At     time.Duration `yaml:"at,required" doc:"When, from the start of the round's load."`
-	Action string        `yaml:"action,required" doc:"kill (SIGKILL to its process group, then started again), stop (SIGTERM, then started again after for), pause (SIGSTOP for for, then SIGCONT), restart (SIGTERM, started again at once) or wipe-and-restart (SIGTERM, its start.wipe paths removed and start.init run again, then started)."`
-	For    time.Duration `yaml:"for" doc:"How long the target stays stopped, killed or paused before it is started again or resumed; required for pause, default 0 (at once) for the others."`
+	Action string        `yaml:"action,required" doc:"kill (SIGKILL to its process group, then started again), stop (SIGTERM, then started again after for), pause (SIGSTOP for for, then SIGCONT), restart (SIGTERM, started again at once), wipe-and-restart (SIGTERM, its start.wipe paths removed and start.init run again, then started); on the generator's path to the target: disconnect (every connection reset, and each new one, for for), partition (nothing crosses and nothing is reset for for) or degrade (the conditions of network for for)."`
+	For    time.Duration `yaml:"for" doc:"How long the target stays stopped, killed or paused before it is started again or resumed, or its path disconnected, partitioned or degraded; required for pause, disconnect, partition and degrade, default 0 (at once) for the others."`
 	Every  time.Duration `yaml:"every" doc:"Repeat every so long from at, while the round lasts; default once."`
 	Target string        `yaml:"target" doc:"The target it is done to; default each target of the scenario, in its own rounds."`
 	Node   string        `yaml:"node" doc:"In a group target: the node it is done to, by name (full0); default the first node of role, else the group's first node."`
 	Role   string        `yaml:"role" doc:"In a group target: with every, the nodes of this role in turn (full0, full1, full0, …)."`
+	// Network is a degrade's conditions.
+	Network *Network `yaml:"network" doc:"With degrade: the path's conditions while it lasts; its keys replace the target's network's, the others stay."`
 }
 
 // Load is a scenario's load shape.

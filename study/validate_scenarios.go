@@ -248,8 +248,13 @@ func (v *validator) perturbations(path string, sc *Scenario) {
 			if pt.For <= 0 {
 				v.errorf(pp+".for", "how long the pause lasts", "no for")
 			}
+		case ActionDisconnect, ActionPartition, ActionDegrade:
+			v.pathPerturbation(pp, &pt)
 		default:
-			v.errorf(pp+".action", "kill, stop, pause, restart or wipe-and-restart", "unknown action %q", pt.Action)
+			v.errorf(pp+".action", "kill, stop, pause, restart, wipe-and-restart, disconnect, partition or degrade", "unknown action %q", pt.Action)
+		}
+		if pt.Network != nil && pt.Action != ActionDegrade {
+			v.errorf(pp+".network", "network only with degrade", "network with %s", pt.Action)
 		}
 		if pt.At < 0 || pt.For < 0 || pt.Every < 0 {
 			v.errorf(pp, "durations of 0 or more", "a negative duration")
@@ -276,6 +281,9 @@ func (v *validator) perturbations(path string, sc *Scenario) {
 		}
 		for _, name := range on {
 			t := v.s.Target(name)
+			if pt.OnPath() {
+				continue // the link is tandem's: any target; targetNetwork checks its endpoints
+			}
 			if t != nil && t.Start == nil {
 				v.errorf(pp+".target", "a target tandem starts (it has a start section)", "target %s is not started by tandem", name)
 			}
@@ -294,6 +302,26 @@ func (v *validator) perturbations(path string, sc *Scenario) {
 			}
 		}
 	}
+}
+
+// pathPerturbation checks a disconnect, partition or degrade: it lasts for,
+// and a degrade says what the path becomes.
+func (v *validator) pathPerturbation(pp string, pt *Perturbation) {
+	if pt.For <= 0 {
+		v.errorf(pp+".for", "how long the path is "+map[string]string{ActionDisconnect: "disconnected",
+			ActionPartition: "partitioned", ActionDegrade: "degraded"}[pt.Action], "no for")
+	}
+	if pt.Node != "" || pt.Role != "" {
+		v.errorf(pp, "no node or role: a network perturbation is done to the generator's path to a target of one process", "node or role given")
+	}
+	if pt.Action != ActionDegrade {
+		return
+	}
+	if pt.Network == nil {
+		v.errorf(pp+".network", "the path's conditions while degraded, e.g. {delay: 100ms, loss: 0.05}", "no network")
+		return
+	}
+	v.network(pp+".network", pt.Network, false)
 }
 
 // minEvery is the shortest time between a perturbation's repeats.

@@ -30,6 +30,7 @@ func (v *validator) target(path string, t *Target) {
 		}
 	}
 	v.targetReady(path, t)
+	v.targetNetwork(path, t)
 	if t.Group != nil {
 		v.group(path, t)
 	}
