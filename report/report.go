@@ -150,6 +150,9 @@ func setupTables(r *results.Results) []table {
 	if started {
 		ts = append(ts, st)
 	}
+	if nt, ok := networkTable(r.Targets); ok {
+		ts = append(ts, nt)
+	}
 	return ts
 }
 

@@ -125,6 +125,11 @@ type Target struct {
 	// probed outside the rounds.
 	RTTNs   int64  `json:"rtt_ns,omitempty"`
 	RTTCall string `json:"rtt_call,omitempty"`
+	// Network is the generator's path to the target when it went through
+	// links (the target's network:, or a network perturbation's
+	// pass-through link): each endpoint's link, as configured and as
+	// measured when it was opened.
+	Network *Network `json:"network,omitempty"`
 	// DataDir is the absolute path of the target's data directory, when
 	// it has one (with --keep-data it is still there after the run).
 	DataDir string `json:"data_dir,omitempty"`
@@ -133,6 +138,52 @@ type Target struct {
 	// Error says why the target failed, if it did, with evidence (exit
 	// status, last log lines).
 	Error string `json:"error,omitempty"`
+}
+
+// Network is the generator's path to a target through links.
+type Network struct {
+	// Seed seeds the links' jitter and loss draws.
+	Seed uint64 `json:"seed"`
+	// Up and Down are the conditions configured on each link, from the
+	// generator to the target and back.
+	Up   LinkConditions `json:"up"`
+	Down LinkConditions `json:"down"`
+	// Links are the target's endpoints' links, by endpoint name.
+	Links []Link `json:"links"`
+}
+
+// LinkConditions are one direction's conditions of a link.
+type LinkConditions struct {
+	DelayNs  int64 `json:"delay_ns,omitempty"`
+	JitterNs int64 `json:"jitter_ns,omitempty"`
+	// Distribution is how the jitter spreads: uniform or normal.
+	Distribution string `json:"distribution,omitempty"`
+	// Loss is the chance that a segment is lost, a fraction.
+	Loss float64 `json:"loss,omitempty"`
+	// BandwidthBytesPerS caps the direction (0: no cap).
+	BandwidthBytesPerS int64 `json:"bandwidth_bytes_per_s,omitempty"`
+	ResetAfterNs       int64 `json:"reset_after_ns,omitempty"`
+	ResetAfterBytes    int64 `json:"reset_after_bytes,omitempty"`
+}
+
+// Link is one endpoint's link: where the generator dialled instead of the
+// endpoint, and the round trip measured through it and around it.
+type Link struct {
+	Endpoint string `json:"endpoint"`
+	// Upstream is the endpoint's host:port; Listen the link's.
+	Upstream string `json:"upstream"`
+	Listen   string `json:"listen"`
+	// RTTNs is the median round trip of RTTCall through the link, and
+	// DirectRTTNs the same straight to the target, of RTTSamples asks each
+	// when the link was opened; absent when the endpoint has no call to
+	// time (the target's ready.first_answer call goes to another endpoint,
+	// or it has none) or every ask failed.
+	RTTCall     string `json:"rtt_call,omitempty"`
+	RTTSamples  int    `json:"rtt_samples,omitempty"`
+	RTTNs       int64  `json:"rtt_ns,omitempty"`
+	DirectRTTNs int64  `json:"direct_rtt_ns,omitempty"`
+	// Note says why the round trip was not measured, if it was not.
+	Note string `json:"note,omitempty"`
 }
 
 // Startup is what starting a target from empty cost.
@@ -321,6 +372,8 @@ type Perturbation struct {
 	// RecoveredNs is when the load recovered: the end of the last step
 	// with a failed answer (0: the load saw no failure).
 	RecoveredNs int64 `json:"recovered_ns"`
+	// Degraded are a degrade's conditions on the path while it lasted.
+	Degraded *Degraded `json:"degraded,omitempty"`
 	// The dip: successful answers per second in the second before the
 	// action and from the action until the load recovered and the target
 	// was ready again; the p99 latency of the successful answers in the
@@ -1005,4 +1058,10 @@ func (sc *Scenario) Side(target string, level int) stats.Side {
 		}
 	}
 	return stats.NewSide(target, rs, sc.Direction == "higher")
+}
+
+// Degraded are a path's conditions during a degrade perturbation.
+type Degraded struct {
+	Up   LinkConditions `json:"up"`
+	Down LinkConditions `json:"down"`
 }

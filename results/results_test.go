@@ -23,7 +23,12 @@ func sampleResults() *Results {
 	r.CreatedAt = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	r.Machine = Machine{CPUModel: "cpu", Cores: 2, Kernel: "6.1", OS: "linux", Arch: "amd64", GoVersion: "go1.26", GOMAXPROCS: 1, GeneratorCPUs: []int{0}, GeneratorCPUNs: 5}
 	r.Targets = []Target{
-		{Name: "a", Command: []string{"a", "--x"}, CPUs: []int{1}, Startup: &Startup{FirstAnswerNs: 1, ReadyNs: 2, CPUNs: 3, PeakRSSBytes: 4, DiskBytes: 5}},
+		{Name: "a", Command: []string{"a", "--x"}, CPUs: []int{1}, Startup: &Startup{FirstAnswerNs: 1, ReadyNs: 2, CPUNs: 3, PeakRSSBytes: 4, DiskBytes: 5},
+			Network: &Network{Seed: 3, Up: LinkConditions{DelayNs: 25e6, JitterNs: 1e6, Distribution: "normal", Loss: 0.01},
+				Down: LinkConditions{DelayNs: 25e6, BandwidthBytesPerS: 1e6, ResetAfterNs: 1e9, ResetAfterBytes: 10},
+				Links: []Link{{Endpoint: "http", Upstream: "127.0.0.1:8080", Listen: "127.0.0.1:40001", RTTCall: "ping", RTTSamples: 5,
+					RTTNs: 50_300_000, DirectRTTNs: 90_000}, {Endpoint: "admin", Upstream: "127.0.0.1:8081", Listen: "127.0.0.1:40002",
+					Note: "no call to time"}}}},
 		{Name: "b", Error: "target b exited: exit status 1"},
 	}
 	d := Distribution{Min: 1, Mean: 2.5, P50: 2, P90: 3, P99: 4, P999: 5, Max: 6}
@@ -32,7 +37,9 @@ func sampleResults() *Results {
 		Load: Load{Model: "closed", Concurrency: []int{1}}, Requests: 100, DurationNs: 9,
 		Rounds: []Round{{Round: 1, Order: 1, Target: "a", Concurrency: 1, Headline: 2, Sample: Sample{
 			Requests: 10, OK: 9, Errors: map[string]int64{"grpc:NOT_FOUND": 1}, DurationNs: 7, Throughput: 9, Unit: "request",
-			UnitsPerS: 9, LatencyNs: d, ServiceTimeNs: d, ScheduleLagNs: &d, HDR: "SElTRg=="}}},
+			UnitsPerS: 9, LatencyNs: d, ServiceTimeNs: d, ScheduleLagNs: &d, HDR: "SElTRg=="},
+			Perturbations: []Perturbation{{Action: "degrade", Target: "a", Time: time.Date(2026, 11, 29, 12, 0, 1, 0, time.UTC), AtNs: 1e9,
+				DownNs: 2e8, AnswersAfterNs: 2e8, ReadyAfterNs: 2e8, Degraded: &Degraded{Up: LinkConditions{Loss: 0.5}, Down: LinkConditions{DelayNs: 1e8}}}}}},
 		Summary: []Summary{{Target: "a", Concurrency: 1, N: 1, Best: 2, Median: 2, Worst: 2}},
 		// a noisy A/A pair can raise the floor past 100 %: still valid
 		Comparisons: []Comparison{{Base: "a", Candidate: "b", Concurrency: 1, Ratio: 1.5, Verdict: "slower", Reason: "r", ServerBound: true,
@@ -74,6 +81,9 @@ func TestSchemaRejects(t *testing.T) {
 		"missing machine":  strings.Replace(string(good), `"machine"`, `"machina"`, 1),
 		"string for count": strings.Replace(string(good), `"ok": 9`, `"ok": "9"`, 1),
 		"negative floor":   strings.Replace(string(good), `"noise_floor": 1.69`, `"noise_floor": -0.1`, 1),
+		"loss of all":      strings.Replace(string(good), `"loss": 0.01`, `"loss": 1`, 1),
+		"link unnamed":     strings.Replace(string(good), `"endpoint": "admin",`, ``, 1),
+		"unknown action":   strings.Replace(string(good), `"action": "degrade"`, `"action": "flood"`, 1),
 	}
 	for name, doc := range cases {
 		if doc == string(good) {
