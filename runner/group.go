@@ -35,6 +35,7 @@ func (l *live) running() bool {
 // stopNodes stops every process of the target; the errors are warnings.
 func (r *runner) stopNodes(l *live) {
 	for _, n := range l.nodes {
+		r.closeLinks(n)
 		if n.proc != nil {
 			if err := n.proc.Stop(r.o.StopGrace); err != nil {
 				r.warn(err.Error())

@@ -63,7 +63,7 @@ func (r *runner) perturbed(ctx context.Context, sc *study.Scenario, m measurer, 
 func (r *runner) underPerturbations(ctx context.Context, ps []study.Perturbation, l *live, bound time.Duration,
 	run func(live *load.Live) (results.Sample, error)) (results.Sample, []results.Perturbation, error) {
 	plan := perturbPlan(ps, l.spec.Name, bound)
-	if len(plan) == 0 || !l.running() {
+	if len(plan) == 0 || !l.running() && len(l.links) == 0 {
 		s, err := run(nil)
 		return s, nil, err
 	}
@@ -128,6 +128,9 @@ func (r *runner) perturbOnce(ctx context.Context, l *live, n *node, p *study.Per
 		what += " for " + p.For.String()
 	}
 	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on %s at %v: %s", l.nodeName(n), time.Duration(ev.AtNs).Round(time.Millisecond), what)
+	if p.OnPath() {
+		return r.perturbPath(ctx, l, p, ev, t0)
+	}
 	fail := func(err error) results.Perturbation {
 		ev.Error = err.Error()
 		return ev

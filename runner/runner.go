@@ -128,7 +128,11 @@ type node struct {
 	name, role string
 	index      int
 	proc       *target.Process
-	endpoints  map[string]string
+	// endpoints are where the generator's requests go: the target's own
+	// (direct), or its links' when its path goes through links.
+	endpoints map[string]string
+	direct    map[string]string
+	links     []*pathLink
 	// started is the spec of the node's latest start, for starting it
 	// again after a perturbation.
 	started   target.Spec
@@ -154,6 +158,11 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 		}
 	}
 	if o.Fleet != nil {
+		for i := range s.Targets {
+			if s.NeedsLink(&s.Targets[i]) {
+				return nil, fmt.Errorf("target %s: a network path (network:, or a network perturbation) runs on one machine only: drop --workers/--local-workers or the network", s.Targets[i].Name)
+			}
+		}
 		for _, sc := range s.Scenarios {
 			if len(sc.Perturbations) > 0 {
 				return nil, fmt.Errorf("scenario %s: perturbations run on one machine only: drop --workers/--local-workers or the perturbations", sc.Name)

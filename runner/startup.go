@@ -81,7 +81,7 @@ func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 	}
 	if t.Start == nil {
 		r.progress("target %s: not started by tandem, using %v", t.Name, l.endpoints)
-		return nil
+		return r.openLinks(ctx, l)
 	}
 	spec, err := r.startSpec(e, "target "+t.Name, t.Start)
 	if err != nil {
@@ -117,7 +117,7 @@ func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 	r.progress("target %s: first answer %v, ready %v, cpu %v, peak rss %.1f MiB, disk %.1f MiB", t.Name,
 		time.Duration(st.FirstAnswerNs).Round(time.Millisecond), time.Duration(st.ReadyNs).Round(time.Millisecond),
 		time.Duration(st.CPUNs).Round(time.Millisecond), float64(st.PeakRSSBytes)/(1<<20), float64(st.DiskBytes)/(1<<20))
-	return nil
+	return r.openLinks(ctx, l)
 }
 
 // setDataDir resolves the target's data_dir (absolute) and records it.
@@ -219,12 +219,12 @@ func (r *runner) awaitNode(ctx context.Context, l *live, n *node) (*results.Star
 	var first, cond driver.Asker
 	var err error
 	if fa := t.Ready.FirstAnswer; fa != nil {
-		if first, err = r.askerAt(ctx, l, n.endpoints, fa.Call); err != nil {
+		if first, err = r.askerAt(ctx, l, n.own(), fa.Call); err != nil {
 			return nil, err
 		}
 	}
 	if c := t.Ready.Condition; c != nil {
-		if cond, err = r.askerAt(ctx, l, n.endpoints, c.Call); err != nil {
+		if cond, err = r.askerAt(ctx, l, n.own(), c.Call); err != nil {
 			return nil, err
 		}
 	}
@@ -240,7 +240,7 @@ func (r *runner) awaitNode(ctx context.Context, l *live, n *node) (*results.Star
 			return err == nil && res.Status == ""
 		})
 	default:
-		err = poll(10*time.Millisecond, func() bool { return anyOpen(n.endpoints) })
+		err = poll(10*time.Millisecond, func() bool { return anyOpen(n.own()) })
 	}
 	if err != nil {
 		return nil, err
