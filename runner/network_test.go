@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/internal/tooltest"
+	"github.com/tandem-bench/tandem/link"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/runner/internal/runtest"
 )
@@ -215,5 +216,94 @@ scenarios:
 		Down: results.LinkConditions{DelayNs: int64(100 * time.Millisecond), BandwidthBytesPerS: 1_000_000}}
 	if ev.Action != "degrade" || ev.Degraded == nil || *ev.Degraded != *want || time.Duration(ev.DownNs) < 300*time.Millisecond {
 		t.Errorf("degrade: %+v (degraded %+v); want %+v for 300 ms or more", ev, ev.Degraded, want)
+	}
+}
+
+// refusingFleet is a fleet that must not be asked to run anything.
+type refusingFleet struct{ t *testing.T }
+
+func (f refusingFleet) Load(context.Context, FleetPart) (results.Sample, error) {
+	f.t.Error("a fleet ran a part of a study whose path goes through a link")
+	return results.Sample{}, nil
+}
+
+// TestNetworkRefusesFleet holds that a study with a network path is not
+// run on a fleet's workers, which would dial the target and not the link
+// on this machine's loopback.
+func TestNetworkRefusesFleet(t *testing.T) {
+	for _, c := range []struct{ name, target, perturb string }{
+		{"network", "network: {delay: 1ms}", ""},
+		{"perturbation", "", "perturbations: [{at: 100ms, action: partition, for: 100ms}]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := options(t, nil)
+			o.Fleet = refusingFleet{t}
+			src := `
+version: 1
+name: fleet
+targets:
+  - name: a
+    endpoints: {http: "http://127.0.0.1:1/"}
+    ` + c.target + `
+calls:
+  ping: {http: {path: /}}
+scenarios:
+  - name: s
+    call: ping
+    load: {rate: 10}
+    duration: 1s
+    ` + c.perturb + `
+`
+			_, err := Run(context.Background(), runtest.Parse(t, src), o)
+			if err == nil || !strings.Contains(err.Error(), "target a: a network path") {
+				t.Fatalf("Run on a fleet = %v; want the network path refused", err)
+			}
+		})
+	}
+}
+
+// TestOpenLinkRewrites holds that an endpoint pointed at its link keeps
+// its scheme, user info, path and a loopback host name (TLS verifies the
+// name and sends it as SNI), and takes the link's port, and its address
+// when the host is one; and that the link forwards to the endpoint.
+func TestOpenLinkRewrites(t *testing.T) {
+	srv := newHostCounter(t)
+	_, port, _ := strings.Cut(srv.addr(), ":")
+	for _, c := range []struct{ ep, prefix, suffix string }{
+		{"http://127.0.0.1:" + port + "/ping?x=1", "http://127.0.0.1:", "/ping?x=1"},
+		{"https://localhost:" + port + "/v1", "https://localhost:", "/v1"},
+		{"amqp://user:secret@127.0.0.1:" + port + "/vhost", "amqp://user:secret@127.0.0.1:", "/vhost"},
+		{"127.0.0.1:" + port, "127.0.0.1:", ""},
+	} {
+		pl, got, err := openLink(context.Background(), "e", c.ep, link.Options{})
+		if err != nil {
+			t.Fatalf("openLink(%s): %v", c.ep, err)
+		}
+		_, linkPort, _ := strings.Cut(pl.Addr(), ":")
+		if want := c.prefix + linkPort + c.suffix; got != want || linkPort == port {
+			t.Errorf("openLink(%s) = %s; want %s", c.ep, got, want)
+		}
+		// the link forwards to the endpoint: a request through it reaches the server
+		resp, err := http.Get("http://" + pl.Addr() + "/")
+		if err != nil {
+			t.Errorf("through the link of %s: %v", c.ep, err)
+		} else {
+			resp.Body.Close()
+		}
+		if err := pl.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+	total := 0
+	srv.mu.Lock()
+	for _, n := range srv.hosts {
+		total += n
+	}
+	srv.mu.Unlock()
+	if total != 4 {
+		t.Errorf("the server saw %d requests through the links (%v); want 4", total, srv.hosts)
+	}
+	if _, _, err := openLink(context.Background(), "e", "unix:///tmp/x.sock", link.Options{}); err == nil {
+		t.Error("openLink of a unix socket: no error")
 	}
 }
