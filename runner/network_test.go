@@ -17,8 +17,8 @@ import (
 )
 
 // hostCounter is an HTTP server that counts its requests by their Host
-// header: a request through a link names the link's address, one straight
-// to the server the server's.
+// header and path: a request through a link names the link's address, one
+// straight to the server the server's.
 type hostCounter struct {
 	*httptest.Server
 	mu    sync.Mutex
@@ -29,7 +29,7 @@ func newHostCounter(t *testing.T) *hostCounter {
 	h := &hostCounter{hosts: map[string]int{}}
 	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
-		h.hosts[r.Host]++
+		h.hosts[r.Host+r.URL.Path]++
 		h.mu.Unlock()
 		io.WriteString(w, `{"ok": true}`)
 	}))
@@ -37,10 +37,11 @@ func newHostCounter(t *testing.T) *hostCounter {
 	return h
 }
 
-func (h *hostCounter) count(host string) int {
+// count is how many requests for path named host.
+func (h *hostCounter) count(host, path string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.hosts[host]
+	return h.hosts[host+path]
 }
 
 func (h *hostCounter) addr() string { return strings.TrimPrefix(h.URL, "http://") }
@@ -64,19 +65,21 @@ name: network
 defaults: {rounds: 1, warmup: 50ms}
 targets:
   - name: far
-    endpoints: {http: "http://` + far.addr() + `/ping"}
+    endpoints: {http: "http://` + far.addr() + `"}
     ready: {first_answer: {call: ping}}
     network: {delay: 25ms}
   - name: near
-    endpoints: {http: "http://` + near.addr() + `/ping"}
+    endpoints: {http: "http://` + near.addr() + `"}
     ready: {first_answer: {call: ping}}
 calls:
-  ping: {http: {path: ""}}
+  ping: {http: {path: /ping}}
+  work: {http: {path: /work}}
+  case: {http: {path: /case}}
 compat:
-  cases: [{call: ping}]
+  cases: [{call: case}]
 scenarios:
   - name: lat
-    call: ping
+    call: work
     load: {concurrency: 1}
     requests: 20
 `
@@ -119,18 +122,23 @@ scenarios:
 	if c := res.Compat; c == nil || c.Failed != 0 || len(c.Cases) != 1 || c.Cases[0].Agreement != "identical" {
 		t.Errorf("compat: %+v; want one identical case", c)
 	}
-	// the round's 20 requests and the compat case at least went through
-	// the link; the readiness check and the straight round trips did not
-	if got := far.count(lk.Listen); got < 21 {
-		t.Errorf("far saw %d requests through the link (%v); want at least the round's 20 and the compat case", got, far.hosts)
+	// the load (its warm-up and the round's 20 requests) and the compat
+	// case went through the link, and nothing of them straight; the
+	// readiness check and the straight round trips (ping) did not
+	through, straight := lk.Listen, far.addr()
+	if far.count(through, "/work") < 20 || far.count(straight, "/work") != 0 ||
+		far.count(through, "/case") != 1 || far.count(straight, "/case") != 0 ||
+		far.count(straight, "/ping") < 1+linkRTTAsks {
+		t.Errorf("far saw %v; want the load's /work (20 or more) and the compat case's /case through %s, and at least %d /ping straight to %s",
+			far.hosts, through, 1+linkRTTAsks, straight)
 	}
-	if got := far.count(far.addr()); got < 1+linkRTTAsks {
-		t.Errorf("far saw %d requests straight (%v); want the readiness check's and the %d timed asks", got, far.hosts, linkRTTAsks)
-	}
-	for host := range near.hosts {
-		if host != near.addr() {
-			t.Errorf("near saw requests for %s (%v); want every one straight to %s", host, near.hosts, near.addr())
+	for hostPath := range near.hosts {
+		if !strings.HasPrefix(hostPath, near.addr()+"/") {
+			t.Errorf("near saw requests for %s (%v); want every one straight to %s", hostPath, near.hosts, near.addr())
 		}
+	}
+	if near.count(near.addr(), "/work") < 20 || near.count(near.addr(), "/case") != 1 {
+		t.Errorf("near saw %v; want the load's /work (20 or more) and one /case", near.hosts)
 	}
 }
 
@@ -149,10 +157,10 @@ name: network perturbations
 defaults: {rounds: 1, warmup: 50ms, max_rate_shortfall: 50}
 targets:
   - name: cut
-    endpoints: {http: "http://` + srv.addr() + `/ping"}
+    endpoints: {http: "http://` + srv.addr() + `"}
     ready: {first_answer: {call: ping}, timeout: 20s}
 calls:
-  ping: {http: {path: ""}}
+  ping: {http: {path: /ping}}
 scenarios:
   - name: outage
     call: ping
