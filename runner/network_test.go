@@ -145,7 +145,8 @@ scenarios:
 // TestNetworkPerturbations cuts a target's path (it has no network: a
 // pass-through link is put in front of it) under an open loop: the load
 // fails only from the cut on and is answered again after; a degrade
-// records the conditions it set, and neither ends before its for.
+// records the conditions it set; a partition fails nothing; and none ends
+// before its for.
 func TestNetworkPerturbations(t *testing.T) {
 	tooltest.Long(t)
 	t.Parallel() // asserts floors and counts, not speeds
@@ -172,6 +173,11 @@ scenarios:
     load: {rate: 50, connections: 1}
     duration: 2s
     perturbations: [{at: 500ms, action: degrade, for: 300ms, network: {delay: 100ms, down: {bandwidth: 1MB/s}}}]
+  - name: held
+    call: ping
+    load: {rate: 50, connections: 1}
+    duration: 2s
+    perturbations: [{at: 500ms, action: partition, for: 300ms}]
 `
 	if _, err := Run(context.Background(), runtest.Parse(t, src), o); err != nil {
 		t.Fatal(err)
@@ -224,6 +230,11 @@ scenarios:
 		Down: results.LinkConditions{DelayNs: int64(100 * time.Millisecond), BandwidthBytesPerS: 1_000_000}}
 	if ev.Action != "degrade" || ev.Degraded == nil || *ev.Degraded != *want || time.Duration(ev.DownNs) < 300*time.Millisecond {
 		t.Errorf("degrade: %+v (degraded %+v); want %+v for 300 ms or more", ev, ev.Degraded, want)
+	}
+	// a partition holds and resets nothing: what waited is delivered
+	rd, ev = one(2)
+	if ev.Action != "partition" || ev.Errors != 0 || len(rd.Errors) != 0 || rd.OK == 0 || time.Duration(ev.DownNs) < 300*time.Millisecond {
+		t.Errorf("partition: %+v, round errors %v, %d ok; want no failure, held 300 ms or more", ev, rd.Errors, rd.OK)
 	}
 }
 
