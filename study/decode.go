@@ -306,6 +306,9 @@ type field struct {
 	index    int
 	required bool
 	doc      string
+	// want, from a want tag, is what an error decoding the field's value
+	// says was expected, instead of its type's (a number: a fraction).
+	want string
 }
 
 func fields(t reflect.Type) []field {
@@ -316,7 +319,7 @@ func fields(t reflect.Type) []field {
 			continue
 		}
 		key, opt, _ := strings.Cut(tag, ",")
-		fs = append(fs, field{key: key, index: i, required: opt == "required", doc: t.Field(i).Tag.Get("doc")})
+		fs = append(fs, field{key: key, index: i, required: opt == "required", doc: t.Field(i).Tag.Get("doc"), want: t.Field(i).Tag.Get("want")})
 	}
 	return fs
 }
@@ -348,7 +351,13 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			d.errorf(k, join(path, k.Value), "each key once", "duplicate key %q", k.Value)
 		default:
 			seen[k.Value] = true
+			before := len(d.errs)
 			d.decode(val, v.Field(fs[idx].index), join(path, k.Value))
+			for _, e := range d.errs[before:] {
+				if fs[idx].want != "" && e.Path == join(path, k.Value) {
+					e.Expected = fs[idx].want
+				}
+			}
 		}
 	}
 	for _, f := range fs {

@@ -22,7 +22,7 @@ type Network struct {
 	Delay           *time.Duration     `yaml:"delay" doc:"One-way delay added to every chunk each way (a round trip gains twice it), e.g. 25ms."`
 	Jitter          *time.Duration     `yaml:"jitter" doc:"Each chunk's delay spread around delay, by distribution."`
 	Distribution    *string            `yaml:"distribution" doc:"How jitter spreads the delay: uniform (default, within delay ± jitter) or normal (standard deviation jitter)."`
-	Loss            *float64           `yaml:"loss" doc:"The chance that a 1,448-byte segment is lost, a fraction from 0 to below 1 (0.01 is 1 %): a lost segment holds its stream for a retransmission timeout."`
+	Loss            *float64           `yaml:"loss" want:"a fraction from 0 to below 1, e.g. 0.01 for 1 %" doc:"The chance that a 1,448-byte segment is lost, a fraction from 0 to below 1 (0.01 is 1 %): a lost segment holds its stream for a retransmission timeout."`
 	Bandwidth       *string            `yaml:"bandwidth" doc:"A cap each way, shared by the target's connections: 10MB/s, 1.5MiB/s, 100Mbit/s."`
 	ResetAfter      *time.Duration     `yaml:"reset_after" doc:"Each connection is reset (RST to both ends) this long after it was opened."`
 	ResetAfterBytes *int64             `yaml:"reset_after_bytes" doc:"A connection is reset once this many bytes crossed one direction."`
@@ -36,7 +36,7 @@ type NetworkConditions struct {
 	Delay           *time.Duration `yaml:"delay" doc:"One-way delay added to every chunk, e.g. 25ms."`
 	Jitter          *time.Duration `yaml:"jitter" doc:"Each chunk's delay spread around delay, by distribution."`
 	Distribution    *string        `yaml:"distribution" doc:"uniform (default) or normal."`
-	Loss            *float64       `yaml:"loss" doc:"The chance that a 1,448-byte segment is lost, a fraction from 0 to below 1."`
+	Loss            *float64       `yaml:"loss" want:"a fraction from 0 to below 1, e.g. 0.01 for 1 %" doc:"The chance that a 1,448-byte segment is lost, a fraction from 0 to below 1."`
 	Bandwidth       *string        `yaml:"bandwidth" doc:"A cap: 10MB/s, 1.5MiB/s, 100Mbit/s."`
 	ResetAfter      *time.Duration `yaml:"reset_after" doc:"Each connection is reset this long after it was opened."`
 	ResetAfterBytes *int64         `yaml:"reset_after_bytes" doc:"A connection is reset once this many bytes crossed this direction."`
