@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/tandem-bench/tandem/stats"
 )
 
 // Study is a study the history has runs of.
@@ -137,6 +139,53 @@ type Mover struct {
 	After      float64 `json:"after"`
 	Change     float64 `json:"change"` // how much worse, a fraction (negative: better)
 	Comparable bool    `json:"comparable"`
+	// Verdict is the verdict engine's word for the move: slower (worse),
+	// faster (better), indistinguishable (within the 2 % floor) or
+	// inconclusive; only slower and faster are changes.
+	Verdict stats.Verdict `json:"verdict"`
+}
+
+// moverFloor is the least move that is a change: the verdicts' floor.
+const moverFloor = 0.02
+
+// moverVerdict judges the move from before's rounds to after's (each run's
+// one value without them), as the shift rule does: the rounds' shift on a
+// log scale with a 95 % interval; a move whose interval lies beyond the
+// floor is slower or faster (worse or better by direction), one inside it
+// indistinguishable, else inconclusive.
+func moverVerdict(before, after Point) stats.Verdict {
+	logs := func(p Point) []float64 {
+		vs := p.Rounds
+		if len(vs) == 0 {
+			vs = []float64{p.Value}
+		}
+		out := make([]float64, 0, len(vs))
+		for _, v := range vs {
+			if v > 0 {
+				out = append(out, math.Log(v))
+			}
+		}
+		return out
+	}
+	sh := stats.TwoSampleShift(logs(before), logs(after), 0.05)
+	floor := math.Log1p(moverFloor)
+	worse := func(up bool) stats.Verdict {
+		if up == (after.Direction == "higher") {
+			return stats.Faster
+		}
+		return stats.Slower
+	}
+	switch {
+	case math.IsNaN(sh.Est):
+		return stats.Inconclusive
+	case sh.Lo > floor:
+		return worse(true)
+	case sh.Hi < -floor:
+		return worse(false)
+	case sh.Lo >= -floor && sh.Hi <= floor:
+		return stats.Indistinguishable
+	}
+	return stats.Inconclusive
 }
 
 // TopMovers lists the series of a study's branch that moved most between
@@ -165,13 +214,22 @@ func (s *Store) TopMovers(ctx context.Context, study, branch string, n int) ([]M
 			continue
 		}
 		m := Mover{Series: a.Series, Unit: a.Unit, Before: b.Value, After: a.Value, Comparable: a.ConfigFP == b.ConfigFP,
-			Change: (a.Value - b.Value) / b.Value}
+			Change: (a.Value - b.Value) / b.Value, Verdict: moverVerdict(b, a)}
 		if a.Direction == "higher" {
 			m.Change = -m.Change
 		}
 		out = append(out, m)
 	}
-	slices.SortStableFunc(out, func(a, b Mover) int { return cmp.Compare(math.Abs(b.Change), math.Abs(a.Change)) })
+	// the real changes first, the largest first; then the rest by size
+	slices.SortStableFunc(out, func(a, b Mover) int {
+		if ra, rb := a.Verdict.Speed() && a.Comparable, b.Verdict.Speed() && b.Comparable; ra != rb {
+			if ra {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(math.Abs(b.Change), math.Abs(a.Change))
+	})
 	if len(out) > n {
 		out = out[:n]
 	}

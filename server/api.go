@@ -26,6 +26,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /studies/{study}/{branch}/trend", s.trendPage)
 	m.HandleFunc("GET /runs/{id}", s.runPage)
 	m.HandleFunc("GET /compare", s.comparePage)
+	m.HandleFunc("GET /changes", s.changesPage)
 	m.HandleFunc("GET /assets/{name}", s.asset)
 	m.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	m.HandleFunc("POST /api/v1/runs", s.apiAdd)
@@ -35,6 +36,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/runs/{id}/archive", s.apiMark("archived", "unarchive", s.store.Archive))
 	m.HandleFunc("GET /api/v1/series", s.apiSeries)
 	m.HandleFunc("GET /api/v1/compare", s.apiCompare)
+	m.HandleFunc("GET /api/v1/changes", s.apiChanges)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -309,4 +311,29 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	report.Comparison(w, "json", c)
+}
+
+// apiChanges lists change points: ?study, ?branch, ?series (a key) narrow
+// them; ?open=1 keeps the regressions nobody acknowledged.
+func (s *Server) apiChanges(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	o := history.ChangesOptions{Study: q.Get("study"), Branch: q.Get("branch"), Series: q.Get("series")}
+	if o.Series != "" {
+		if _, err := history.ParseSeries(o.Series); err != nil {
+			storeError(w, badRequest{err})
+			return
+		}
+	}
+	cps, err := s.store.Changes(r.Context(), o)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	out := []history.ChangePoint{}
+	for _, c := range cps {
+		if q.Get("open") != "1" || c.Open() {
+			out = append(out, c)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"changes": out})
 }

@@ -70,6 +70,28 @@ func TestPagesInChromium(t *testing.T) {
 		if sw := browsertest.Eval[[2]int](t, b, `[document.documentElement.scrollWidth, window.innerWidth]`); sw[0] > sw[1] {
 			t.Errorf("%d px: the trend page scrolls sideways: %v", width, sw)
 		}
+		// numbered axes (no tick label without a number, the axis from
+		// zero), the slowdown drawn as a labelled change point
+		ticks := browsertest.Eval[string](t, b, `document.getElementById('trend-plot').dataset.yticks || ''`)
+		if ticks == "" || !strings.HasPrefix(ticks, "0") {
+			t.Errorf("%d px: value axis ticks %q; want numbers from zero", width, ticks)
+		}
+		for _, tk := range strings.Split(ticks, "|") {
+			if !strings.ContainsAny(tk, "0123456789") {
+				t.Errorf("%d px: a tick label without a number: %q (all: %q)", width, tk, ticks)
+			}
+		}
+		if ch := browsertest.Eval[string](t, b, `document.getElementById('trend-plot').dataset.changes || ''`); !strings.Contains(ch, "×1.3 regression") {
+			t.Errorf("%d px: change points drawn: %q; want the ×1.3 regression", width, ch)
+		}
+		b.Go(t, ts.URL+"/changes")
+		if txt := browsertest.Eval[string](t, b, `document.body.innerText`); !strings.Contains(txt, "Open change points") || !strings.Contains(txt, "×1.3") {
+			t.Errorf("%d px: the change points page:\n%s", width, txt)
+		}
+		if sw := browsertest.Eval[[2]int](t, b, `[document.documentElement.scrollWidth, window.innerWidth]`); sw[0] > sw[1] {
+			t.Errorf("%d px: the change points page scrolls sideways: %v", width, sw)
+		}
+		b.Go(t, ts.URL+"/studies/svc/main/trend?"+url.Values{"series": {series.Key()}}.Encode())
 		// a click on the chart's right end opens one of the newest runs
 		box := browsertest.Eval[[4]float64](t, b, `(() => { const r = document.querySelector('#trend-plot .u-over').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
 		x, y := box[0]+box[2]-2, box[1]+box[3]/2

@@ -119,15 +119,23 @@ func (s *Server) branchPage(w http.ResponseWriter, r *http.Request) {
 	for _, m := range movers {
 		row := moverRow{Series: m.Series.String(), Before: history.FormatValue(m.Before, m.Unit), After: history.FormatValue(m.After, m.Unit),
 			Trend: trendURL(study, branch, m.Series)}
+		// coloured only when the verdict engine calls it a change, in its
+		// words: slower or faster (worse or better for a rate); otherwise
+		// the move is printed plain with the verdict that says why
 		word := "worse"
 		if m.Change < 0 {
-			word, row.Class = "better", "better"
-		} else if m.Change > 0 {
-			row.Class = "worse"
+			word = "better"
 		}
 		row.Change = stats.Percent(math.Abs(m.Change)) + " " + word
-		if !m.Comparable {
+		switch {
+		case !m.Comparable:
 			row.Note, row.Class = "not comparable: the series measured something else", "changed"
+		case m.Verdict == stats.Slower:
+			row.Class, row.Note = "worse", "slower"
+		case m.Verdict == stats.Faster:
+			row.Class, row.Note = "better", "faster"
+		default:
+			row.Note = string(m.Verdict) + ": not a change"
 		}
 		mrows = append(mrows, row)
 	}
@@ -197,13 +205,46 @@ func (s *Server) trendPage(w http.ResponseWriter, r *http.Request) {
 		rows = append(rows, row{p.Run, p.Run[:12], p.CreatedAt.Format("2006-01-02 15:04"), p.Commit, history.FormatValue(p.Value, unit),
 			history.FormatValue(p.Lo, unit) + " … " + history.FormatValue(p.Hi, unit), strings.Join(p.Changed, ", ")})
 	}
-	data, err := json.Marshal(map[string]any{"points": points, "unit": unit})
+	cps, err := s.store.Changes(r.Context(), history.ChangesOptions{Study: study, Branch: branch, Series: series.Key()})
 	if err != nil {
 		pageError(w, err)
 		return
 	}
+	type change struct {
+		Run    string  `json:"run"`
+		Label  string  `json:"label"`
+		Kind   string  `json:"kind"`
+		Ratio  float64 `json:"ratio"`
+		Text   string  `json:"-"`
+		Short  string  `json:"-"`
+		Status string  `json:"-"`
+	}
+	var changes []change
+	for _, c := range cps {
+		status := "open"
+		if !c.Open() {
+			status = string(c.Kind)
+		}
+		if c.Ack != "" {
+			status = "acknowledged: " + string(c.Ack)
+		}
+		changes = append(changes, change{Run: c.Run, Kind: string(c.Kind), Ratio: c.Ratio, Label: fmt.Sprintf("×%.3g %s", c.Ratio, c.Kind),
+			Text: fmt.Sprintf("×%.3g [%.3g … %.3g], p %.2g", c.Ratio, c.Lo, c.Hi, c.P), Short: c.Run[:12], Status: status})
+	}
+	zoom := r.URL.Query().Get("zoom") == "1"
+	data, err := json.Marshal(map[string]any{"points": points, "unit": unit, "changes": changes, "zoom": zoom})
+	if err != nil {
+		pageError(w, err)
+		return
+	}
+	q := r.URL.Query()
+	if zoom {
+		q.Del("zoom")
+	} else {
+		q.Set("zoom", "1")
+	}
 	render(w, "trend", map[string]any{"Title": series.String(), "Study": study, "Branch": branch, "Points": points, "Rows": rows,
-		"BranchURL": branchURL(study, branch),
+		"BranchURL": branchURL(study, branch), "Changes": changes, "Zoom": zoom, "ZoomURL": "?" + q.Encode(),
 		// json.Marshal escapes <, > and &: the data cannot end its element
 		"Data": template.HTML(`<script type="application/json" id="trend-data">` + string(data) + `</script>`)})
 }
@@ -247,4 +288,37 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", report.ContentSecurityPolicy())
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	b.WriteTo(w)
+}
+
+// changesPage lists the change points across studies: the open ones (a
+// regression nobody acknowledged) unless ?all=1.
+func (s *Server) changesPage(w http.ResponseWriter, r *http.Request) {
+	all := r.URL.Query().Get("all") == "1"
+	cps, err := s.store.Changes(r.Context(), history.ChangesOptions{})
+	if err != nil {
+		pageError(w, err)
+		return
+	}
+	type row struct{ Study, Branch, Series, Trend, Change, Kind, Run, Commits, Status string }
+	var rows []row
+	for _, c := range cps {
+		if !all && !c.Open() {
+			continue
+		}
+		status := "open"
+		if c.Ack != "" {
+			status = string(c.Ack) + " " + c.Note
+		}
+		rows = append(rows, row{c.Study, branchName(c.Branch), c.Series.String(), trendURL(c.Study, c.Branch, c.Series),
+			fmt.Sprintf("×%.3g [%.3g … %.3g], p %.2g", c.Ratio, c.Lo, c.Hi, c.P), string(c.Kind), c.Run,
+			shortCommit(c.PrevCommit) + " … " + shortCommit(c.Commit), status})
+	}
+	render(w, "changes", map[string]any{"Rows": rows, "All": all})
+}
+
+func shortCommit(c string) string {
+	if c == "" {
+		return "–"
+	}
+	return c[:min(12, len(c))]
 }

@@ -444,3 +444,45 @@ func TestCompareUndecidedAgreesWithTheGate(t *testing.T) {
 		}
 	}
 }
+
+// GET /api/v1/changes lists change points (?open=1 the regressions nobody
+// acknowledged); a bad series is a 400.
+func TestAPIChanges(t *testing.T) {
+	ts, st := newServer(t)
+	ctx := context.Background()
+	for m := range 16 {
+		v := 100.0
+		if m >= 12 {
+			v = 130
+		}
+		if _, _, err := st.Add(ctx, runOf(t, "svc", m, v, v*1.01, v*0.99, v*1.005), history.Meta{Branch: "main"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := http.Get(ts.URL + "/api/v1/changes?open=1&study=svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Changes []history.ChangePoint `json:"changes"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d, %v", resp.StatusCode, err)
+	}
+	found := false
+	for _, c := range got.Changes {
+		found = found || (c.Series.Metric == "headline" && c.Kind == history.Regression && c.Ratio > 1.25 && c.Ratio < 1.35)
+	}
+	if !found {
+		t.Errorf("changes %+v; want the ×1.3 regression", got.Changes)
+	}
+	bad, err := http.Get(ts.URL + "/api/v1/changes?series=nonsense")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.Body.Close()
+	if bad.StatusCode != http.StatusBadRequest {
+		t.Errorf("a bad series: %d; want 400", bad.StatusCode)
+	}
+}

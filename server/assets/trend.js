@@ -14,17 +14,33 @@
     val.push(p.value); lo.push(p.lo); hi.push(p.hi);
     marks.push(p.changed && p.changed.length ? p.value : null);
   });
-  function fmt(v) {
+  // fmt writes a value with its unit: durations in their unit, shares as
+  // percentages, other numbers with k/M/G; digits is its precision
+  function fmt(v, digits) {
+    digits = digits || 6;
     if (v == null || !isFinite(v)) return '–';
+    var a = Math.abs(v);
     if (data.unit === 'ns') {
-      var a = Math.abs(v);
-      if (a >= 1e9) return +(v / 1e9).toPrecision(4) + ' s';
-      if (a >= 1e6) return +(v / 1e6).toPrecision(4) + ' ms';
-      if (a >= 1e3) return +(v / 1e3).toPrecision(4) + ' µs';
-      return +v.toPrecision(4) + ' ns';
+      if (a >= 1e9) return +(v / 1e9).toPrecision(digits) + ' s';
+      if (a >= 1e6) return +(v / 1e6).toPrecision(digits) + ' ms';
+      if (a >= 1e3) return +(v / 1e3).toPrecision(digits) + ' µs';
+      return +v.toPrecision(digits) + ' ns';
     }
-    return +v.toPrecision(6) + (data.unit ? ' ' + data.unit : '');
+    if (data.unit === 'share') return +(v * 100).toPrecision(digits) + ' %';
+    var n = a >= 1e9 ? +(v / 1e9).toPrecision(digits) + 'G' : a >= 1e6 ? +(v / 1e6).toPrecision(digits) + 'M' :
+      a >= 1e4 ? +(v / 1e3).toPrecision(digits) + 'k' : String(+v.toPrecision(digits));
+    return n + (data.unit ? ' ' + data.unit : '');
   }
+  // tick labels are short: the number and a compact unit, so that the
+  // number is never cut off the axis
+  function tick(v) {
+    var t = fmt(v, 3);
+    return t.replace(/ requests\/s$/, '/s').replace(/ (instructions|allocations)$/, '');
+  }
+  var unitLabel = data.unit === 'ns' ? 'time' : data.unit === 'share' ? 'share of requests (%)' : (data.unit || 'value');
+  var changes = data.changes || [];
+  var changeAt = {};
+  changes.forEach(function (c) { changeAt[c.run] = c; });
   var line = '#0072b2', band = 'rgba(0,114,178,0.15)';
   var plot = new uPlot({
     width: Math.max(host.clientWidth, 240), height: 320,
@@ -38,9 +54,40 @@
     ],
     bands: [{ series: [3, 2], fill: band }],
     axes: [{ stroke: ink, grid: { stroke: rule } },
-      { stroke: ink, grid: { stroke: rule }, size: 80, values: function (u, vs) { return vs.map(fmt); } }],
+      { stroke: ink, grid: { stroke: rule }, size: 80, label: unitLabel, values: function (u, vs) { return vs.map(tick); } }],
+    // the value axis starts at zero, so that a small wiggle looks small,
+    // unless the page was asked to zoom to the data
+    scales: { y: { range: function (u, min, max) {
+      if (data.zoom || !(min >= 0)) { var pad = (max - min) * 0.05 || Math.abs(max) * 0.05 || 1; return [min - pad, max + pad]; }
+      return [0, max > 0 ? max * 1.08 : 1];
+    } } },
+    hooks: { draw: [function (u) {
+      // change points: a dashed line before the first run after each,
+      // labelled with its size
+      var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height;
+      ctx.save();
+      ctx.font = Math.round(11 * devicePixelRatio) + 'px sans-serif';
+      data.points.forEach(function (p, i) {
+        var c = changeAt[p.run];
+        if (!c || i === 0) return;
+        var x = (xs[i - 1] + xs[i]) / 2;
+        var px = Math.round(u.valToPos(x, 'x', true)) + 0.5;
+        if (px < u.bbox.left || px > u.bbox.left + u.bbox.width) return;
+        ctx.strokeStyle = ctx.fillStyle = c.kind === 'regression' ? '#d55e00' : '#009e73';
+        ctx.setLineDash([4 * devicePixelRatio, 3 * devicePixelRatio]);
+        ctx.lineWidth = devicePixelRatio;
+        ctx.beginPath(); ctx.moveTo(px, top); ctx.lineTo(px, top + h); ctx.stroke();
+        ctx.fillText(c.label, px + 3 * devicePixelRatio, top + 12 * devicePixelRatio);
+      });
+      ctx.restore();
+      // the value axis' tick labels, drawn on the canvas, said on the element
+      if (u.axes[1] && u.axes[1]._values) host.dataset.yticks = u.axes[1]._values.join('|');
+    }] },
     cursor: { drag: { x: true, y: false } }
   }, [xs, val, lo, hi, marks], host);
+  // the axes and marks are drawn on the canvas: the element says what
+  host.dataset.ylabel = unitLabel;
+  host.dataset.changes = changes.map(function (c) { return c.label; }).join('; ');
   plot.over.addEventListener('click', function () {
     var i = plot.cursor.idx;
     if (i != null && data.points[i]) window.location.href = '/runs/' + data.points[i].run;
