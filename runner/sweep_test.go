@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -427,6 +428,22 @@ scenarios:
 		}
 		return false
 	}
+	// A machine busy enough to hold the fast server's answers as long as
+	// the slow one's (a's cells were seen from 7.8 ms to 182 ms beside
+	// two test runs) leaves three rounds unable to tell them apart:
+	// inconclusive is then the right answer; the wrong direction never is.
+	overlapping := func(fast, slow results.Sweep) bool {
+		least := math.Inf(1)
+		for _, c := range slow.Cells {
+			least = min(least, c.LatencyNs.Mean)
+		}
+		for _, c := range fast.Cells {
+			if c.LatencyNs.Mean >= least {
+				return true
+			}
+		}
+		return false
+	}
 	a, b := before.Sweeps[0], before.Sweeps[1]
 	for _, sw := range before.Sweeps {
 		if sw.Rounds != 3 || len(sw.Cells) != 3 || len(sw.Summary) != 1 || sw.Summary[0].Runs != 3 {
@@ -453,6 +470,8 @@ scenarios:
 			t.Errorf("a cell saturated; b's verdict %+v; want withheld, saying saturated", v)
 		}
 		t.Logf("a cell saturated on this machine: b's verdict withheld (%s)", b.Verdicts[0].Reason)
+	case b.Verdicts[0].Verdict == "inconclusive" && overlapping(a, b):
+		t.Logf("a's cells were as slow as b's on this machine: b's verdict inconclusive (%s)", b.Verdicts[0].Reason)
 	case b.Verdicts[0].Verdict != "slower" || b.Verdicts[0].Ratio <= 1:
 		t.Errorf("verdicts: b %+v; want b slower than a", b.Verdicts)
 	}
@@ -472,16 +491,21 @@ scenarios:
 		got[ch.Target] = ch
 	}
 	// a saturated run of a cell withholds its latency verdict; where the
-	// head saturated, the gate fails (the safe direction)
-	if ch := got["a"]; !ch.Regression || ch.Rate != 10 || ch.Connections != 1 ||
-		ch.Verdict != "slower" && !(saturated(before, after) && ch.Verdict == "withheld") {
-		t.Errorf("a slowed down: %+v; want slower (withheld where a cell saturated), a regression", ch)
+	// head saturated, the gate fails (the safe direction); where the
+	// machine made the fast server as slow as the slow one, the rounds
+	// cannot tell (before's a against after's a, before's b against after's b)
+	noisyA := overlapping(before.Sweeps[0], after.Sweeps[0])
+	noisyB := overlapping(after.Sweeps[1], before.Sweeps[1])
+	if ch := got["a"]; ch.Rate != 10 || ch.Connections != 1 || ch.Verdict == "faster" || ch.Verdict == "indistinguishable" ||
+		ch.Verdict != "slower" && !(saturated(before, after) && ch.Verdict == "withheld") && !(noisyA && ch.Verdict == "inconclusive") ||
+		(ch.Verdict == "slower" || ch.Verdict == "withheld") && !ch.Regression {
+		t.Errorf("a slowed down: %+v; want slower (withheld where a cell saturated, inconclusive where the rounds overlap), a regression", ch)
 	}
-	if ch := got["b"]; ch.Verdict != "faster" && !(saturated(before, after) && ch.Verdict == "withheld") ||
+	if ch := got["b"]; ch.Verdict == "slower" || ch.Verdict != "faster" && !(saturated(before, after) && ch.Verdict == "withheld") && !(noisyB && ch.Verdict == "inconclusive") ||
 		ch.Verdict == "faster" && ch.Regression {
-		t.Errorf("b sped up: %+v; want faster (withheld where a cell saturated), no regression", ch)
+		t.Errorf("b sped up: %+v; want faster (withheld where a cell saturated, inconclusive where the rounds overlap), no regression", ch)
 	}
-	if !cmp.Regressed() {
+	if got["a"].Verdict == "slower" && !cmp.Regressed() {
 		t.Error("the comparison passes with a regression")
 	}
 }
