@@ -32,6 +32,10 @@ type expander struct {
 	// map for the group and each of its nodes.
 	member     *study.Member
 	groupPorts map[string]int
+	// nodes are the expanders of every node of the group (the group's own
+	// and each node's share them): ${group.nodes.*}, ${group.others.*}
+	// and ${group.peers.*} name the nodes' own ports.
+	nodes []*expander
 }
 
 // forNode is an expander for one node of the group e expands for: ports
@@ -39,6 +43,44 @@ type expander struct {
 func (e *expander) forNode(m study.Member) *expander {
 	return &expander{self: e.self, workdir: e.workdir, studyDir: e.studyDir, ports: map[string]int{}, services: e.services,
 		member: &m, groupPorts: e.groupPorts, runSecrets: e.runSecrets}
+}
+
+// withNodes makes an expander for every member of a group, each knowing
+// all the others (so that a node's peer list can name their ports), and
+// gives the group's expander the list too.
+func (e *expander) withNodes(members []study.Member) []*expander {
+	es := make([]*expander, len(members))
+	for i, m := range members {
+		es[i] = e.forNode(m)
+	}
+	e.nodes = es
+	for _, n := range es {
+		n.nodes = es
+	}
+	return es
+}
+
+// groupList expands ${group.KIND.PORT}: the nodes' addresses on their own
+// port PORT (nodes: every node's HOST:PORT; others: every node's but this
+// one's; peers: NAME=http://HOST:PORT, as etcd's --initial-cluster has
+// them), comma-separated in node order.
+func (e *expander) groupList(kind, port string) (string, error) {
+	var parts []string
+	for _, n := range e.nodes {
+		if kind == "others" && e.member != nil && n.member.Index == e.member.Index {
+			continue
+		}
+		p, err := freePort(n.ports, port)
+		if err != nil {
+			return "", err
+		}
+		addr := nodeHost(n.member.Index) + ":" + strconv.Itoa(p)
+		if kind == "peers" {
+			addr = n.member.Name + "=http://" + addr
+		}
+		parts = append(parts, addr)
+	}
+	return strings.Join(parts, ","), nil
 }
 
 // nodeHost is the loopback address of a group's node: 127.0.0.1 for the
@@ -157,7 +199,16 @@ func (e *expander) expand(s string) (string, error) {
 				lookupErr = err
 			}
 			return strconv.Itoa(p), false
-		case ns == "group" && e.groupPorts != nil:
+		case ns == "group" && rest == "size" && e.nodes != nil:
+			return strconv.Itoa(len(e.nodes)), false
+		case ns == "group" && e.nodes != nil && (strings.HasPrefix(rest, "nodes.") || strings.HasPrefix(rest, "others.") || strings.HasPrefix(rest, "peers.")):
+			kind, port, _ := strings.Cut(rest, ".")
+			v, err := e.groupList(kind, port)
+			if err != nil {
+				lookupErr = err
+			}
+			return v, false
+		case ns == "group" && e.groupPorts != nil && strings.HasPrefix(rest, "port."):
 			p, err := freePort(e.groupPorts, strings.TrimPrefix(rest, "port."))
 			if err != nil {
 				lookupErr = err

@@ -75,6 +75,7 @@ func (r *runner) startGroup(ctx context.Context, l *live, cpus []int) error {
 	}
 	ge := r.newExpander(workdir)
 	ge.groupPorts = map[string]int{}
+	nodeExpanders := ge.withNodes(g.Members())
 	dataDir, err := r.setDataDir(ge, l)
 	if err != nil {
 		return err
@@ -92,8 +93,8 @@ func (r *runner) startGroup(ctx context.Context, l *live, cpus []int) error {
 		}
 	}
 	l.nodes, l.res.Nodes = nil, nil
-	for _, m := range g.Members() {
-		e := ge.forNode(m)
+	for i, m := range g.Members() {
+		e := nodeExpanders[i]
 		n := &node{name: m.Name, role: m.Role, index: m.Index, endpoints: map[string]string{}}
 		for name, ep := range t.Endpoints {
 			v, err := e.expand(ep)

@@ -298,7 +298,7 @@ func (v *validator) placeholders(path string, val any, targetOnly bool) {
 			return
 		}
 		if err != nil {
-			v.errorf(path, "${port.NAME}, ${env.NAME}, ${services.NAME.ENDPOINT}, ${tandem}, ${workdir} or ${studydir} (in a group target also ${node.index}, ${node.name}, ${node.role}, ${node.host}, ${group.port.NAME})", "%v", err)
+			v.errorf(path, "${port.NAME}, ${env.NAME}, ${services.NAME.ENDPOINT}, ${tandem}, ${workdir} or ${studydir} (in a group target also ${node.index}, ${node.name}, ${node.role}, ${node.host}, ${group.port.NAME}, ${group.nodes.PORT}, ${group.others.PORT}, ${group.peers.PORT}, ${group.size})", "%v", err)
 			return
 		}
 		for _, name := range Placeholders(x) {
@@ -330,13 +330,20 @@ func targetName(name string) bool {
 			return slices.Contains(nodeNames, rest)
 		}
 		if ns == "group" {
-			port, ok := strings.CutPrefix(rest, "port.")
-			return ok && identPattern.MatchString(port)
+			if rest == "size" {
+				return true
+			}
+			kind, port, ok := strings.Cut(rest, ".")
+			return ok && slices.Contains(groupLists, kind) && identPattern.MatchString(port)
 		}
 		return (ns == "port" || ns == "env") && identPattern.MatchString(rest)
 	}
 	return name == "tandem" || name == "workdir" || name == "studydir"
 }
+
+// groupLists are the ${group.KIND.PORT} placeholders: the group's shared
+// port, and every node's own port as a list (nodes, others, peers).
+var groupLists = []string{"port", "nodes", "others", "peers"}
 
 // nodeNames are the ${node.*} placeholders of a group target's nodes.
 var nodeNames = []string{"index", "name", "role", "host"}

@@ -25,7 +25,7 @@ func (v *validator) target(path string, t *Target) {
 		v.placeholders(p, strs[p], true)
 		if t.Group == nil {
 			if n := slices.IndexFunc(Placeholders(strs[p]), groupOnly); n >= 0 {
-				v.errorf(p, "${node.*} and ${group.port.*} only in a group target", "${%s}", Placeholders(strs[p])[n])
+				v.errorf(p, "${node.*} and ${group.*} only in a group target", "${%s}", Placeholders(strs[p])[n])
 			}
 		}
 	}
@@ -79,7 +79,7 @@ func (v *validator) group(path string, t *Target) {
 		v.placeholders(k, strs[k], true)
 		for _, name := range Placeholders(strs[k]) {
 			if strings.HasPrefix(name, "node.") || strings.HasPrefix(name, "port.") {
-				v.errorf(k, "${workdir}, ${group.port.NAME}, ${tandem}, ${studydir} or ${env.NAME}: setup runs once for the group", "${%s}", name)
+				v.errorf(k, "${workdir}, ${group.port.NAME}, ${group.nodes.PORT}, ${group.size}, ${tandem}, ${studydir} or ${env.NAME}: setup runs once for the group", "${%s}", name)
 			}
 		}
 	}
