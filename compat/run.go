@@ -19,12 +19,18 @@ import (
 )
 
 // Agreements of an answer with the reference's; "both STATUS" when both
-// failed alike.
+// failed alike: the same status and the same error content (an HTTP error
+// body, a JSON-RPC error object, a gRPC status; see driver.Reply.Error).
+// ErrorDiffers is two failures with the same status whose contents
+// differ: a changed error message. From worst to best a case's agreement
+// ranks status differs, content differs, error differs, both STATUS,
+// identical; a case in mode equal fails on any of the first three.
 const (
-	Identical      = "identical"
-	ContentDiffers = "content differs"
-	StatusDiffers  = "status differs"
-	NotSent        = "not sent"
+	Identical      = results.AgreementIdentical
+	ContentDiffers = results.AgreementContent
+	ErrorDiffers   = results.AgreementError
+	StatusDiffers  = results.AgreementStatus
+	NotSent        = results.AgreementNotSent
 )
 
 // Querier sends one call to one endpoint (driver.Querier is the real one).
@@ -185,6 +191,23 @@ func (r *runner) group(ctx context.Context, g group, workers int, tick func()) [
 type answer struct {
 	results.Answer
 	tree any
+	// errTree is a failure's content under the key "error" (errorTree).
+	errTree any
+}
+
+// errorTree is a failure's content as compared: {"error": tree}, the tree
+// of its JSON or its text (null when it has none), so that differences
+// have paths under "error" and ignore patterns such as error.request_id
+// apply.
+func errorTree(content []byte) any {
+	var t any
+	if len(content) > 0 {
+		var err error
+		if t, err = JSONTree(content); err != nil {
+			t = string(content) // not JSON: compared as text
+		}
+	}
+	return map[string]any{"error": t}
 }
 
 func (r *runner) endpoint(target string, call *study.Call) (string, error) {
@@ -226,6 +249,7 @@ func answerOf(a answer, rep driver.Reply) answer {
 	var err error
 	a.Status, a.Error = rep.Status, rep.Detail
 	if rep.Status != driver.StatusOK {
+		a.errTree = errorTree(rep.Error)
 		return a
 	}
 	switch {
@@ -344,8 +368,13 @@ func (r *runner) judge(ctx context.Context, out *results.Case, send sender, igno
 			}
 		}
 		out.MoreDifferences += more
-		if a.Agreement == ContentDiffers && !slices.ContainsFunc(out.Differences, func(d results.Difference) bool { return d.Target == a.Target }) {
-			a.Agreement = Identical // every difference was noise
+		if !slices.ContainsFunc(out.Differences, func(d results.Difference) bool { return d.Target == a.Target }) {
+			switch a.Agreement { // every difference was noise
+			case ContentDiffers:
+				a.Agreement = Identical
+			case ErrorDiffers:
+				a.Agreement = results.AgreementBoth + a.Status
+			}
 		}
 		out.Answers = append(out.Answers, a.Answer)
 		if rank(a.Agreement) > rank(worst) {
@@ -355,7 +384,7 @@ func (r *runner) judge(ctx context.Context, out *results.Case, send sender, igno
 	if worst == "" {
 		worst = ref.Agreement
 		if ref.Status != driver.StatusOK {
-			worst = "both " + ref.Status
+			worst = results.AgreementBoth + ref.Status
 		}
 	}
 	out.Agreement = worst
@@ -367,10 +396,12 @@ func rank(agreement string) int {
 	case agreement == "":
 		return -1
 	case agreement == StatusDiffers:
-		return 3
+		return 4
 	case agreement == ContentDiffers:
+		return 3
+	case agreement == ErrorDiffers:
 		return 2
-	case strings.HasPrefix(agreement, "both "):
+	case strings.HasPrefix(agreement, results.AgreementBoth):
 		return 1
 	}
 	return 0
@@ -383,8 +414,13 @@ func (r *runner) compare(ref answer, a *answer, ignore []Pattern) ([]results.Dif
 		a.Agreement = StatusDiffers
 		return []results.Difference{{Kind: KindStatus, Reference: ref.Status, Value: a.Status}}, 0
 	case ref.Status != driver.StatusOK:
-		a.Agreement = "both " + ref.Status
-		return nil, 0
+		a.Agreement = results.AgreementBoth + ref.Status
+		diffs, total := Diff(ref.errTree, a.errTree, ignore)
+		if total == 0 {
+			return nil, 0
+		}
+		a.Agreement = ErrorDiffers
+		return diffs, total - len(diffs)
 	case ref.Digest == a.Digest:
 		a.Agreement = Identical
 		return nil, 0
@@ -399,20 +435,27 @@ func (r *runner) compare(ref answer, a *answer, ignore []Pattern) ([]results.Dif
 }
 
 // noise asks the noise source the same question and returns the paths
-// where its answer differs from the reference's.
+// where its answer differs from the reference's: fields of the answer, or
+// of the error content when both failed with the same status.
 func (r *runner) noise(ctx context.Context, send sender, ref answer, ignore []Pattern) []Pattern {
 	src := r.s.Compat.Noise
-	if src == "" || ref.Status != driver.StatusOK {
+	if src == "" {
 		return nil
 	}
 	if src == study.NoiseAgain {
 		src = r.s.Compat.Reference
 	}
 	again, err := send(ctx, src)
-	if err != nil || again.Status != driver.StatusOK || again.Digest == ref.Digest {
+	if err != nil || again.Status != ref.Status {
 		return nil
 	}
-	diffs, _ := Diff(ref.tree, again.tree, ignore)
+	var diffs []results.Difference
+	switch {
+	case ref.Status != driver.StatusOK:
+		diffs, _ = Diff(ref.errTree, again.errTree, ignore)
+	case again.Digest != ref.Digest:
+		diffs, _ = Diff(ref.tree, again.tree, ignore)
+	}
 	var out []Pattern
 	for _, d := range diffs {
 		if p, err := ParsePattern(d.Path); err == nil {
@@ -447,7 +490,7 @@ func (r *runner) finish() *results.Compat {
 				order = append(order, k)
 			}
 			counts[k][a.Agreement]++
-			failed = failed || a.Agreement == StatusDiffers || a.Agreement == ContentDiffers
+			failed = failed || a.Agreement == StatusDiffers || a.Agreement == ContentDiffers || a.Agreement == ErrorDiffers
 		}
 		if cs.Oracle != nil {
 			for _, ch := range cs.Oracle.Checks {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -38,7 +39,16 @@ type Reply struct {
 	// Raw holds a replayed gRPC call's answer messages as they came, when
 	// the method's types are unknown (no reflection, no .proto).
 	Raw [][]byte
+	// Error is a failed answer's content, where its protocol has one: an
+	// HTTP error response's body (at most httpdrv.MaxErrorBody bytes), a
+	// JSON-RPC error object, a gRPC status as JSON (grpcdrv.StatusJSON).
+	// The call's secrets are hidden in it, and the target's own address
+	// reads TargetAddr, so that two targets failing alike compare equal.
+	Error []byte
 }
+
+// TargetAddr stands for the target's host:port in a Reply's Error.
+const TargetAddr = "{target}"
 
 // Querier sends calls whose requests change from one call to the next (the
 // cases of a compat study) and keeps whole answers. gRPC connections and
@@ -84,6 +94,7 @@ func (q *Querier) Query(ctx context.Context, call *study.Call, endpoint string) 
 	}
 	r, err := q.query(ctx, call, endpoint)
 	r.Detail = hideText(r.Detail, secrets)
+	r.Error = failure(r.Error, endpoint, secrets)
 	if err != nil {
 		return r, hide(err, secrets)
 	}
@@ -110,9 +121,35 @@ func (q *Querier) query(ctx context.Context, call *study.Call, endpoint string) 
 		return Reply{Status: "unreachable", Detail: err.Error()}, nil
 	}
 	if res.Status != "" {
-		return Reply{Status: res.Status}, nil
+		r := Reply{Status: res.Status}
+		if len(ans) > 0 {
+			r.Error = ans[0]
+		}
+		return r, nil
 	}
 	return Reply{Status: StatusOK, JSON: ans}, nil
+}
+
+// failure is a failed answer's content as a Reply keeps it: the secrets
+// hidden, and the endpoint's host:port written TargetAddr.
+func failure(content []byte, endpoint string, secrets []string) []byte {
+	if len(content) == 0 {
+		return nil
+	}
+	s := hideText(string(content), secrets)
+	if addr := hostPort(endpoint); addr != "" {
+		s = strings.ReplaceAll(s, addr, TargetAddr)
+	}
+	return []byte(s)
+}
+
+// hostPort is an endpoint's host:port: a URL's host, or the endpoint as
+// given (grpc://, dns:/// and amqp:// forms included).
+func hostPort(endpoint string) string {
+	if u, err := url.Parse(endpoint); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return strings.TrimPrefix(endpoint, "dns:///")
 }
 
 // grpcAsk is grpcQuery of a call resolved.
@@ -137,10 +174,10 @@ func (q *Querier) grpcAsk(ctx context.Context, call *study.Call, endpoint string
 		ctx, cancel = context.WithTimeout(ctx, q.o.Timeout)
 		defer cancel()
 	}
-	msgs, res := cn.Messages(ctx, frame, MaxMessages)
+	msgs, res, failed := cn.Messages(ctx, frame, MaxMessages)
 	r := Reply{Status: StatusOK, Stream: e.caller.Streaming()}
 	if res.Status != "" {
-		r.Status = res.Status
+		r.Status, r.Error = res.Status, failed
 		return r, nil
 	}
 	for _, m := range msgs {

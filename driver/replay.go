@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tandem-bench/tandem/driver/grpcdrv"
+	"github.com/tandem-bench/tandem/driver/httpdrv"
 	"github.com/tandem-bench/tandem/driver/jsonrpc"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/record"
@@ -140,13 +141,14 @@ func (q *Querier) replayHTTP(ctx context.Context, ex *record.Exchange, endpoint 
 	case q.o.MaxAnswer > 0 && len(payload) > q.o.MaxAnswer:
 		return Reply{Status: "too-large"}, nil
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return Reply{Status: fmt.Sprintf("http:%d", resp.StatusCode)}, nil
+		return Reply{Status: fmt.Sprintf("http:%d", resp.StatusCode),
+			Error: failure(httpdrv.ErrorBody(payload), endpoint, nil)}, nil
 	case ex.Protocol != record.JSONRPC || len(bytes.TrimSpace(payload)) == 0: // a notification's empty answer too
 		return Reply{Status: StatusOK, JSON: [][]byte{payload}}, nil
 	}
 	result, res := jsonrpc.CheckReplyTo(payload, ex.Body)
 	if res.Status != "" {
-		return Reply{Status: res.Status}, nil
+		return Reply{Status: res.Status, Error: failure(jsonrpc.ErrorObject(payload), endpoint, nil)}, nil
 	}
 	return Reply{Status: StatusOK, JSON: [][]byte{bytes.Clone(result)}}, nil
 }
@@ -206,10 +208,10 @@ func (q *Querier) replayGRPC(ctx context.Context, ex *record.Exchange, endpoint 
 		// calls' connections, whose metadata would replace the recorded.
 		if e, cn, err := q.grpcConn(ctx, "replay\x00"+addr+"\x00"+method, addr, &study.GRPCCall{Method: method}); err == nil {
 			defer q.release(e, cn)
-			ms, res := cn.Messages(ctx, msgs[0], MaxMessages)
+			ms, res, failed := cn.Messages(ctx, msgs[0], MaxMessages)
 			r := Reply{Status: StatusOK, Stream: e.caller.Streaming()}
 			if res.Status != "" {
-				r.Status = res.Status
+				r.Status, r.Error = res.Status, failure(failed, endpoint, nil)
 				return r, nil
 			}
 			for _, m := range ms {

@@ -16,6 +16,94 @@ const (
 	htmlDiffRows  = 2000
 )
 
+// compatTally counts the candidates' answers as the Compatibility table
+// classes them, so that every summary of a compat run says what its table
+// shows.
+type compatTally struct {
+	answers, identical, content, status, errs, both int
+	oracleOK, oracleFailed                          int
+	// bothBy counts the answers that failed alike by status.
+	bothBy map[string]int
+}
+
+// tallyCompat sums the matrix's rows.
+func tallyCompat(c *results.Compat) compatTally {
+	t := compatTally{bothBy: map[string]int{}}
+	for _, row := range c.Matrix {
+		for k, n := range row.Counts {
+			switch k {
+			case results.AgreementIdentical:
+				t.identical += n
+			case results.AgreementContent:
+				t.content += n
+			case results.AgreementStatus:
+				t.status += n
+			case results.AgreementError:
+				t.errs += n
+			case "oracle ok":
+				t.oracleOK += n
+				continue
+			case "oracle failed":
+				t.oracleFailed += n
+				continue
+			default:
+				code, ok := strings.CutPrefix(k, results.AgreementBoth)
+				if !ok {
+					continue
+				}
+				t.both += n
+				t.bothBy[code] += n
+			}
+			t.answers += n
+		}
+	}
+	return t
+}
+
+// differ counts the answers that depart from the reference's: content or
+// status differs, or both failed with different errors.
+func (t compatTally) differ() int { return t.content + t.status + t.errs }
+
+// words says the tally as the table's columns do: "7 identical, 3 differ
+// (content 2, status 1), 1 error differs, 1 both failed alike (http:400
+// 1)"; oracle checks that fail are said last.
+func (t compatTally) words() string {
+	parts := []string{fmt.Sprintf("%d identical", t.identical)}
+	d := fmt.Sprintf("%d differ", t.content+t.status)
+	var how []string
+	if t.content > 0 {
+		how = append(how, fmt.Sprintf("content %d", t.content))
+	}
+	if t.status > 0 {
+		how = append(how, fmt.Sprintf("status %d", t.status))
+	}
+	if len(how) > 0 {
+		d += " (" + strings.Join(how, ", ") + ")"
+	}
+	parts = append(parts, d)
+	if t.errs > 0 {
+		parts = append(parts, fmt.Sprintf("%d error differs", t.errs))
+	}
+	if t.both > 0 {
+		parts = append(parts, fmt.Sprintf("%d both failed alike (%s)", t.both, t.bothKinds()))
+	}
+	if t.oracleFailed > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d oracle checks fail", t.oracleFailed, t.oracleOK+t.oracleFailed))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// bothKinds lists the statuses of the answers that failed alike: "1
+// grpc:NOT_FOUND, 2 http:400".
+func (t compatTally) bothKinds() string {
+	var out []string
+	for code, n := range t.bothBy {
+		out = append(out, fmt.Sprintf("%d %s", n, code))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
 // compatTables shows the differential tests: agreement per call and
 // target, then every difference with both values.
 func compatTables(c *results.Compat, diffRows int) []table {
@@ -25,7 +113,7 @@ func compatTables(c *results.Compat, diffRows int) []table {
 			sent++
 		}
 	}
-	note := fmt.Sprintf("%d cases, reference %s; %d in equal mode disagree", len(c.Cases), c.Reference, c.Failed)
+	note := fmt.Sprintf("%d cases, reference %s; %s; %d in equal mode disagree", len(c.Cases), c.Reference, tallyCompat(c).words(), c.Failed)
 	if n := len(c.Cases) - sent; n > 0 {
 		note += fmt.Sprintf("; %d not sent (a value the request cannot carry, or a capture with no value; results.json says which)", n)
 	}
@@ -33,27 +121,19 @@ func compatTables(c *results.Compat, diffRows int) []table {
 		note += "; noise from " + map[bool]string{true: "asking the reference twice", false: "instance " + c.Noise}[c.Noise == "again"]
 	}
 	m := table{Title: "Compatibility", Note: note,
-		Header: []string{"call", "target", "identical", "content differs", "status differs", "both failed", "oracle"}}
+		Header: []string{"call", "target", "identical", "content differs", "status differs", "error differs", "both failed alike", "oracle"}}
 	for _, row := range c.Matrix {
-		both := 0
-		var bothKinds []string
-		for k, n := range row.Counts {
-			if code, ok := strings.CutPrefix(k, "both "); ok {
-				both += n
-				bothKinds = append(bothKinds, fmt.Sprintf("%d %s", n, code))
-			}
-		}
-		sort.Strings(bothKinds)
-		bothCell := count(both)
-		if len(bothKinds) > 0 {
-			bothCell += " (" + strings.Join(bothKinds, ", ") + ")"
+		both := tallyCompat(&results.Compat{Matrix: []results.MatrixRow{row}})
+		bothCell := count(both.both)
+		if both.both > 0 {
+			bothCell += " (" + both.bothKinds() + ")"
 		}
 		oracle := "–"
 		if ok, bad := row.Counts["oracle ok"], row.Counts["oracle failed"]; ok+bad > 0 {
 			oracle = fmt.Sprintf("%d of %d checks hold", ok, ok+bad)
 		}
-		m.Rows = append(m.Rows, []string{row.Call, row.Target, count(row.Counts["identical"]), count(row.Counts["content differs"]),
-			count(row.Counts["status differs"]), bothCell, oracle})
+		m.Rows = append(m.Rows, []string{row.Call, row.Target, count(row.Counts[results.AgreementIdentical]), count(row.Counts[results.AgreementContent]),
+			count(row.Counts[results.AgreementStatus]), count(row.Counts[results.AgreementError]), bothCell, oracle})
 	}
 	ts := []table{m}
 	d := differenceTable("Compatibility: differences", c.Cases, func(cs results.Case) []results.Difference {

@@ -153,46 +153,31 @@ func newGlance(r *results.Results) glance {
 }
 
 // compatMark sums the differential tests up: cases, calls and the
-// candidates' agreement with the reference by kind.
+// candidates' answers classed as the Compatibility table classes them
+// (tallyCompat): answers that failed alike are not differences.
 func compatMark(c *results.Compat) mark {
 	calls := map[string]bool{}
-	differ := 0
+	unsent := 0
 	for _, cs := range c.Cases {
 		calls[cs.Call] = true
-		if len(cs.Differences) > 0 || (cs.Agreement != "" && cs.Agreement != "identical") {
-			differ++
+		if len(cs.Answers) == 0 {
+			unsent++
 		}
 	}
-	kinds := map[string]int{}
-	var order []string
-	for _, row := range c.Matrix {
-		if row.Target == c.Reference {
-			continue
-		}
-		for k, n := range row.Counts {
-			if k == "identical" || k == "oracle ok" || n == 0 {
-				continue
-			}
-			if _, ok := kinds[k]; !ok {
-				order = append(order, k)
-			}
-			kinds[k] += n
-		}
+	t := tallyCompat(c)
+	of := ""
+	if n := len(c.Targets) - 1; n > 1 {
+		of = fmt.Sprintf(", %d answers of %d candidates", t.answers, n)
 	}
-	slices.Sort(order)
-	text := fmt.Sprintf("%d cases over %d calls: %d differ from %s", len(c.Cases), len(calls), differ, c.Reference)
-	if len(order) > 0 {
-		var parts []string
-		for _, k := range order {
-			parts = append(parts, fmt.Sprintf("%s %d", k, kinds[k]))
-		}
-		text += " (" + strings.Join(parts, ", ") + ")"
+	text := fmt.Sprintf("%d cases over %d calls%s: %s", len(c.Cases), len(calls), of, t.words())
+	if unsent > 0 {
+		text += fmt.Sprintf("; %d not sent", unsent)
 	}
 	class := verdictClass(stats.Indistinguishable)
 	if c.Failed > 0 {
 		text += fmt.Sprintf("; %d fail where agreement is required", c.Failed)
 		class = verdictClass(stats.Failing)
-	} else if differ > 0 {
+	} else if t.differ() > 0 || t.oracleFailed > 0 {
 		class = "withheld"
 	}
 	return mark{Anchor: "compat", Head: "against " + c.Reference, Text: text, Class: class}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -68,26 +69,68 @@ func TestGlanceTrust(t *testing.T) {
 	}
 }
 
-// The compatibility line counts the cases that differ and fails only where
-// agreement is required.
+// The compatibility line counts the answers as the table does, and fails
+// only where agreement is required.
 func TestGlanceCompat(t *testing.T) {
-	c := &results.Compat{Reference: "a", Cases: []results.Case{
-		{Call: "get", Agreement: "identical"},
-		{Call: "get", Agreement: "content differs", Differences: []results.Difference{{Target: "b"}}},
-		{Call: "put", Agreement: "status differs", Differences: []results.Difference{{Target: "b"}}},
+	sent := []results.Answer{{Target: "a"}, {Target: "b"}}
+	c := &results.Compat{Reference: "a", Targets: []string{"a", "b"}, Cases: []results.Case{
+		{Call: "get", Answers: sent, Agreement: "identical"},
+		{Call: "get", Answers: sent, Agreement: "content differs", Differences: []results.Difference{{Target: "b"}}},
+		{Call: "put", Answers: sent, Agreement: "status differs", Differences: []results.Difference{{Target: "b"}}},
 	}, Matrix: []results.MatrixRow{{Call: "get", Target: "b", Counts: map[string]int{"identical": 1, "content differs": 1}},
 		{Call: "put", Target: "b", Counts: map[string]int{"status differs": 1}}}}
 	m := compatMark(c)
-	if m.Text != "3 cases over 2 calls: 2 differ from a (content differs 1, status differs 1)" || m.Class != "withheld" {
+	if m.Text != "3 cases over 2 calls: 1 identical, 2 differ (content 1, status 1)" || m.Class != "withheld" {
 		t.Errorf("report-only differences: %+v", m)
 	}
 	c.Failed = 1
 	if m := compatMark(c); !strings.HasSuffix(m.Text, "; 1 fail where agreement is required") || m.Class != string(stats.Failing) {
 		t.Errorf("a required agreement broken: %+v", m)
 	}
-	c = &results.Compat{Reference: "a", Cases: []results.Case{{Call: "get", Agreement: "identical"}}}
-	if m := compatMark(c); m.Class != string(stats.Indistinguishable) || !strings.HasSuffix(m.Text, "0 differ from a") {
+	c = &results.Compat{Reference: "a", Cases: []results.Case{{Call: "get", Answers: sent, Agreement: "identical"}},
+		Matrix: []results.MatrixRow{{Call: "get", Target: "b", Counts: map[string]int{"identical": 1}}}}
+	if m := compatMark(c); m.Class != string(stats.Indistinguishable) || !strings.HasSuffix(m.Text, "1 identical, 0 differ") {
 		t.Errorf("full agreement: %+v", m)
+	}
+}
+
+// Answers that failed alike are not differences: the summary says how
+// many are identical, differ, differ in their errors and failed alike,
+// each the sum of its column of the Compatibility table (two candidates,
+// so answers, not cases, are counted).
+func TestCompatSummaryMatchesTable(t *testing.T) {
+	sent := []results.Answer{{Target: "a"}, {Target: "b"}, {Target: "c"}}
+	c := &results.Compat{Reference: "a", Targets: []string{"a", "b", "c"}, Cases: []results.Case{
+		{Call: "get", Answers: sent, Agreement: "identical"},
+		{Call: "get", Answers: sent, Agreement: "both http:400"},
+		{Call: "get", Answers: sent, Agreement: "error differs", Differences: []results.Difference{{Target: "c", Path: "error.message"}}},
+		{Call: "put", Answers: sent, Agreement: "both grpc:NOT_FOUND"},
+		{Call: "put", Answers: sent, Agreement: "content differs", Differences: []results.Difference{{Target: "b", Path: "n"}}},
+	}, Matrix: []results.MatrixRow{
+		{Call: "get", Target: "b", Counts: map[string]int{"identical": 1, "both http:400": 2}},
+		{Call: "get", Target: "c", Counts: map[string]int{"identical": 1, "both http:400": 1, "error differs": 1}},
+		{Call: "put", Target: "b", Counts: map[string]int{"both grpc:NOT_FOUND": 1, "content differs": 1}},
+		{Call: "put", Target: "c", Counts: map[string]int{"both grpc:NOT_FOUND": 1, "identical": 1}},
+	}}
+	m := compatMark(c)
+	want := "5 cases over 2 calls, 10 answers of 2 candidates: 3 identical, 1 differ (content 1), 1 error differs, 5 both failed alike (2 grpc:NOT_FOUND, 3 http:400)"
+	if m.Text != want || m.Class != "withheld" {
+		t.Errorf("summary %+v; want %q, withheld", m, want)
+	}
+	tab := compatTables(c, shortDiffRows)[0]
+	sums := map[string]int{}
+	for _, row := range tab.Rows {
+		for i, cell := range row[2 : len(row)-1] {
+			n := 0
+			fmt.Sscan(cell, &n) // "–" is 0; "5 (…)" is 5
+			sums[tab.Header[2+i]] += n
+		}
+	}
+	for col, words := range map[string]string{"identical": "identical", "content differs": "differ (content", "error differs": "error differs",
+		"both failed alike": "both failed alike"} {
+		if said := fmt.Sprintf("%d %s", sums[col], words); !strings.Contains(m.Text, said) || !strings.Contains(tab.Note, said) {
+			t.Errorf("column %q sums to %d; the summary %q or the table's note %q does not say %q", col, sums[col], m.Text, tab.Note, said)
+		}
 	}
 }
 

@@ -610,14 +610,34 @@ type Compat struct {
 	Failed int `json:"failed"`
 }
 
+// Agreements of a candidate's answer with the reference's, as compat
+// classes them (Answer.Agreement, Case.Agreement, MatrixRow.Counts); two
+// answers that failed alike are "both STATUS" (AgreementBoth).
+const (
+	AgreementIdentical = "identical"
+	// AgreementContent is two answers whose contents differ.
+	AgreementContent = "content differs"
+	// AgreementError is two failures with the same status whose error
+	// contents (an HTTP error body, a JSON-RPC error object, a gRPC
+	// status) differ.
+	AgreementError = "error differs"
+	// AgreementStatus is two answers whose statuses differ.
+	AgreementStatus = "status differs"
+	// AgreementBoth prefixes the status of two answers that failed alike.
+	AgreementBoth = "both "
+	// AgreementNotSent is a case whose request could not be built.
+	AgreementNotSent = "not sent"
+)
+
 // Case is one request sent to every target.
 type Case struct {
 	Call string         `json:"call"`
 	Vars map[string]any `json:"vars"`
 	// Mode is equal (held to agreement) or report (shown only).
 	Mode string `json:"mode"`
-	// Agreement is the case's worst agreement over the targets:
-	// identical, content differs, status differs, or both STATUS.
+	// Agreement is the case's worst agreement over the targets: from
+	// worst to best status differs, content differs, error differs, both
+	// STATUS, identical; or not sent.
 	Agreement string   `json:"agreement"`
 	Answers   []Answer `json:"answers"`
 	// Differences are the candidates' departures from the reference

@@ -364,6 +364,13 @@ func (cn *Conn) render(i uint64) error {
 }
 
 func (cn *Conn) do(ctx context.Context, each func([]byte)) load.Result {
+	res, _ := cn.call(ctx, each)
+	return res
+}
+
+// call is do that also returns the call's error, whose status a failed
+// answer carries (StatusJSON).
+func (cn *Conn) call(ctx context.Context, each func([]byte)) (load.Result, error) {
 	switch {
 	case cn.md != nil:
 		ctx = metadata.NewOutgoingContext(ctx, cn.md)
@@ -373,25 +380,25 @@ func (cn *Conn) do(ctx context.Context, each func([]byte)) load.Result {
 	if !cn.stream {
 		cn.reply.keep = each != nil
 		if err := cn.cc.Invoke(ctx, cn.c.path, cn.frame, &cn.reply, rawCall); err != nil {
-			return load.Result{Status: Status(err)}
+			return load.Result{Status: Status(err)}, err
 		}
 		if each != nil {
 			each(cn.reply.data)
 		}
-		return load.Result{Units: 1}
+		return load.Result{Units: 1}, nil
 	}
 	start := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	st, err := cn.cc.NewStream(ctx, streamDesc, cn.c.path, rawCall)
 	if err != nil {
-		return load.Result{Status: Status(err)}
+		return load.Result{Status: Status(err)}, err
 	}
 	if err := st.SendMsg(cn.frame); err != nil && err != io.EOF {
-		return load.Result{Status: Status(err)}
+		return load.Result{Status: Status(err)}, err
 	}
 	if err := st.CloseSend(); err != nil {
-		return load.Result{Status: Status(err)}
+		return load.Result{Status: Status(err)}, err
 	}
 	var n int64
 	var first time.Duration
@@ -399,10 +406,10 @@ func (cn *Conn) do(ctx context.Context, each func([]byte)) load.Result {
 	for {
 		err := st.RecvMsg(&cn.reply)
 		if err == io.EOF {
-			return load.Result{Units: n, First: first}
+			return load.Result{Units: n, First: first}, nil
 		}
 		if err != nil {
-			return load.Result{Status: Status(err), Units: n, First: first}
+			return load.Result{Status: Status(err), Units: n, First: first}, err
 		}
 		if n == 0 {
 			first = time.Since(start)
@@ -416,7 +423,8 @@ func (cn *Conn) do(ctx context.Context, each func([]byte)) load.Result {
 
 // Ask sends the request once (request number 0, when its parts vary) and
 // returns every answer message in protobuf's JSON form (one per streamed
-// message).
+// message); a call that failed with a status returns that status as its
+// one answer (StatusJSON).
 func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
 	if cn.vary != nil {
 		if err := cn.render(0); err != nil {
@@ -425,7 +433,7 @@ func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
 	}
 	var answers [][]byte
 	var decodeErr error
-	res := cn.do(ctx, func(b []byte) {
+	res, err := cn.call(ctx, func(b []byte) {
 		js, err := DecodeJSON(cn.out, b)
 		if err != nil {
 			decodeErr = err
@@ -435,6 +443,9 @@ func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
 	})
 	if decodeErr != nil && res.Status == "" {
 		res.Status = "protocol"
+	}
+	if js := StatusJSON(err); js != nil {
+		return [][]byte{js}, res
 	}
 	return answers, res
 }
@@ -561,7 +572,9 @@ func (c *Caller) EncodeRequest(js []byte) ([]byte, error) {
 // Messages sends an encoded request (see EncodeRequest) once and returns
 // the answer messages decoded, at most limit of them; more make the status
 // "too-large". A message that does not decode makes the status "protocol".
-func (cn *Conn) Messages(ctx context.Context, request []byte, limit int) ([]*dynamicpb.Message, load.Result) {
+// A call that failed with a gRPC status also returns it as JSON
+// (StatusJSON).
+func (cn *Conn) Messages(ctx context.Context, request []byte, limit int) ([]*dynamicpb.Message, load.Result, []byte) {
 	var msgs []*dynamicpb.Message
 	bad := ""
 	ctx, cancel := context.WithCancel(ctx)
@@ -569,7 +582,7 @@ func (cn *Conn) Messages(ctx context.Context, request []byte, limit int) ([]*dyn
 	saved := cn.frame
 	cn.frame = &frame{data: request}
 	defer func() { cn.frame = saved }()
-	res := cn.do(ctx, func(b []byte) {
+	res, err := cn.call(ctx, func(b []byte) {
 		if bad != "" {
 			return
 		}
@@ -588,6 +601,10 @@ func (cn *Conn) Messages(ctx context.Context, request []byte, limit int) ([]*dyn
 	})
 	if bad != "" {
 		res.Status = bad
+		return msgs, res, nil
 	}
-	return msgs, res
+	if res.Status != "" {
+		return msgs, res, StatusJSON(err)
+	}
+	return msgs, res, nil
 }

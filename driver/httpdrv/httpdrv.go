@@ -183,7 +183,8 @@ func (cn *Conn) Do(ctx context.Context, i uint64, deadline time.Time) load.Resul
 
 // Ask sends the request once (request number 0, when its parts vary) and
 // returns the answer: a JSON-RPC call's result, or an HTTP response's
-// body.
+// body. A failed call's answer is its error's content, if it has one: an
+// HTTP error response's body (ErrorBody), a JSON-RPC error object.
 func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
 	ans, res := cn.ask(ctx, 0, time.Now().Add(cn.c.opts.Timeout), true)
 	if ans == nil {
@@ -284,6 +285,9 @@ func (cn *Conn) ask(ctx context.Context, i uint64, deadline time.Time, keep bool
 		status, payload = cn.resp.StatusCode(), cn.resp.Body()
 	}
 	if status < 200 || status > 299 {
+		if keep {
+			return ErrorBody(payload), load.Result{Status: httpStatus(status)}
+		}
 		return nil, load.Result{Status: httpStatus(status)}
 	}
 	if cn.c.rpc == nil {
@@ -292,7 +296,30 @@ func (cn *Conn) ask(ctx context.Context, i uint64, deadline time.Time, keep bool
 		}
 		return nil, load.Result{Units: 1}
 	}
-	return jsonrpc.CheckReply(payload, cn.id)
+	ans, res := jsonrpc.CheckReply(payload, cn.id)
+	if keep && res.Status != "" {
+		return jsonrpc.ErrorObject(payload), res
+	}
+	return ans, res
+}
+
+// MaxErrorBody bounds the body of an HTTP error response that Ask keeps.
+const MaxErrorBody = 64 << 10
+
+// ErrorBody is an HTTP error response's body as Ask keeps it: at most
+// MaxErrorBody bytes (cut on a rune boundary), nil when empty.
+func ErrorBody(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	if len(b) > MaxErrorBody {
+		cut := MaxErrorBody
+		for cut > 0 && b[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		b = b[:cut]
+	}
+	return b
 }
 
 // varied sets the fasthttp request's path and headers that vary to those

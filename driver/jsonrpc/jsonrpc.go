@@ -115,6 +115,16 @@ func sameID(a, b []byte, t jsonparser.ValueType) bool {
 	return true
 }
 
+// ErrorObject is a reply's error object ({"code", "message", "data"}) as
+// it came, or nil when the reply has none.
+func ErrorObject(reply []byte) []byte {
+	obj, typ, _, err := jsonparser.Get(reply, "error")
+	if err != nil || typ != jsonparser.Object {
+		return nil
+	}
+	return obj
+}
+
 // outcome is an answer's result, or the status of its error object.
 func outcome(reply []byte) ([]byte, load.Result) {
 	if errObj, typ, _, err := jsonparser.Get(reply, "error"); err == nil && typ != jsonparser.Null {

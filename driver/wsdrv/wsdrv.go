@@ -119,7 +119,8 @@ func (cn *Conn) Do(ctx context.Context, i uint64, deadline time.Time) load.Resul
 }
 
 // Ask sends the call once (request number 0, when its params vary) and
-// returns its result.
+// returns its result; a call answered with a JSON-RPC error returns the
+// error object instead.
 func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
 	ans, res := cn.ask(ctx, 0, time.Now().Add(cn.c.opts.Timeout))
 	if ans == nil {
@@ -169,7 +170,10 @@ func (cn *Conn) ask(ctx context.Context, i uint64, deadline time.Time) ([]byte, 
 			continue // an event or an answer to an earlier call
 		}
 		result, res := jsonrpc.CheckReply(msg, cn.id)
-		if res.Status == "" && cn.c.opts.Check != nil {
+		if res.Status != "" {
+			return jsonrpc.ErrorObject(msg), res // the error's content, for Ask
+		}
+		if cn.c.opts.Check != nil {
 			if st := cn.c.opts.Check(result); st != "" {
 				return nil, load.Result{Status: st}
 			}
