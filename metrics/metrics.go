@@ -1,6 +1,9 @@
 // Package metrics scrapes Prometheus endpoints during a run and derives
 // the figures a QA report quotes: per-minute slopes of counters and
-// heights, means and maxima of gauges, over the whole run or a window.
+// heights, means and maxima of gauges, over the whole run or a window;
+// and reads each family by its kind (Figures): a histogram as quantiles
+// of the run's observations, a counter as its rate, a gauge as last, mean
+// and maximum.
 package metrics
 
 import (
@@ -45,11 +48,22 @@ const (
 	accept = `application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.1`
 )
 
-// Sample is one scraped value.
+// Sample is one scraped value, with the family it belongs to (a
+// histogram's _bucket, _sum and _count samples are its family's).
 type Sample struct {
 	Name   string
 	Labels map[string]string
 	Value  float64
+	// Family is the family's name; FamilyInfo what the exposition says of
+	// it (its type, HELP and UNIT).
+	Family     string
+	FamilyInfo results.MetricFamily
+}
+
+// familyTypes names dto's metric types as results.MetricFamily does.
+var familyTypes = map[dto.MetricType]string{
+	dto.MetricType_COUNTER: "counter", dto.MetricType_GAUGE: "gauge", dto.MetricType_HISTOGRAM: "histogram",
+	dto.MetricType_SUMMARY: "summary", dto.MetricType_GAUGE_HISTOGRAM: "gaugehistogram", dto.MetricType_UNTYPED: "untyped",
 }
 
 // Scrape reads an exposition once (protobuf or text, as the server
@@ -90,6 +104,10 @@ func Scrape(ctx context.Context, client *http.Client, url string, names []string
 		if err != nil {
 			return out, fmt.Errorf("exposition: %w", err)
 		}
+		info := results.MetricFamily{Type: familyTypes[mf.GetType()], Help: mf.GetHelp(), Unit: mf.GetUnit()}
+		if info.Type == "" {
+			info.Type = "untyped"
+		}
 		for _, s := range vec {
 			labels := map[string]string{}
 			for k, v := range s.Metric {
@@ -97,7 +115,8 @@ func Scrape(ctx context.Context, client *http.Client, url string, names []string
 					labels[string(k)] = string(v)
 				}
 			}
-			out = append(out, Sample{Name: string(s.Metric[model.MetricNameLabel]), Labels: labels, Value: float64(s.Value)})
+			out = append(out, Sample{Name: string(s.Metric[model.MetricNameLabel]), Labels: labels, Value: float64(s.Value),
+				Family: mf.GetName(), FamilyInfo: info})
 		}
 	}
 }
@@ -123,14 +142,15 @@ type Collector struct {
 	client    *http.Client
 	start     time.Time
 
-	mu      sync.Mutex
-	series  map[string]*results.Series
-	order   []string
-	scrapes int
-	errors  int
-	lastErr string
-	stop    context.CancelFunc
-	done    chan struct{}
+	mu       sync.Mutex
+	series   map[string]*results.Series
+	families map[string]results.MetricFamily
+	order    []string
+	scrapes  int
+	errors   int
+	lastErr  string
+	stop     context.CancelFunc
+	done     chan struct{}
 }
 
 // Start begins scraping url every interval (default 1 s) for the named
@@ -145,7 +165,7 @@ func Start(url string, names []string, interval time.Duration) *Collector {
 	ctx, cancel := context.WithCancel(context.Background())
 	tr := newTransport()
 	c := &Collector{url: url, names: names, interval: interval, transport: tr, client: &http.Client{Timeout: interval, Transport: tr},
-		start: time.Now(), series: map[string]*results.Series{}, stop: cancel, done: make(chan struct{})}
+		start: time.Now(), series: map[string]*results.Series{}, families: map[string]results.MetricFamily{}, stop: cancel, done: make(chan struct{})}
 	go c.loop(ctx)
 	return c
 }
@@ -179,6 +199,9 @@ func (c *Collector) once(ctx context.Context) {
 	}
 	t := now.Sub(c.start).Nanoseconds()
 	for _, s := range samples {
+		if s.Family != "" {
+			c.families[s.Family] = s.FamilyInfo
+		}
 		key := seriesKey(s.Name, s.Labels)
 		sr := c.series[key]
 		if sr == nil {
@@ -231,6 +254,9 @@ func (c *Collector) Snapshot() results.Metrics {
 	}
 	sort.SliceStable(m.Series, func(i, j int) bool { return m.Series[i].Name < m.Series[j].Name })
 	m.Derived = Derive(m, time.Time{}, time.Time{})
+	if len(c.families) > 0 {
+		m.Families = maps.Clone(c.families)
+	}
 	return m
 }
 

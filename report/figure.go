@@ -395,15 +395,38 @@ func metricFigures(r *results.Results, col colours) []figure {
 		if m == nil {
 			continue
 		}
+		kindOf := metrics.Kinds(*m)
+		figs := map[string]metrics.Figure{}
+		for _, f := range metrics.Figures(*m) {
+			figs[f.Name+"\x00"+labelText(f.Labels)] = f
+		}
 		for _, s := range m.Series {
 			if len(s.Points) < 2 {
 				continue
+			}
+			kind, drawn := kindOf(s)
+			if !drawn {
+				continue // a histogram's buckets and sum: its observations' chart sums it up
 			}
 			// a group's nodes share a chart: one line (and colour) each
 			node, labels := s.Labels["node"], s.Labels
 			if node != "" {
 				labels = maps.Clone(labels)
 				delete(labels, "node")
+			}
+			if kind != metrics.KindGauge {
+				d := rateLine(s, kind, figs, m.StartUnixNs-t0, tg.Name, node)
+				k := key{d.title, labelText(labels)}
+				if _, seen := lines[k]; !seen {
+					keys = append(keys, k)
+				}
+				d.line.color = col[tg.Name]
+				if node != "" {
+					d.line.color = len(col) + len(lines[k])
+				}
+				lines[k] = append(lines[k], d.line)
+				derived[k] = append(derived[k], d.derived)
+				continue
 			}
 			k := key{s.Name, labelText(labels)}
 			if _, seen := lines[k]; seen && machineWide(s.Name) {
@@ -459,10 +482,44 @@ func labelText(labels map[string]string) string {
 	return strings.Join(out, " ")
 }
 
+// rateDrawing is a counter's, or a histogram's observations', chart line:
+// its rate per second between scrapes.
+type rateDrawing struct {
+	title, derived string
+	line           line
+}
+
+// rateLine draws a counter (or a histogram's _count) as its rate per
+// second between scrapes; its derived text is the rate over the run, and a
+// histogram's quantiles. shift moves the series onto the first target's
+// clock (ns).
+func rateLine(s results.Series, kind metrics.Kind, figs map[string]metrics.Figure, shift int64, target, node string) rateDrawing {
+	who := target
+	if node != "" {
+		who = target + " " + node
+	}
+	var pts [][2]float64
+	for _, p := range metrics.PerSecond(s.Points) {
+		pts = append(pts, [2]float64{(float64(shift) + p[0]) / 1e9, p[1]})
+	}
+	d := rateDrawing{title: s.Name + " per second", line: line{label: who, pts: pts}}
+	if kind == metrics.KindHistogram {
+		family := strings.TrimSuffix(s.Name, "_count")
+		d.title = family + " observations per second"
+		d.derived = who + ": " + figureWords(figs[family+"\x00"+labelText(s.Labels)])
+		return d
+	}
+	d.derived = who + ": " + figureWords(figs[s.Name+"\x00"+labelText(s.Labels)]) + " over the run"
+	return d
+}
+
 // metricUnit guesses a Prometheus series' unit from its name's suffix.
 func metricUnit(name string) string {
-	if strings.HasSuffix(name, "_bytes") {
+	switch {
+	case strings.HasSuffix(name, "_bytes"):
 		return "B"
+	case strings.HasSuffix(name, "_seconds"):
+		return "s"
 	}
 	return ""
 }
@@ -475,6 +532,8 @@ func unitText(v float64, unit string) string {
 		}
 	case "ns":
 		return human.Duration(v)
+	case "s":
+		return human.Duration(v * 1e9)
 	case "/s":
 		return human.Number(v) + "/s"
 	}

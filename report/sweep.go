@@ -2,9 +2,9 @@ package report
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tandem-bench/tandem/cost"
@@ -180,8 +180,10 @@ func metricCell(m map[string]float64, key string) string {
 	return human.Number(v)
 }
 
-// metricsTables shows, per target, the scraped series with the figures
-// derived over the whole run.
+// metricsTables shows, per target, each scraped family read as its kind
+// says (metrics.Figures): a histogram as p50/p90/p99 of the run's
+// observations and their rate, a counter as its rate, a gauge as last,
+// mean and maximum.
 func metricsTables(targets []results.Target) []table {
 	var ts []table
 	for _, tg := range targets {
@@ -189,31 +191,52 @@ func metricsTables(targets []results.Target) []table {
 		if m == nil || len(m.Series) == 0 {
 			continue
 		}
-		t := table{Title: "Metrics of " + tg.Name, Header: []string{"series", "labels", "points", "last", "mean", "max", "per minute"}}
+		t := table{Title: "Metrics of " + tg.Name, Header: []string{"series", "labels", "kind", "points", "over the run"}}
 		t.Note = fmt.Sprintf("scraped from %s every %s: %d scrapes, %d failed", m.URL, human.Duration(float64(m.IntervalNs)), m.Scrapes, m.Errors)
 		if m.LastError != "" {
 			t.Note += " (last: " + firstLine(m.LastError) + ")"
 		}
-		for _, s := range m.Series {
-			if len(s.Points) == 0 {
-				continue
-			}
-			var sum, hi float64
-			hi = s.Points[0][1]
-			for _, p := range s.Points {
-				sum += p[1]
-				hi = max(hi, p[1])
-			}
-			var labels []string
-			for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
-				labels = append(labels, k+"="+s.Labels[k])
-			}
-			t.Rows = append(t.Rows, []string{s.Name, strings.Join(labels, " "), fmt.Sprint(len(s.Points)), human.Number(s.Points[len(s.Points)-1][1]),
-				human.Number(sum / float64(len(s.Points))), human.Number(hi), human.Number(metrics.Slope(s.Points))})
+		figs := metrics.Figures(*m)
+		if slices.ContainsFunc(figs, func(f metrics.Figure) bool { return f.Kind == metrics.KindHistogram }) {
+			t.Note += "; histograms: quantiles of the observations between the first and the last scrape, interpolated within buckets as Prometheus' histogram_quantile does"
+		}
+		for _, f := range figs {
+			t.Rows = append(t.Rows, []string{f.Name, labelText(f.Labels), string(f.Kind), fmt.Sprint(f.Points), figureWords(f)})
 		}
 		ts = append(ts, t)
 	}
 	return ts
+}
+
+// figureWords says a family's figures over the run in its unit.
+func figureWords(f metrics.Figure) string {
+	rate := func(v float64, what string) string {
+		if !finite(v) {
+			return "no rate (one scrape)"
+		}
+		if what == "" {
+			return unitText(v, f.Unit) + "/s"
+		}
+		return human.Number(v) + " " + what + "/s"
+	}
+	switch f.Kind {
+	case metrics.KindHistogram:
+		if f.Quantile == nil {
+			return "no observations during the run; " + rate(f.Rate, "observations")
+		}
+		var qs []string
+		for i, q := range metrics.Quantiles {
+			qs = append(qs, fmt.Sprintf("p%s %s", strconv.FormatFloat(q*100, 'f', -1, 64), unitText(f.Quantile[i], f.Unit)))
+		}
+		return strings.Join(qs, ", ") + "; " + rate(f.Rate, "observations")
+	case metrics.KindCounter:
+		return rate(f.Rate, "")
+	}
+	w := fmt.Sprintf("last %s, mean %s, max %s", unitText(f.Last, f.Unit), unitText(f.Mean, f.Unit), unitText(f.Max, f.Unit))
+	if finite(f.PerMinute) {
+		w += fmt.Sprintf(", %s per minute", unitText(f.PerMinute, f.Unit))
+	}
+	return w
 }
 
 func confirmWord(c string) string {

@@ -828,6 +828,21 @@ type Metrics struct {
 	// Derived holds the figures a report quotes over the whole run:
 	// blocks_per_min, txs_per_min, mempool_size_mean, rss_bytes_max, …
 	Derived map[string]float64 `json:"derived"`
+	// Families says what the exposition said of each scraped family, by
+	// family name (a histogram's, not its _bucket series'); absent in
+	// older files and for series queried from a Prometheus server without
+	// metadata, whose kinds are then inferred from their names.
+	Families map[string]MetricFamily `json:"families,omitempty"`
+}
+
+// MetricFamily is what an exposition says of one metric family.
+type MetricFamily struct {
+	// Type is counter, gauge, histogram, summary, gaugehistogram or
+	// untyped.
+	Type string `json:"type"`
+	// Help is the family's HELP text; Unit its UNIT (OpenMetrics), if any.
+	Help string `json:"help,omitempty"`
+	Unit string `json:"unit,omitempty"`
 }
 
 // Series is one scraped time series: points as [t_ns since the metrics'

@@ -79,6 +79,12 @@ func nodeMetrics(l *live, stop bool) (results.Metrics, bool) {
 				out.LastError = n.name + ": " + m.LastError
 			}
 		}
+		for name, f := range m.Families {
+			if out.Families == nil {
+				out.Families = map[string]results.MetricFamily{}
+			}
+			out.Families[name] = f // the nodes run one program: what one says of a family, all do
+		}
 		shift := float64(m.StartUnixNs - out.StartUnixNs) // onto the first scraper's clock
 		for _, sr := range m.Series {
 			if sr.Name == metrics.Load1 && n != l.nodes[0] {
