@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -163,9 +164,15 @@ func TestStopClosesAConnectionNeverUsed(t *testing.T) {
 func TestQueryRangeLeavesNoConnection(t *testing.T) {
 	var conns connCounter
 	var queries atomic.Int64
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		queries.Add(1)
+	var metadata atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/metadata") { // what the exposition said of the family: nothing here
+			metadata.Add(1)
+			fmt.Fprint(w, `{"status":"success","data":{}}`)
+			return
+		}
+		queries.Add(1)
 		fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"cometbft_consensus_height","job":"a"},"values":[[1700000000,"1"],[1700000060,"3"]]}]}}`)
 	}))
 	srv.Config.ConnState = conns.hook
@@ -173,8 +180,8 @@ func TestQueryRangeLeavesNoConnection(t *testing.T) {
 	defer srv.Close()
 	start := time.Unix(1700000000, 0)
 	m := QueryRange(context.Background(), srv.URL, []string{"cometbft_consensus_height", "cometbft_mempool_size"}, map[string]string{"job": "a"}, start, start.Add(time.Minute), time.Second)
-	if m.Errors != 0 || len(m.Series) != 2 || queries.Load() != 2 {
-		t.Fatalf("%d queries, %d errors (%s), series %+v", queries.Load(), m.Errors, m.LastError, m.Series)
+	if m.Errors != 0 || len(m.Series) != 2 || queries.Load() != 2 || metadata.Load() != 1 || m.Families != nil {
+		t.Fatalf("%d queries, %d metadata, %d errors (%s), series %+v, families %v", queries.Load(), metadata.Load(), m.Errors, m.LastError, m.Series, m.Families)
 	}
 	if n := conns.settle(); n != 0 {
 		t.Errorf("%d connections to the Prometheus server still open after QueryRange returned", n)

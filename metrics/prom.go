@@ -84,5 +84,48 @@ func QueryRange(ctx context.Context, server string, names []string, labels map[s
 	}
 	sort.SliceStable(m.Series, func(i, j int) bool { return m.Series[i].Name < m.Series[j].Name })
 	m.Derived = Derive(m, time.Time{}, time.Time{})
+	m.Families = families(ctx, q, m.Series)
 	return m
+}
+
+// families asks the server what the targets' expositions said of the
+// series' families (TYPE, HELP, UNIT): a series' own name, and a
+// histogram's or summary's (without _bucket, _sum or _count). A family the
+// server knows nothing of, or a failed question, is left out: its kind is
+// then inferred from its name (Figures).
+func families(ctx context.Context, q promv1.API, series []results.Series) map[string]results.MetricFamily {
+	out := map[string]results.MetricFamily{}
+	asked := map[string]bool{}
+	for _, s := range series {
+		names := []string{s.Name}
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			if base, ok := strings.CutSuffix(s.Name, suffix); ok {
+				names = append(names, base)
+			}
+		}
+		for _, name := range names {
+			if asked[name] {
+				continue
+			}
+			asked[name] = true
+			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			md, err := q.Metadata(ctx, name, "1")
+			cancel()
+			if err != nil || len(md[name]) == 0 {
+				continue
+			}
+			d := md[name][0]
+			typ := string(d.Type)
+			switch typ {
+			case "counter", "gauge", "histogram", "gaugehistogram", "summary":
+			default:
+				typ = "untyped" // unknown, info, stateset
+			}
+			out[name] = results.MetricFamily{Type: typ, Help: d.Help, Unit: d.Unit}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

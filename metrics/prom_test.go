@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/tandem-bench/tandem/internal/promtest"
+	"github.com/tandem-bench/tandem/results"
 )
 
 // Series queried from a real Prometheus server over a window: what it
@@ -74,5 +75,46 @@ func TestSelector(t *testing.T) {
 	}
 	if got := Selector("up", nil); got != "up" {
 		t.Errorf("Selector = %s", got)
+	}
+}
+
+// Series queried from a real Prometheus server carry what the exporter's
+// exposition said of their families (its metadata), so a histogram queried
+// by its _bucket series reads as quantiles and a counter as a rate.
+func TestQueryRangeKeepsFamilies(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	latency := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rpc_duration_seconds", Help: "Time to answer.", Buckets: []float64{0.01, 0.1}})
+	calls := prometheus.NewCounter(prometheus.CounterOpts{Name: "rpc_calls_total", Help: "Calls answered."})
+	reg.MustRegister(latency, calls)
+	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		latency.Observe(0.05) // one observation, and one call, per scrape
+		calls.Inc()
+		promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	}))
+	defer exporter.Close()
+	server := promtest.Start(t, strings.TrimPrefix(exporter.URL, "http://"))
+	start := time.Now()
+	names := []string{"rpc_duration_seconds_bucket", "rpc_duration_seconds_count", "rpc_calls_total"}
+	labels := map[string]string{"job": "tandem-test"}
+	var m results.Metrics
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		m = QueryRange(context.Background(), server, names, labels, start, time.Now(), time.Second)
+		if len(m.Series) == 5 && len(m.Series[0].Points) >= 3 && len(m.Families) == 2 {
+			break
+		}
+	}
+	if m.Families["rpc_duration_seconds"].Type != "histogram" || m.Families["rpc_calls_total"].Type != "counter" ||
+		m.Families["rpc_calls_total"].Help != "Calls answered." {
+		t.Fatalf("families %+v (series %d, errors %d: %s)", m.Families, len(m.Series), m.Errors, m.LastError)
+	}
+	kinds := map[string]Kind{}
+	for _, f := range Figures(m) {
+		kinds[f.Name] = f.Kind
+		if f.Name == "rpc_duration_seconds" && (f.Quantile == nil || f.Quantile[0] <= 0.01 || f.Quantile[2] > 0.1) {
+			t.Errorf("histogram %+v; want every quantile in (10 ms, 100 ms], where every observation was", f)
+		}
+	}
+	if len(kinds) != 2 || kinds["rpc_duration_seconds"] != KindHistogram || kinds["rpc_calls_total"] != KindCounter {
+		t.Errorf("kinds %v", kinds)
 	}
 }

@@ -829,9 +829,9 @@ type Metrics struct {
 	// blocks_per_min, txs_per_min, mempool_size_mean, rss_bytes_max, …
 	Derived map[string]float64 `json:"derived"`
 	// Families says what the exposition said of each scraped family, by
-	// family name (a histogram's, not its _bucket series'); absent in
-	// older files and for series queried from a Prometheus server without
-	// metadata, whose kinds are then inferred from their names.
+	// family name (a histogram's, not its _bucket series'), or for series
+	// queried from a Prometheus server what its metadata API knows; absent
+	// in older files, whose kinds are then inferred from their names.
 	Families map[string]MetricFamily `json:"families,omitempty"`
 }
 
