@@ -30,7 +30,10 @@ import (
 	"github.com/tandem-bench/tandem/values"
 )
 
-// Asker sends a call once and returns its answers as JSON.
+// Asker sends a call once and returns its answers as JSON. When the call
+// failed (the result's Status is set) the answer, if any, is the failure's
+// content instead: an HTTP error response's body, a JSON-RPC error object,
+// a gRPC status (grpcdrv.StatusJSON).
 type Asker interface {
 	Ask(ctx context.Context) ([][]byte, load.Result, error)
 }
