@@ -3,6 +3,7 @@ package grpcdrv
 import (
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -23,6 +24,9 @@ func StatusJSON(err error) []byte {
 		Message string            `json:"message"`
 		Details []json.RawMessage `json:"details,omitempty"`
 	}{Code: st.Code().String(), Message: st.Message()}
+	if name, ok := codeNames[st.Code()]; ok {
+		out.Code = strings.TrimPrefix(name, "grpc:")
+	}
 	for _, d := range st.Proto().GetDetails() {
 		js, err := protojson.Marshal(d)
 		if err != nil {
