@@ -28,12 +28,18 @@ func TestReportReadsMetricsByKind(t *testing.T) {
 	reg.MustRegister(latency, calls, heap)
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	defer srv.Close()
-	c := metrics.Start(srv.URL, []string{"rpc_duration_seconds", "rpc_calls_total", "heap_bytes"}, 10*time.Millisecond)
+	// scrapes a second apart: each may take up to a second on a busy machine
+	c := metrics.Start(srv.URL, []string{"rpc_duration_seconds", "rpc_calls_total", "heap_bytes"}, time.Second)
 	defer c.Stop()
-	scraped := func(n int) {
-		for deadline := time.Now().Add(30 * time.Second); c.Snapshot().Scrapes < n; time.Sleep(5 * time.Millisecond) {
+	scraped := func(n int) { // n scrapes that gave rpc_calls_total a point
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			for _, s := range c.Snapshot().Series {
+				if s.Name == "rpc_calls_total" && len(s.Points) >= n {
+					return
+				}
+			}
 			if time.Now().After(deadline) {
-				t.Fatalf("fewer than %d scrapes in 30 s", n)
+				t.Fatalf("fewer than %d scrapes in 60 s", n)
 			}
 		}
 	}
@@ -43,7 +49,7 @@ func TestReportReadsMetricsByKind(t *testing.T) {
 	}
 	calls.Add(100)
 	heap.Set(1 << 20)
-	scraped(c.Snapshot().Scrapes + 2)
+	scraped(3)
 	m := c.Stop()
 	r := results.New()
 	r.Targets = []results.Target{{Name: "a", Metrics: &m}}

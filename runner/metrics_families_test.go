@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/tandem-bench/tandem/metrics"
+	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
 )
 
@@ -31,12 +32,12 @@ func TestGroupMetricsKeepFamilies(t *testing.T) {
 	for i, name := range []string{"a0", "a1"} {
 		url := serve(i == 1)
 		l.nodes = append(l.nodes, &node{name: name, metrics: url,
-			collector: metrics.Start(url, []string{"rpc_duration_seconds", "rpc_calls_total"}, 10*time.Millisecond)})
+			collector: metrics.Start(url, []string{"rpc_duration_seconds", "rpc_calls_total"}, time.Second)})
 	}
-	for _, n := range l.nodes {
-		for deadline := time.Now().Add(30 * time.Second); n.collector.Snapshot().Scrapes < 1; time.Sleep(5 * time.Millisecond) {
+	for _, n := range l.nodes { // a scrape that succeeded: the counter has a point
+		for deadline := time.Now().Add(60 * time.Second); !scraped(n.collector.Snapshot()); time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatal("no scrape in 30 s")
+				t.Fatalf("%s: no scrape in 60 s", n.name)
 			}
 		}
 	}
@@ -53,4 +54,14 @@ func TestGroupMetricsKeepFamilies(t *testing.T) {
 			t.Errorf("figures %v; want one %q", kinds, want)
 		}
 	}
+}
+
+// scraped says whether a scrape succeeded: rpc_calls_total has a point.
+func scraped(m results.Metrics) bool {
+	for _, s := range m.Series {
+		if s.Name == "rpc_calls_total" && len(s.Points) > 0 {
+			return true
+		}
+	}
+	return false
 }
