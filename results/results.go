@@ -337,6 +337,9 @@ type Perturbation struct {
 	// Node is the group's node it was done to ("" for a target of one
 	// process).
 	Node string `json:"node,omitempty"`
+	// Chosen says how a pick chose Node when the perturbation fired: the
+	// call, the field and what each node answered.
+	Chosen string `json:"chosen,omitempty"`
 	// Time is when the action began; AtNs the same from the start of the
 	// round's load.
 	Time time.Time `json:"time"`

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,9 +10,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tandem-bench/tandem/compat"
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
@@ -248,6 +251,109 @@ func (rr *roundRobin) Dial(ctx context.Context) (load.Conn, error) {
 
 func (rr *roundRobin) Ask(ctx context.Context) ([][]byte, load.Result, error) {
 	return rr.callers[0].Ask(ctx)
+}
+
+// chooseNode is the node of l a perturbation is done to: the one its pick
+// chooses by asking the nodes now (with how, in words), else pickNode's.
+func (r *runner) chooseNode(ctx context.Context, l *live, p *study.Perturbation, k int) (*node, string, error) {
+	if p.Pick == nil || l.spec.Group == nil {
+		return pickNode(l, p, k), "", nil
+	}
+	pk := p.Pick
+	ctx, cancel := context.WithTimeout(ctx, pickTimeout)
+	defer cancel()
+	type seen struct {
+		n    *node
+		text string
+		num  float64
+		isN  bool
+	}
+	var answers []seen
+	var said []string
+	for _, n := range l.nodes {
+		if n.proc == nil || (p.Role != "" && n.role != p.Role) {
+			continue
+		}
+		tree, err := r.askTree(ctx, l, n, pk.Call)
+		if err != nil {
+			said = append(said, n.name+": "+err.Error())
+			continue
+		}
+		v, ok := compat.Extract(tree, pk.Field)
+		if !ok {
+			said = append(said, n.name+": no "+pk.Field)
+			continue
+		}
+		text := fieldText(v)
+		num, isN := numeric(v)
+		want := ""
+		switch {
+		case pk.EqualsField != "":
+			other, _ := compat.Extract(tree, pk.EqualsField)
+			want = fieldText(other)
+		case pk.Equals != "":
+			want = strings.NewReplacer("${node.name}", n.name, "${node.index}", strconv.Itoa(n.index), "${node.host}", nodeHost(n.index),
+				"${node.role}", n.role).Replace(pk.Equals)
+		}
+		said = append(said, n.name+": "+text)
+		if (pk.Equals != "" || pk.EqualsField != "") && text != want {
+			continue
+		}
+		answers = append(answers, seen{n, text, num, isN})
+	}
+	how := fmt.Sprintf("%s %s (%s)", pk.Call, pk.Field, strings.Join(said, "; "))
+	switch {
+	case pk.Highest || pk.Lowest:
+		answers = slices.DeleteFunc(answers, func(a seen) bool { return !a.isN })
+		if len(answers) == 0 {
+			return nil, "", fmt.Errorf("pick: no node's %s is a number: %s", pk.Field, how)
+		}
+		best := answers[0]
+		for _, a := range answers[1:] {
+			if pk.Highest && a.num > best.num || pk.Lowest && a.num < best.num {
+				best = a
+			}
+		}
+		return best.n, how, nil
+	case len(answers) == 0:
+		return nil, "", fmt.Errorf("pick: no node's %s matched: %s", pk.Field, how)
+	}
+	return answers[0].n, how, nil
+}
+
+// pickTimeout bounds asking the nodes for a pick.
+const pickTimeout = 5 * time.Second
+
+// askTree asks node n of l call and decodes its answer.
+func (r *runner) askTree(ctx context.Context, l *live, n *node, call string) (any, error) {
+	a, err := r.askerAt(ctx, l, n.endpoints, call)
+	if err != nil {
+		return nil, err
+	}
+	ans, res, err := a.Ask(ctx)
+	switch {
+	case err != nil:
+		return nil, err
+	case res.Status != "":
+		return nil, fmt.Errorf("%s answered %s", call, res.Status)
+	case len(ans) == 0:
+		return nil, fmt.Errorf("%s: no answer", call)
+	}
+	var tree any
+	if err := json.Unmarshal(ans[0], &tree); err != nil {
+		return nil, fmt.Errorf("%s: %w", call, err)
+	}
+	return tree, nil
+}
+
+// fieldText is a field's value as text: a string as it is, anything else
+// as JSON.
+func fieldText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // pickNode is the node of l a perturbation is done to: the named one, the

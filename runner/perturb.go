@@ -106,7 +106,13 @@ func (r *runner) perturb(ctx, during context.Context, l *live, plan []planned, t
 			return out
 		case <-t.C:
 		}
-		ev := r.perturbOnce(ctx, l, pickNode(l, p.p, p.k), p.p, start)
+		n, chosen, err := r.chooseNode(ctx, l, p.p, p.k)
+		if err != nil { // nothing to do it to: said, not done
+			r.warn(fmt.Sprintf("%s on %s at %v not done: %v", p.p.Action, l.spec.Name, time.Since(start).Round(time.Millisecond), err))
+			continue
+		}
+		ev := r.perturbOnce(ctx, l, n, p.p, start)
+		ev.Chosen = chosen
 		out = append(out, ev)
 		if ev.Error != "" {
 			break // the target is not back: nothing more to do to it

@@ -61,6 +61,7 @@ func serveDelay(args []string) int {
 	listenLog := fs.String("listen-log", "", "append the time (unix ns) the server began to listen to this file")
 	restarted := fs.String("restart-mark", "", "every start creates this file; a start that finds it (not wiped) is a restart")
 	failFor := fs.Duration("fail-for", 0, "a restart (see --restart-mark) answers an instant 503 to every request for this long after it listens")
+	status := fs.String("status", "", "GET /status answers this JSON")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -101,7 +102,11 @@ func serveDelay(args []string) int {
 	if restart {
 		sickUntil = time.Now().Add(*failFor)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if *status != "" && req.URL.Path == "/status" {
+			io.WriteString(w, *status)
+			return
+		}
 		if time.Now().Before(sickUntil) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return

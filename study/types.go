@@ -363,8 +363,24 @@ type Perturbation struct {
 	Target string        `yaml:"target" doc:"The target it is done to; default each target of the scenario, in its own rounds."`
 	Node   string        `yaml:"node" doc:"In a group target: the node it is done to, by name (full0); default the first node of role, else the group's first node."`
 	Role   string        `yaml:"role" doc:"In a group target: with every, the nodes of this role in turn (full0, full1, full0, …)."`
+	Pick   *NodePick     `yaml:"pick" doc:"In a group target: the node chosen by what the nodes report when the perturbation fires (the current leader, the highest node); with role, among that role's nodes."`
 	// Network is a degrade's conditions.
 	Network *Network `yaml:"network" doc:"With degrade: the path's conditions while it lasts; its keys replace the target's network's, the others stay."`
+}
+
+// NodePick chooses a group's node by asking each node a call when a
+// perturbation fires: the node whose answer's field equals a value (or
+// another field of its own answer), or whose field is the highest or the
+// lowest number.
+type NodePick struct {
+	Call  string `yaml:"call,required" doc:"The call asked of every node."`
+	Field string `yaml:"field,required" doc:"The field of its answer, as a path (result.leader, header.member_id)."`
+	// Equals is a value the field must have: ${node.name}, ${node.index},
+	// ${node.host} and ${node.role} are the asked node's.
+	Equals      string `yaml:"equals" doc:"The node whose field is this text (${node.name}, ${node.index}, ${node.host} and ${node.role} are the asked node's own)."`
+	EqualsField string `yaml:"equals_field" doc:"The node whose field equals this other field of its own answer (a Raft member whose leader is its own id)."`
+	Highest     bool   `yaml:"highest" doc:"The node whose field is the highest number (the tallest chain)."`
+	Lowest      bool   `yaml:"lowest" doc:"The node whose field is the lowest number."`
 }
 
 // Load is a scenario's load shape.

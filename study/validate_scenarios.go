@@ -287,20 +287,52 @@ func (v *validator) perturbations(path string, sc *Scenario) {
 			if t != nil && t.Start == nil {
 				v.errorf(pp+".target", "a target tandem starts (it has a start section)", "target %s is not started by tandem", name)
 			}
-			if t == nil || (pt.Node == "" && pt.Role == "") {
+			if t == nil || (pt.Node == "" && pt.Role == "" && pt.Pick == nil) {
 				continue
 			}
 			switch {
 			case t.Group == nil:
-				v.errorf(pp, "node and role only on a group target", "target %s is not a group", name)
+				v.errorf(pp, "node, role and pick only on a group target", "target %s is not a group", name)
 			case pt.Node != "" && pt.Role != "":
 				v.errorf(pp+".node", "node or role, not both", "both")
+			case pt.Node != "" && pt.Pick != nil:
+				v.errorf(pp+".pick", "node or pick, not both", "both")
 			case pt.Node != "" && !t.Group.Has(pt.Node):
 				v.errorf(pp+".node", "a node of group "+name+" (validator0, full1, …)", "no node %q", pt.Node)
 			case pt.Role != "" && !slices.ContainsFunc(t.Group.Nodes, func(g GroupNodes) bool { return g.Role == pt.Role }):
 				v.errorf(pp+".role", "a role of group "+name, "no role %q", pt.Role)
 			}
 		}
+		if pt.Pick != nil {
+			v.nodePick(pp+".pick", &pt)
+		}
+	}
+}
+
+// nodePick checks a perturbation's pick: a call, a field, and one way to
+// choose.
+func (v *validator) nodePick(pp string, pt *Perturbation) {
+	pk := pt.Pick
+	v.callRef(pp+".call", pk.Call)
+	if strings.TrimSpace(pk.Field) == "" {
+		v.errorf(pp+".field", "a path into the call's answer (result.leader)", "no field")
+	}
+	n := 0
+	for _, set := range []bool{pk.Equals != "", pk.EqualsField != "", pk.Highest, pk.Lowest} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		v.errorf(pp, "one of equals, equals_field, highest or lowest", "%d of them", n)
+	}
+	for _, name := range Placeholders(pk.Equals) {
+		if !strings.HasPrefix(name, "node.") || !slices.Contains(nodeNames, strings.TrimPrefix(name, "node.")) {
+			v.errorf(pp+".equals", "${node.name}, ${node.index}, ${node.host} or ${node.role}: the asked node's", "${%s}", name)
+		}
+	}
+	if pt.OnPath() {
+		v.errorf(pp, "pick on kill, stop, pause, restart or wipe-and-restart (a node of a group)", "pick on %s", pt.Action)
 	}
 }
 
