@@ -119,7 +119,7 @@ calls:
 		{[]string{"run"}, exitBadInput, "accepts 1 arg"},
 		{[]string{"run", "--bogus", "x"}, exitBadInput, "unknown flag"},
 		{[]string{"run", "--roudns", "3", "x"}, exitBadInput, "unknown flag: --roudns; did you mean --rounds?"},
-		{[]string{"history", "ad", "x.json"}, exitBadInput, `unknown command "ad" for "tandem history"; did you mean add?`},
+		{[]string{"history", "ad", "x.json"}, exitBadInput, `unknown command "ad" for "tandem history"; did you mean ack or add?`},
 		{[]string{"ci", "ini"}, exitBadInput, `unknown command "ini" for "tandem ci"; did you mean init?`},
 		{[]string{"record", "import-hr", "x.har"}, exitBadInput, `did you mean import-har?`},
 		{[]string{"validate", bad}, exitBadInput, bad + `:3:1: colour: unknown key "colour"`},
