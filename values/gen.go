@@ -82,8 +82,7 @@ func (g *floatGen) value(_ *Renderer, i uint64, _ time.Time) value {
 type choiceGen struct {
 	base    uint64
 	options []value
-	cum     []float64 // running sums of the weights; nil when unweighted
-	last    int       // the last option of positive weight
+	w       *weighted // nil when unweighted
 }
 
 func newChoice(base uint64, c Choice) (*choiceGen, error) {
@@ -96,38 +95,52 @@ func newChoice(base uint64, c Choice) (*choiceGen, error) {
 		g.options = append(g.options, o)
 	}
 	if c.Weights != nil {
-		var sum float64
-		for i, w := range c.Weights {
-			sum += w
-			g.cum = append(g.cum, sum)
-			if w > 0 {
-				g.last = i
-			}
-		}
+		g.w = newWeighted(c.Weights)
 	}
 	return g, nil
 }
 
 func (g *choiceGen) value(_ *Renderer, i uint64, _ time.Time) value {
 	r := draws(g.base, i)
-	if g.cum == nil {
+	if g.w == nil {
 		return g.options[bounded(&r, uint64(len(g.options)))]
 	}
-	u := unit(&r) * g.cum[len(g.cum)-1]
-	lo, hi := 0, len(g.cum) // the first option whose running sum is above u
+	return g.options[g.w.pick(&r)]
+}
+
+// weighted draws an index by weight: u·total against the running sums.
+type weighted struct {
+	cum  []float64 // running sums of the weights
+	last int       // the last index of positive weight
+}
+
+func newWeighted(weights []float64) *weighted {
+	w := &weighted{}
+	var sum float64
+	for i, x := range weights {
+		sum += x
+		w.cum = append(w.cum, sum)
+		if x > 0 {
+			w.last = i
+		}
+	}
+	return w
+}
+
+// pick is the first index whose running sum is above u·total, u a draw of
+// r in [0, 1).
+func (w *weighted) pick(r *splitmix.Rand) int {
+	u := unit(r) * w.cum[len(w.cum)-1]
+	lo, hi := 0, len(w.cum)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if g.cum[m] > u {
+		if w.cum[m] > u {
 			hi = m
 		} else {
 			lo = m + 1
 		}
 	}
-	k := lo
-	if k > g.last {
-		k = g.last // u rounded up to the total
-	}
-	return g.options[k]
+	return min(lo, w.last) // u rounded up to the total
 }
 
 // constValue is a value given in a study (a choice's): strings as strings,

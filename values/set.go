@@ -1,7 +1,9 @@
 package values
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -22,7 +24,8 @@ type Set struct {
 	gens    map[string]generator
 	feeders map[string]int // name → index in list
 	list    []*feeder
-	names   []string // every name a placeholder may use, sorted
+	slots   map[string]int // name → index of a Slot
+	names   []string       // every name a placeholder may use, sorted
 	digest  []digestName
 }
 
@@ -39,7 +42,7 @@ type digestName struct {
 // checked and indexed (a bad row is an error "file:line: what is wrong").
 // A name is letters, digits, '_' and '-'. Close releases the files.
 func Open(ctx context.Context, seed uint64, specs map[string]Spec) (*Set, error) {
-	s := &Set{seed: seed, gens: map[string]generator{}, feeders: map[string]int{}}
+	s := &Set{seed: seed, gens: map[string]generator{}, feeders: map[string]int{}, slots: map[string]int{}}
 	for _, name := range slices.Sorted(maps.Keys(specs)) {
 		if err := s.add(ctx, name, specs[name]); err != nil {
 			s.Close()
@@ -59,6 +62,10 @@ func (s *Set) add(ctx context.Context, name string, spec Spec) error {
 	}
 	if err := spec.validate(); err != nil {
 		return fmt.Errorf("value %s: %w", name, err)
+	}
+	if _, ok := spec.(Slot); ok {
+		s.slots[name] = len(s.slots)
+		return nil
 	}
 	if fs, ok := spec.(File); ok {
 		f, err := openFeeder(ctx, s.seed, name, fs)
@@ -84,6 +91,9 @@ func (s *Set) index() {
 		if _, isTime := g.(*timeGen); !isTime {
 			s.digest = append(s.digest, digestName{name: name, gen: g})
 		}
+	}
+	for name := range s.slots {
+		s.names = append(s.names, name) // not in the digest: not drawn
 	}
 	for name, fi := range s.feeders {
 		for c, col := range s.list[fi].columns {
@@ -153,26 +163,46 @@ type Renderer struct {
 	set     *Set
 	scratch []byte
 	cursors []cursor
+	slots   []slotValue
+}
+
+// slotValue is a Renderer's value of one Slot, in a buffer of its own.
+type slotValue struct {
+	v   value
+	set bool
+	buf []byte
 }
 
 // NewRenderer returns a Renderer for templates compiled from s.
 func (s *Set) NewRenderer() *Renderer {
-	r := &Renderer{set: s, cursors: make([]cursor, len(s.list))}
+	r := &Renderer{set: s, cursors: make([]cursor, len(s.list)), slots: make([]slotValue, len(s.slots))}
 	for k, f := range s.list {
 		r.cursors[k] = cursor{p: rowParser{f: f}, row: -1}
 	}
 	return r
 }
 
-// ref is what a placeholder names: a generator, or a feeder's column.
+// ref is what a placeholder names: a generator, a feeder's column, or a
+// slot (slot: its index + 1).
 type ref struct {
 	gen    generator
 	feeder int
 	col    int
+	slot   int
 }
+
+// errSlotUnset is the error of a slot rendered before it is set.
+var errSlotUnset = errors.New("no value has been set (captured) for it")
 
 // value is ref's value for request i, sent at now.
 func (r *Renderer) value(ref ref, i uint64, now time.Time) (value, error) {
+	if ref.slot > 0 {
+		sv := &r.slots[ref.slot-1]
+		if !sv.set {
+			return value{}, errSlotUnset
+		}
+		return sv.v, nil
+	}
 	if ref.gen != nil {
 		return ref.gen.value(r, i, now), nil
 	}
@@ -326,4 +356,63 @@ func appendDigest(dst []byte, name string, v value) []byte {
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(v.b)))
 	return append(dst, v.b...)
+}
+
+// slot is the Renderer's value of the Slot named name.
+func (r *Renderer) slot(name string) (*slotValue, error) {
+	k, ok := r.set.slots[name]
+	if !ok {
+		return nil, fmt.Errorf("values: no slot %q", name)
+	}
+	return &r.slots[k], nil
+}
+
+// SetSlotText sets the Slot named name to a string, text, for every
+// request the Renderer renders until it is set again or cleared. The
+// bytes are copied.
+func (r *Renderer) SetSlotText(name string, text []byte) error {
+	sv, err := r.slot(name)
+	if err != nil {
+		return err
+	}
+	sv.buf = append(sv.buf[:0], text...)
+	sv.v, sv.set = value{t: tString, b: sv.buf}, true
+	return nil
+}
+
+// SetSlotJSON sets the Slot named name to a JSON value: a string as its
+// text, anything else (a number, true, false, an object, a list) as the
+// JSON it is, so that a number spliced alone into a JSON document stays a
+// number. js must be one valid JSON value; null is refused, as no value.
+func (r *Renderer) SetSlotJSON(name string, js []byte) error {
+	sv, err := r.slot(name)
+	if err != nil {
+		return err
+	}
+	js = bytes.TrimSpace(js)
+	switch {
+	case !json.Valid(js):
+		return fmt.Errorf("values: slot %s: not one JSON value", name)
+	case string(js) == "null":
+		return fmt.Errorf("values: slot %s: null is no value", name)
+	case js[0] == '"':
+		var s string
+		if err := json.Unmarshal(js, &s); err != nil {
+			return fmt.Errorf("values: slot %s: %w", name, err)
+		}
+		sv.buf = append(sv.buf[:0], s...)
+		sv.v = value{t: tString, b: sv.buf}
+	default:
+		sv.buf = append(sv.buf[:0], js...)
+		sv.v = value{t: tRaw, b: sv.buf}
+	}
+	sv.set = true
+	return nil
+}
+
+// ClearSlots unsets every Slot of the Renderer.
+func (r *Renderer) ClearSlots() {
+	for k := range r.slots {
+		r.slots[k].set = false
+	}
 }

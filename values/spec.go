@@ -10,7 +10,7 @@ import (
 )
 
 // Spec defines one named source of values: Seq, Uniform, Float, Choice,
-// Zipf, Bytes, Hex, Time or File.
+// Zipf, Bytes, Hex, Time, File or Slot.
 type Spec interface {
 	validate() error
 }
@@ -62,6 +62,13 @@ type Hex struct {
 type Time struct {
 	Format TimeFormat
 }
+
+// Slot is a value that no source draws: each Renderer holds its own,
+// set by SetSlotJSON or SetSlotText (what a flow's step captured from an
+// earlier answer, per virtual user). It is not a function of the
+// request's number and no part of the digest; rendering a slot that is not
+// set is an error. ParseSpec never makes one: only code does.
+type Slot struct{}
 
 // File is a feeder: one row of a file per request, its columns named by a
 // CSV file's header or by the keys of a JSONL file's first object.
@@ -144,6 +151,8 @@ func (o Order) String() string {
 }
 
 func (s Seq) validate() error { return nil }
+
+func (Slot) validate() error { return nil }
 
 func (s Uniform) validate() error {
 	if s.Min > s.Max {

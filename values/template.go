@@ -351,6 +351,9 @@ func (s *Set) compileJSONString(b *builder, x string) error {
 
 // resolve finds what a placeholder names.
 func (s *Set) resolve(name string) (ref, error) {
+	if k, ok := s.slots[name]; ok {
+		return ref{slot: k + 1}, nil
+	}
 	if g, ok := s.gens[name]; ok {
 		return ref{gen: g}, nil
 	}
@@ -382,6 +385,9 @@ func (s *Set) known() string {
 	for name := range s.feeders {
 		l = append(l, name+".*")
 	}
+	for name := range s.slots {
+		l = append(l, name)
+	}
 	if len(l) == 0 {
 		return "none"
 	}
@@ -393,6 +399,9 @@ func (s *Set) known() string {
 // cannot carry: random bytes, a choice or a feeder's column with a control
 // character.
 func (s *Set) headerSafe(name string, r ref) error {
+	if r.slot > 0 {
+		return nil // set at run time: Append checks each value
+	}
 	switch g := r.gen.(type) {
 	case nil:
 		f := s.list[r.feeder]
