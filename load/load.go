@@ -189,8 +189,16 @@ func dialAll(ctx context.Context, d Dialer, n int, open bool, live *Live, tap *T
 	r.start = start
 	r.series = newSeries(r.start)
 	live.start(r.series)
-	for range r.conns {
-		r.recs = append(r.recs, newRecorder(open, r.series))
+	ps, parted := partsOf(d)
+	for _, cn := range r.conns {
+		rec := newRecorder(open, r.series)
+		if parted {
+			rec.split(ps, open)
+			if sc, ok := cn.(StepConn); ok {
+				sc.RecordSteps(rec)
+			}
+		}
+		r.recs = append(r.recs, rec)
 	}
 	tap.attach(r.start, open, r.series, r.recs...)
 	return r, nil
@@ -253,10 +261,10 @@ func (r *run) one(ctx context.Context, i int, seq uint64, intended time.Time, ti
 	res := r.conns[i].Do(ctx, seq, deadline)
 	end := time.Now()
 	if cutOff(ctx, deadline, end, res) {
-		r.recs[i].recordCut()
+		r.recs[i].cutReq(seq)
 		return wasCut
 	}
-	r.recs[i].record(intended, sent, end, res)
+	r.recs[i].recordReq(seq, intended, sent, end, res)
 	r.live.count(res)
 	return recorded
 }

@@ -40,6 +40,7 @@ type loopConn struct {
 	fd       int
 	wc       WireConn
 	busy     bool
+	seq      uint64    // the number of the request in flight
 	intended time.Time // of the request in flight
 	sent     time.Time
 	rx       time.Time // the kernel's stamp of the latest bytes read
@@ -133,6 +134,9 @@ func newEventLoop(ctx context.Context, w Wire, o loopSetup) (*eventLoop, error) 
 	l.series = newSeries(l.start)
 	o.live.start(l.series)
 	l.rec = newRecorder(o.open, l.series)
+	if ps, ok := partsOf(w); ok {
+		l.rec.split(ps, o.open)
+	}
 	if !o.open {
 		l.rec.think = hdr.New()
 	}
@@ -377,7 +381,7 @@ func (l *eventLoop) send(intended time.Time, seq uint64) bool {
 			l.rec.recordThink(sent.Sub(c.answered))
 		}
 	}
-	c.intended, c.sent = intended, sent
+	c.intended, c.sent, c.seq = intended, sent, seq
 	if c.fd < 0 {
 		if err := l.dial(i); err != nil {
 			l.finish(i, sent, Result{Status: TransportStatus(err)}, false)
@@ -424,8 +428,10 @@ func writeAll(fd int, b []byte, deadline time.Time) error {
 
 // cutInFlight counts the requests still in flight as cut: the run is over.
 func (l *eventLoop) cutInFlight() {
-	for range l.inUse {
-		l.rec.recordCut()
+	for _, c := range l.conns {
+		if c.busy {
+			l.rec.cutReq(c.seq)
+		}
 	}
 }
 
@@ -439,9 +445,9 @@ func (l *eventLoop) finish(i int, end time.Time, res Result, reconnect bool) {
 		l.drop(i)
 	}
 	if !l.end.IsZero() && !end.Before(l.end) {
-		l.rec.recordCut()
+		l.rec.cutReq(c.seq)
 	} else {
-		l.rec.record(c.intended, c.sent, end, res)
+		l.rec.recordReq(c.seq, c.intended, c.sent, end, res)
 		l.live.count(res)
 	}
 	c.answered = end

@@ -21,6 +21,9 @@ type recorder struct {
 	series                       *series
 	// tap, in a tapped run, is the copy a Tap takes (see Tap).
 	tap *tapped
+	// parts, in a run whose requests fall into parts, records each apart
+	// (see Parts).
+	parts *partRecs
 }
 
 // newRecorder returns a recorder. In a closed loop latency and service time
@@ -130,6 +133,7 @@ func (r *recorder) merge(o *recorder) {
 	for k, v := range o.errors {
 		r.errors[k] += v
 	}
+	r.mergeParts(o)
 }
 
 // sample turns a merged record into the results form. sendWindow is the
@@ -164,6 +168,12 @@ func (r *recorder) sample(elapsed, sendWindow time.Duration, unit string, droppe
 	}
 	if enc, err := hdr.Encode(r.latency); err == nil {
 		s.HDR = enc
+	}
+	if r.parts != nil {
+		s.Parts = make([]results.Sample, len(r.parts.recs))
+		for k, p := range r.parts.recs {
+			s.Parts[k] = p.sample(elapsed, sendWindow, unit, 0, 0)
+		}
 	}
 	return s
 }

@@ -445,6 +445,11 @@ type Sample struct {
 	// Fleet, for a load run by several workers, says how: the figures
 	// above are their tallies added up.
 	Fleet *Fleet `json:"fleet,omitempty"`
+	// Parts, for a run whose requests fall into parts (a mix's calls, a
+	// flow's steps), are each part's own sample, in the parts' order, as
+	// load recorded them; the runner records each as a round of the
+	// part's own scenario (Scenario.Part), not here.
+	Parts []Sample `json:"-"`
 }
 
 // Fleet is how a distributed run was made: its workers, their shares of
