@@ -227,6 +227,11 @@ func (s *Study) setDefaults() {
 		if rp := sc.Replay; rp != nil && rp.Speed == 0 {
 			rp.Speed = 1
 		}
+		for k := range sc.Calls {
+			if sc.Calls[k].Weight == 0 {
+				sc.Calls[k].Weight = 1
+			}
+		}
 		if sc.Model() != KindClosed && sc.Load.Connections == 0 {
 			sc.Load.Connections = 1
 		}

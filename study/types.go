@@ -323,9 +323,12 @@ type Startup struct {
 
 // Scenario is one experiment.
 type Scenario struct {
-	Name     string        `yaml:"name,required" doc:"Unique name of the scenario."`
-	Call     string        `yaml:"call" doc:"The call every request makes (or replay: a recording's requests)."`
-	Replay   *Replay       `yaml:"replay" doc:"Instead of a call: a recording's requests (tandem record), request k of every run the k-th recorded, on the recorded timetable ÷ speed (an open loop over load.connections), or with load.concurrency a closed loop; {recording, speed, loop, endpoint}."`
+	Name   string  `yaml:"name,required" doc:"Unique name of the scenario."`
+	Call   string  `yaml:"call" doc:"The call every request makes; instead of it a scenario may name calls (a mix), flow or replay (a recording's requests). Exactly one of the four."`
+	Replay *Replay `yaml:"replay" doc:"Instead of a call: a recording's requests (tandem record), request k of every run the k-th recorded, on the recorded timetable ÷ speed (an open loop over load.connections), or with load.concurrency a closed loop; {recording, speed, loop, endpoint}."`
+	// Calls and Flow send several calls (flow.go).
+	Calls    []MixCall     `yaml:"calls" doc:"A mix instead of one call: each request is one of these calls, drawn by weight from the study's seed, the scenario's name and the request's number, so every target gets the same sequence; each call is also summarised and judged on its own. The calls are of one protocol (http, jsonrpc or grpc) and go to one endpoint: one connection carries them all."`
+	Flow     []FlowStep    `yaml:"flow" doc:"A flow instead of one call, in a closed loop: each client runs the steps in order, again and again; a step's captures take values from its answer into later steps' ${NAME}, each client its own. The headline is one pass's latency; each step is also summarised and judged on its own."`
 	Load     Load          `yaml:"load" doc:"The load shape: concurrency (closed loop), rate and connections (open loop) or batch (batched loop); required unless sweep is given."`
 	Sweep    *Sweep        `yaml:"sweep" doc:"A saturation sweep: one cell per (connections, rate), or a search for the highest sustainable rate, instead of rounds."`
 	Metric   string        `yaml:"metric" doc:"The headline value: latency (median, lower is better; default), throughput (units/s, higher is better) or recovery (with perturbations: the longest time until the load recovered and the target answered again, lower is better)."`

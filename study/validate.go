@@ -25,6 +25,9 @@ type validator struct {
 	errs ErrorList
 	// caseVars caches each call's case variables (a walk of its request).
 	caseVars map[string][]string
+	// captured maps each call a flow sends to the names that the flow's
+	// earlier steps capture (flowCaptures).
+	captured map[string]map[string]bool
 	// lim is the machine the load bounds are checked against.
 	lim limits
 }
@@ -124,6 +127,7 @@ func (v *validator) check() {
 			v.errorf("defaults.client_bound", "a percentage above 0, at most 100", "client bound %v", c)
 		}
 	}
+	v.captured = flowCaptures(s)
 	for _, name := range slices.Sorted(maps.Keys(s.Calls)) {
 		v.call(name, s.Calls[name])
 	}
@@ -242,14 +246,17 @@ func (v *validator) call(name string, c *Call) {
 	}
 	v.callValues(path, c)
 	// ${env.NAME} everywhere tandem resolves it in a call, case variables
-	// in its request, its values in the parts that take them: nothing
-	// else is expanded there
+	// in its request, its values (and what a flow captures before it) in
+	// the parts that take them: nothing else is expanded there
+	captured := v.captured[name]
 	c.mapStrings(func(p, value string, pt part) (string, error) {
 		switch {
-		case len(c.Values) > 0 && pt.takesValues():
-			v.valuePlaceholders(path+"."+p, value, c, pt.request())
+		case (len(c.Values) > 0 || len(captured) > 0) && pt.takesValues():
+			v.valuePlaceholders(path+"."+p, value, c, pt.request(), captured)
 		case pt.request():
 			v.placeholders(path+"."+p, value, false)
+		case pt == partHeader:
+			v.headerPlaceholders(path+"."+p, value)
 		default:
 			v.envOnly(path+"."+p, value)
 		}
@@ -257,19 +264,31 @@ func (v *validator) call(name string, c *Call) {
 	})
 }
 
-// valuePlaceholders checks a string of a call with values, in a part that
-// takes them: ${env.NAME}, the call's values and, in the request itself,
-// case variables.
-func (v *validator) valuePlaceholders(path, value string, c *Call, caseVars bool) {
+// valuePlaceholders checks a string of a call with values (or a flow's
+// captures), in a part that takes them: ${env.NAME}, the call's values,
+// the names captured and, in the request itself, case variables.
+func (v *validator) valuePlaceholders(path, value string, c *Call, caseVars bool, captured map[string]bool) {
 	_, err := Expand(value, func(name string) (string, bool) {
 		if env, ok := envName(name); ok {
 			return "", !identPattern.MatchString(env)
 		}
-		return "", !c.isValue(name) && !(caseVars && identPattern.MatchString(name))
+		return "", !c.isValue(name) && !captured[name] && !(caseVars && identPattern.MatchString(name))
 	})
 	if err != nil {
-		names := slices.Sorted(maps.Keys(c.Values))
+		names := slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(c.Values)), slices.Collect(maps.Keys(captured))...)))
 		v.errorf(path, "a value of the call ${"+strings.Join(names, "}, ${")+"} (a feeder's column as ${NAME.COLUMN}) or ${env.NAME}", "%v", err)
+	}
+}
+
+// headerPlaceholders checks a header of a call without values that no
+// flow sends after a capture: ${env.NAME} is its only placeholder.
+func (v *validator) headerPlaceholders(path, value string) {
+	_, err := Expand(value, func(name string) (string, bool) {
+		env, ok := envName(name)
+		return "", !ok || !identPattern.MatchString(env)
+	})
+	if err != nil {
+		v.errorf(path, "${env.NAME}, the call's values, or in a flow a name an earlier step captures ($${ for a literal ${)", "%v", err)
 	}
 }
 

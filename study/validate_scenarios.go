@@ -59,52 +59,17 @@ func (v *validator) endpoint(path string, t *Target, name string, c *Call) {
 }
 
 func (v *validator) scenario(path string, sc *Scenario) {
-	var c *Call
-	_, callSet := v.pos[path+".call"]
-	_, replaySet := v.pos[path+".replay"]
-	switch {
-	case replaySet && callSet:
-		v.errorf(path+".replay", "call or replay, not both", "both call %s and a replay", sc.Call)
-	case !replaySet && !callSet:
-		v.errorf(path, "a call, the request every run makes, or a replay of a recording's requests", "neither call nor replay")
-	case callSet:
-		c = v.callRef(path+".call", sc.Call)
+	refs := v.scenarioCalls(path, sc)
+	v.scenarioRefs(path, sc, refs)
+	var c *Call // the scenario's one call, if it has one
+	if !sc.IsMix() && !sc.IsFlow() && len(refs) == 1 {
+		c = refs[0].c
 	}
-	if c != nil {
-		vars, ok := v.caseVars[sc.Call]
-		if !ok {
-			vars = c.CaseVars()
-			if v.caseVars == nil {
-				v.caseVars = map[string][]string{}
-			}
-			v.caseVars[sc.Call] = vars
-		}
-		if len(vars) > 0 {
-			v.errorf(path+".call", "a call with a fixed request (case variables are bound by compat cases only)",
-				"call %s uses case variable ${%s}", sc.Call, vars[0])
-		}
-	}
-	switch once := c.onceFeedersOf(); {
-	case c != nil && c.HasValues() && sc.Sweep != nil:
-		v.errorf(path+".call", "a call without values for a sweep (its cells do not number their requests for values yet)",
-			"call %s has values", sc.Call)
-	case len(once) > 0 && sc.Load.Batch != nil:
-		v.errorf(path+".call", "a closed or an open loop for a call with a feeder read once: its run ends when the rows do",
-			"call %s reads feeder %s once, which a batched loop cannot end on", sc.Call, once[0])
+	if sc.IsMix() && sc.Sweep != nil {
+		v.errorf(path+".sweep", "a load: a sweep is of one call", "a sweep of a mix")
 	}
 	for i, name := range sc.Targets {
 		v.targetRef(fmt.Sprintf("%s.targets[%d]", path, i), name)
-	}
-	if c != nil {
-		targets := sc.Targets
-		if len(targets) == 0 {
-			targets = v.targetNames()
-		}
-		for _, name := range targets {
-			if t := v.s.Target(name); t != nil {
-				v.endpoint(path+".call", t, sc.Call, c)
-			}
-		}
 	}
 	if len(sc.Perturbations) > 0 && (sc.Sweep != nil && sc.Sweep.Search != nil || c != nil && c.AMQP != nil) {
 		v.errorf(path+".perturbations", "perturbations on a scenario with a closed, open or batched loop, or a grid, of a call that is not amqp",
@@ -116,6 +81,10 @@ func (v *validator) scenario(path string, sc *Scenario) {
 		return
 	}
 	if consumers := v.consumers(sc); consumers > 0 {
+		if sc.IsMix() || sc.IsFlow() {
+			v.errorf(path, "one amqp call: consumer targets drain a queue", "a mix or a flow for consumer targets")
+			return
+		}
 		v.drain(path, sc, c, consumers)
 		return
 	}
@@ -157,14 +126,16 @@ func (v *validator) scenario(path string, sc *Scenario) {
 		v.errorf(path+".load.engine", "loop or workers", "unknown engine %q", l.Engine)
 	case l.Engine == "loop" && l.Model() == KindBatched:
 		v.errorf(path+".load.engine", "engine loop for a closed or an open loop", "engine loop for a batched loop")
-	case l.Engine == "loop" && c != nil && c.HTTP == nil && c.JSONRPC == nil:
-		v.errorf(path+".load.engine", "an http or jsonrpc call for engine loop", "call %s is not HTTP", sc.Call)
+	case l.Engine == "loop" && notHTTP(refs) != "":
+		v.errorf(path+".load.engine", "an http or jsonrpc call for engine loop", "call %s is not HTTP", notHTTP(refs))
 	case l.Quantum > 0 && l.Engine == "workers":
 		v.errorf(path+".load.quantum", "a quantum on the event loop (engine loop, or no engine)", "a quantum for the workers engine")
 	case l.Quantum > 0 && l.Model() == KindBatched:
 		v.errorf(path+".load.quantum", "a quantum for a closed or an open loop", "a quantum for a batched loop")
-	case l.Quantum > 0 && c != nil && c.HTTP == nil && c.JSONRPC == nil:
-		v.errorf(path+".load.quantum", "an http or jsonrpc call for a quantum (the event loop's)", "call %s is not HTTP", sc.Call)
+	case l.Quantum > 0 && sc.IsFlow():
+		v.errorf(path+".load.quantum", "no quantum for a flow: its clients are goroutines, not the event loop", "a quantum for a flow")
+	case l.Quantum > 0 && notHTTP(refs) != "":
+		v.errorf(path+".load.quantum", "an http or jsonrpc call for a quantum (the event loop's)", "call %s is not HTTP", notHTTP(refs))
 	}
 	if l.Ramp != nil && l.Ramp.From == 0 && l.Ramp.To == 0 {
 		v.errorf(path+".load.ramp", "a ramp with a positive rate somewhere", "ramp from 0 to 0")
@@ -186,6 +157,17 @@ func (v *validator) scenario(path string, sc *Scenario) {
 		v.errorf(path+".metric", "latency, throughput or recovery", "unknown metric %q", sc.Metric)
 	}
 	v.perturbations(path, sc)
+}
+
+// notHTTP names the first of the calls that is neither http nor jsonrpc
+// ("" for none).
+func notHTTP(refs []callAt) string {
+	for _, at := range refs {
+		if at.c.HTTP == nil && at.c.JSONRPC == nil {
+			return at.name
+		}
+	}
+	return ""
 }
 
 // perturbations checks a scenario's faults: each within a round of a

@@ -139,9 +139,15 @@ func (c *Call) onceFeedersOf() []string {
 // (a readiness check, a height probe, a compat case): values number the
 // requests of a scenario's load.
 func (v *validator) notAskedOnce(path, name, what string) {
-	if c := v.s.Calls[name]; c != nil && len(c.Values) > 0 {
+	c := v.s.Calls[name]
+	switch {
+	case c == nil:
+	case len(c.Values) > 0:
 		v.errorf(path, "a call without values: "+what+" sends one request, and values number the requests of a scenario's load",
 			"call %s has values", name)
+	case len(c.headerVars()) > 0:
+		v.errorf(path, "a call whose headers name ${env.NAME} only: "+what+" sends one request, and a flow's capture has a value only in the flow",
+			"call %s's headers use ${%s}", name, c.headerVars()[0])
 	}
 }
 
@@ -151,18 +157,24 @@ func (v *validator) notAskedOnce(path, name, what string) {
 // or a source a header cannot carry is an error now, where the string is.
 func openValues(s *Study, file string, pos map[string]Pos) ErrorList {
 	v := &validator{s: s, file: file, pos: pos, bad: map[string]bool{}}
+	captured := flowCaptures(s)
 	for _, name := range slices.Sorted(maps.Keys(s.Calls)) {
 		c := s.Calls[name]
-		if c == nil || len(c.ValueSpecs) == 0 {
+		if c == nil {
+			continue
+		}
+		// what a flow captures before the call is a slot of its values
+		withSlots := c.withSlots(captured[name])
+		if len(withSlots.ValueSpecs) == 0 {
 			continue
 		}
 		path := "calls." + name
-		set, err := values.Open(context.Background(), s.Seed, c.ValueSpecs)
+		set, err := values.Open(context.Background(), s.Seed, withSlots.ValueSpecs)
 		if err != nil {
 			v.feederErrors(path, c.ValueSpecs)
 			continue
 		}
-		v.compileStrings(path, c, set)
+		v.compileStrings(path, withSlots, set)
 		c.onceRows, _ = set.Limit()
 		set.Close()
 	}
