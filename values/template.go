@@ -64,6 +64,7 @@ type Template struct {
 	tail  []byte
 	names []string
 	time  bool
+	slots bool
 }
 
 // part is literal bytes, then one value.
@@ -82,6 +83,10 @@ func (t *Template) Names() []string { return slices.Clone(t.names) }
 // UsesTime reports whether the template holds a time value: only then does
 // Append read its now.
 func (t *Template) UsesTime() bool { return t.time }
+
+// UsesSlots reports whether the template holds a Slot: it renders only
+// once its Renderer has the slot's value.
+func (t *Template) UsesSlots() bool { return t.slots }
 
 // Static reports whether the template has no placeholders: every request
 // renders the same bytes, which the caller may encode once.
@@ -200,6 +205,9 @@ func (b *builder) splice(name string, r ref, e enc) {
 	}
 	if _, ok := r.gen.(*timeGen); ok {
 		b.t.time = true
+	}
+	if r.slot > 0 {
+		b.t.slots = true
 	}
 }
 

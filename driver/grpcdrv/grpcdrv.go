@@ -124,9 +124,10 @@ func (c *Caller) setDesc(md protoreflect.MethodDescriptor) error {
 	}
 	req := dynamicpb.NewMessage(md.Input())
 	body := c.opts.Request
-	if v := c.opts.Vary; v != nil && v.Body != nil {
+	if v := c.opts.Vary; v != nil && v.Body != nil && !v.Body.UsesSlots() {
 		// request 0, so that a request that does not fit the method's type
-		// fails here rather than every request
+		// fails here rather than every request (a flow's capture has no
+		// value yet: its requests are checked as they are rendered)
 		q := v.NewRequest()
 		if err := q.Render(0); err != nil {
 			return err
@@ -235,6 +236,25 @@ func (c *Caller) conn(cc *grpc.ClientConn, sh *sharedConn) *Conn {
 	return cn
 }
 
+// Beside returns a Conn of c's method over other's connection, when both
+// go to one address the same way: a mix's or a flow's methods on one
+// channel, which carries each call as a stream of its own. It resolves c's
+// method over that connection if it must. ok is false when they go apart.
+// The Conn does not close the connection: other does.
+func (c *Caller) Beside(ctx context.Context, other *Conn) (cn *Conn, ok bool, err error) {
+	if c.opts.Addr != other.c.opts.Addr || c.opts.QuickACK != other.c.opts.QuickACK {
+		return nil, false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	if err := c.resolve(ctx, other.cc); err != nil {
+		return nil, false, err
+	}
+	cn = c.conn(other.cc, nil)
+	cn.borrowed = true
+	return cn, true, nil
+}
+
 // release drops a Conn's hold on a shared connection, closing it with the
 // last.
 func (c *Caller) release(sh *sharedConn) error {
@@ -300,6 +320,8 @@ type Conn struct {
 	cc     *grpc.ClientConn
 	sh     *sharedConn // nil: cc is this Conn's own
 	closed bool
+	// borrowed: cc is another Conn's (Beside), which closes it
+	borrowed bool
 	frame  *frame
 	reply  frame
 	stream bool
@@ -450,6 +472,39 @@ func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
 	return answers, res
 }
 
+// Keep sends request number i and keeps its answer in a: the message in
+// protobuf's JSON form (of a stream, the last). gRPC answers have no
+// headers here: a's are left absent.
+func (cn *Conn) Keep(ctx context.Context, i uint64, deadline time.Time, a *vary.Answer) load.Result {
+	if cn.vary != nil {
+		if err := cn.render(i); err != nil {
+			return load.Result{Status: load.StatusRequest}
+		}
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var decodeErr error
+	a.Body = a.Body[:0]
+	res := cn.do(ctx, func(b []byte) {
+		js, err := DecodeJSON(cn.out, b)
+		if err != nil {
+			decodeErr = err
+			return
+		}
+		a.Body = append(a.Body[:0], js...)
+	})
+	if decodeErr != nil && res.Status == "" {
+		res.Status = "protocol"
+	}
+	for k := range a.Headers {
+		a.KeepHeader(k, nil, false)
+	}
+	return res
+}
+
+// Vary is the Conn's rendering of the parts that vary (nil: none).
+func (cn *Conn) Vary() *vary.Request { return cn.vary }
+
 // DecodeJSON decodes a message of type md from the wire and returns it in
 // protobuf's JSON form, with field names as in the .proto file and unset
 // fields shown.
@@ -482,6 +537,9 @@ func (cn *Conn) Close() error {
 		return nil // a shared connection is released once
 	}
 	cn.closed = true
+	if cn.borrowed {
+		return nil
+	}
 	if cn.sh != nil {
 		return cn.c.release(cn.sh)
 	}

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tandem-bench/tandem/driver/internal/vary"
@@ -116,10 +117,7 @@ func (c *Caller) Dial(ctx context.Context) (load.Conn, error) { return c.DialCon
 
 // DialConn is Dial with the concrete type, which can also Ask.
 func (c *Caller) DialConn(context.Context) (*Conn, error) {
-	cn := &Conn{c: c}
-	if c.opts.Vary != nil {
-		cn.vary = c.opts.Vary.NewRequest()
-	}
+	cn := c.newConn()
 	tlsConf := &tls.Config{InsecureSkipVerify: c.opts.Insecure, ServerName: c.u.Hostname()}
 	if c.opts.HTTP2 {
 		tr := &http.Transport{TLSClientConfig: tlsConf, DisableCompression: true, MaxConnsPerHost: 1, Protocols: new(http.Protocols)}
@@ -147,6 +145,23 @@ func (c *Caller) DialConn(context.Context) (*Conn, error) {
 	if c.opts.QuickACK {
 		cn.hc.Dial = func(addr string) (net.Conn, error) { return quickack.Dial(context.Background(), "tcp", addr) }
 	}
+	cn.prepare()
+	return cn, nil
+}
+
+// newConn is a Conn of c's request, with no connection yet.
+func (c *Caller) newConn() *Conn {
+	cn := &Conn{c: c}
+	if c.opts.Vary != nil {
+		cn.vary = c.opts.Vary.NewRequest()
+	}
+	return cn
+}
+
+// prepare builds an HTTP/1.1 Conn's request once: its URL, method,
+// headers and a fixed body.
+func (cn *Conn) prepare() {
+	c := cn.c
 	cn.req, cn.resp = &fasthttp.Request{}, &fasthttp.Response{}
 	cn.req.SetRequestURI(c.opts.URL)
 	cn.req.Header.SetMethod(c.opts.Method)
@@ -156,7 +171,26 @@ func (c *Caller) DialConn(context.Context) (*Conn, error) {
 	if c.rpc == nil && !c.varyBody() {
 		cn.req.SetBodyRaw(c.opts.Body)
 	}
-	return cn, nil
+}
+
+// Beside returns a Conn of c's request over other's connection, when both
+// reach one host the same way (scheme, HTTP version, TLS verification,
+// QuickACK, answer bound): a mix's or a flow's calls in turn on one
+// keep-alive connection, or one HTTP/2 connection. ok is false otherwise.
+// The Conns share the connection, not their requests: use them one at a
+// time.
+func (c *Caller) Beside(other *Conn) (cn *Conn, ok bool) {
+	o := other.c
+	if c.u.Scheme != o.u.Scheme || c.u.Host != o.u.Host || c.opts.HTTP2 != o.opts.HTTP2 || c.opts.Insecure != o.opts.Insecure ||
+		c.opts.QuickACK != o.opts.QuickACK || c.opts.MaxBody != o.opts.MaxBody {
+		return nil, false
+	}
+	cn = c.newConn()
+	cn.hc, cn.h2 = other.hc, other.h2
+	if cn.hc != nil {
+		cn.prepare()
+	}
+	return cn, true
 }
 
 // Conn is one HTTP connection.
@@ -177,16 +211,29 @@ type Conn struct {
 
 // Do sends request number i once.
 func (cn *Conn) Do(ctx context.Context, i uint64, deadline time.Time) load.Result {
-	_, res := cn.ask(ctx, i, deadline, false)
+	_, res := cn.ask(ctx, i, deadline, false, nil)
 	return res
 }
+
+// Keep sends request number i once and keeps its answer in a: the body
+// (a JSON-RPC call's result) and the headers a names, by name in any case.
+func (cn *Conn) Keep(ctx context.Context, i uint64, deadline time.Time, a *vary.Answer) load.Result {
+	ans, res := cn.ask(ctx, i, deadline, true, a)
+	if res.Status == "" {
+		a.Body = append(a.Body[:0], ans...)
+	}
+	return res
+}
+
+// Vary is the Conn's rendering of the parts that vary (nil: none).
+func (cn *Conn) Vary() *vary.Request { return cn.vary }
 
 // Ask sends the request once (request number 0, when its parts vary) and
 // returns the answer: a JSON-RPC call's result, or an HTTP response's
 // body. A failed call's answer is its error's content, if it has one: an
 // HTTP error response's body (ErrorBody), a JSON-RPC error object.
 func (cn *Conn) Ask(ctx context.Context) ([][]byte, load.Result) {
-	ans, res := cn.ask(ctx, 0, time.Now().Add(cn.c.opts.Timeout), true)
+	ans, res := cn.ask(ctx, 0, time.Now().Add(cn.c.opts.Timeout), true, nil)
 	if ans == nil {
 		return nil, res
 	}
@@ -226,8 +273,8 @@ func (cn *Conn) url() []byte {
 }
 
 // ask sends request i; the returned answer is only valid until the next
-// request on the connection.
-func (cn *Conn) ask(ctx context.Context, i uint64, deadline time.Time, keep bool) ([]byte, load.Result) {
+// request on the connection. With a, it keeps the headers a names.
+func (cn *Conn) ask(ctx context.Context, i uint64, deadline time.Time, keep bool, a *vary.Answer) ([]byte, load.Result) {
 	body, err := cn.nextBody(i)
 	if err != nil {
 		return nil, load.Result{Status: load.StatusRequest}
@@ -258,6 +305,15 @@ func (cn *Conn) ask(ctx context.Context, i uint64, deadline time.Time, keep bool
 		if err != nil {
 			return nil, load.Result{Status: load.TransportStatus(err)}
 		}
+		if a != nil {
+			for k, name := range a.Headers {
+				if vs := resp.Header.Values(name); len(vs) > 0 {
+					a.KeepHeader(k, []byte(vs[0]), true)
+				} else {
+					a.KeepHeader(k, nil, false)
+				}
+			}
+		}
 		cn.buf.Reset()
 		var body io.Reader = resp.Body
 		if cn.c.opts.MaxBody > 0 {
@@ -283,6 +339,9 @@ func (cn *Conn) ask(ctx context.Context, i uint64, deadline time.Time, keep bool
 			return nil, load.Result{Status: fastStatus(err)}
 		}
 		status, payload = cn.resp.StatusCode(), cn.resp.Body()
+		if a != nil {
+			cn.keepHeaders(a)
+		}
 	}
 	if status < 200 || status > 299 {
 		if keep {
@@ -320,6 +379,23 @@ func ErrorBody(b []byte) []byte {
 		b = b[:cut]
 	}
 	return b
+}
+
+// keepHeaders keeps the answer's headers that a names, by name in any
+// case (the first of a header given twice).
+func (cn *Conn) keepHeaders(a *vary.Answer) {
+	for k, name := range a.Headers {
+		found := false
+		for key, v := range cn.resp.Header.All() {
+			if !found && strings.EqualFold(string(key), name) {
+				a.KeepHeader(k, v, true)
+				found = true
+			}
+		}
+		if !found {
+			a.KeepHeader(k, nil, false)
+		}
+	}
 }
 
 // varied sets the fasthttp request's path and headers that vary to those

@@ -68,6 +68,20 @@ func (p *Parts) Varies() bool {
 	return p != nil && (p.Path != nil || len(p.Headers) > 0 || p.Body != nil)
 }
 
+// UsesSlots reports whether a part holds a values.Slot (a flow's
+// capture): it renders only once the Request's slots are set.
+func (p *Parts) UsesSlots() bool {
+	if p.Path != nil && p.Path.UsesSlots() || p.Body != nil && p.Body.UsesSlots() {
+		return true
+	}
+	for _, h := range p.Headers {
+		if h.Value.UsesSlots() {
+			return true
+		}
+	}
+	return false
+}
+
 // usesTime reports whether a part holds a time value (then rendering
 // reads the clock).
 func (p *Parts) usesTime() bool {
@@ -133,4 +147,40 @@ func (q *Request) Render(i uint64) error {
 // as "${".
 func Static(set *values.Set, t *values.Template) ([]byte, error) {
 	return t.Append(nil, set.NewRenderer(), 0, time.Time{})
+}
+
+// SetSlotJSON sets a values.Slot of the Request's renderer to a JSON
+// value (a flow's capture), for the requests it renders next.
+func (q *Request) SetSlotJSON(name string, js []byte) error { return q.r.SetSlotJSON(name, js) }
+
+// SetSlotText sets a values.Slot of the Request's renderer to a string.
+func (q *Request) SetSlotText(name string, text []byte) error { return q.r.SetSlotText(name, text) }
+
+// Answer is what a flow's step keeps of its answer, for its captures: the
+// answer as JSON (an HTTP body, a JSON-RPC result, the last gRPC message in
+// protobuf's JSON form) and the values of the headers it names. Its
+// buffers are reused from one answer to the next.
+type Answer struct {
+	// Headers names the headers to keep (the caller sets them).
+	Headers []string
+	// Body is the answer; Values holds each header's value, one per
+	// Headers, nil for a header the answer does not have. Both are valid
+	// until the next answer.
+	Body   []byte
+	Values [][]byte
+}
+
+// KeepHeader sets header k's value, a copy of v (nil: absent).
+func (a *Answer) KeepHeader(k int, v []byte, present bool) {
+	if len(a.Values) != len(a.Headers) {
+		a.Values = make([][]byte, len(a.Headers))
+	}
+	if !present {
+		a.Values[k] = nil
+		return
+	}
+	if a.Values[k] == nil {
+		a.Values[k] = make([]byte, 0, len(v))
+	}
+	a.Values[k] = append(a.Values[k][:0], v...)
 }
