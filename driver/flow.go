@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/tandem-bench/tandem/driver/internal/vary"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/study"
+	"github.com/tandem-bench/tandem/values"
 )
 
 // Statuses of a flow's steps that its pass did not send, or whose capture
@@ -142,7 +145,7 @@ type flowConn struct {
 	answers  []vary.Answer
 	captured map[string]*captured
 	steps    load.StepRecorder
-	// tree is the answer decoded, reused.
+	// dec reads the answer a capture decodes.
 	dec bytes.Reader
 }
 
@@ -285,3 +288,20 @@ func lookup(v any, segs []string) (any, bool) {
 
 // Close closes the user's connections.
 func (c *flowConn) Close() error { return closeAll(c.conns) }
+
+// NewFlowStep makes step st of a flow: call is the step's call as
+// study.Study.StepCall gives it (a values.Slot for each capture it uses),
+// sent by caller.
+func NewFlowStep(st study.FlowStep, call *study.Call, caller Caller) (FlowStep, error) {
+	caps, err := st.Captures()
+	if err != nil {
+		return FlowStep{}, err
+	}
+	var uses []string
+	for _, name := range slices.Sorted(maps.Keys(call.ValueSpecs)) {
+		if _, ok := call.ValueSpecs[name].(values.Slot); ok {
+			uses = append(uses, name)
+		}
+	}
+	return FlowStep{Name: st.Call, Caller: caller, Captures: caps, Uses: uses}, nil
+}

@@ -143,8 +143,8 @@ type mixWire struct {
 	ws []load.Wire
 }
 
-func (w mixWire) Addr() *net.TCPAddr  { return w.ws[0].Addr() }
-func (w mixWire) Parts() load.Parts    { return w.m.Parts() }
+func (w mixWire) Addr() *net.TCPAddr { return w.ws[0].Addr() }
+func (w mixWire) Parts() load.Parts  { return w.m.Parts() }
 func (w mixWire) NewConn() load.WireConn {
 	wc := &mixWireConn{m: w.m, subs: make([]load.WireConn, len(w.ws))}
 	for k, sw := range w.ws {

@@ -124,10 +124,14 @@ func (c *Caller) setDesc(md protoreflect.MethodDescriptor) error {
 	}
 	req := dynamicpb.NewMessage(md.Input())
 	body := c.opts.Request
-	if v := c.opts.Vary; v != nil && v.Body != nil && !v.Body.UsesSlots() {
+	switch v := c.opts.Vary; {
+	case v != nil && v.Body != nil && v.Body.UsesSlots():
+		// a flow's capture has no value yet: each request is checked as
+		// it is rendered and encoded, and none is fixed
+		body = nil
+	case v != nil && v.Body != nil:
 		// request 0, so that a request that does not fit the method's type
-		// fails here rather than every request (a flow's capture has no
-		// value yet: its requests are checked as they are rendered)
+		// fails here rather than every request
 		q := v.NewRequest()
 		if err := q.Render(0); err != nil {
 			return err
@@ -322,10 +326,10 @@ type Conn struct {
 	closed bool
 	// borrowed: cc is another Conn's (Beside), which closes it
 	borrowed bool
-	frame  *frame
-	reply  frame
-	stream bool
-	out    protoreflect.MessageDescriptor // the answer's type
+	frame    *frame
+	reply    frame
+	stream   bool
+	out      protoreflect.MessageDescriptor // the answer's type
 	// vary renders the parts that vary (Options.Vary), msg decodes the
 	// request rendered, md is the metadata of the request rendered last.
 	vary *vary.Request
