@@ -24,14 +24,13 @@ import (
 // the client that wrote KEY (409 to another, 404 for none). With lossy,
 // put N answers no key when N mod 4 = 3 and 500 when N mod 4 = 1.
 type kvServer struct {
-	srv    *httptest.Server
-	lossy  bool
-	mu     sync.Mutex
-	next   int
-	owner  map[string]string
-	puts   int
-	gets   map[int]int // by status
-	rpcOut bool        // answer puts as JSON-RPC results
+	srv   *httptest.Server
+	lossy bool
+	mu    sync.Mutex
+	next  int
+	owner map[string]string
+	puts  int
+	gets  map[int]int // by status
 }
 
 func newKVServer(t *testing.T, lossy bool) *kvServer {
