@@ -242,6 +242,19 @@ type Scenario struct {
 	// Replay, for a scenario that replayed a recording (its Call is then
 	// "replay FILE"), names the recording and how it was replayed.
 	Replay *ReplayedLoad `json:"replay,omitempty"`
+	// Kind, for a scenario of several calls, is "mix" (each request one
+	// of its calls, drawn by weight) or "flow" (each request a pass of
+	// its steps); absent for one call. Each call of a mix and each step
+	// of a flow is then a scenario of its own that follows it (Part).
+	Kind string `json:"kind,omitempty"`
+	// Picks, for a mix, fingerprints the calls its requests were drawn
+	// as: SHA256 over the picks of requests 0 to Requests−1, which covers
+	// every run of every target as Values does.
+	Picks *ValuesDigest `json:"picks,omitempty"`
+	// Part, for a call of a mix or a step of a flow, says whose part the
+	// scenario is: its rounds are the part's own samples of the same
+	// runs as the whole scenario's rounds, judged as any scenario's.
+	Part *Part `json:"part,omitempty"`
 }
 
 // ReplayedLoad is the recording a scenario replayed as its load: request
@@ -259,6 +272,23 @@ type ReplayedLoad struct {
 	// after its last request.
 	Speed float64 `json:"speed"`
 	Loop  bool    `json:"loop,omitempty"`
+}
+
+// Scenario kinds of several calls (Scenario.Kind).
+const (
+	KindMix  = "mix"
+	KindFlow = "flow"
+)
+
+// Part is what a part scenario is part of: the scenario (Of, a mix or a
+// flow), its place in it (Index, from 0: a mix's call in the study's
+// order, a flow's step) and, for a mix's call, its weight and share of
+// the weights.
+type Part struct {
+	Of     string  `json:"of"`
+	Index  int     `json:"index"`
+	Weight float64 `json:"weight,omitempty"`
+	Share  float64 `json:"share,omitempty"`
 }
 
 // ValuesDigest is the digest of a scenario's values (docs/values.md):
