@@ -23,8 +23,8 @@ func (r *runner) diagnose(ctx context.Context) {
 	type key struct{ target, call string }
 	done := map[key]bool{}
 	for _, sc := range r.res.Scenarios {
-		if sc.Replay != nil {
-			continue // no call to probe: a recording's requests
+		if !r.probeable(sc) {
+			continue
 		}
 		for _, l := range r.live {
 			k := key{l.spec.Name, sc.Call}
@@ -57,6 +57,21 @@ func (r *runner) diagnose(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// probeable reports whether a scenario's call can be probed alone: a
+// study's call as it is, not a replay, a mix or a flow, nor a flow's step (which
+// takes captures).
+func (r *runner) probeable(sc results.Scenario) bool {
+	if r.s.Calls[sc.Call] == nil || sc.Kind != "" || sc.Replay != nil {
+		return false
+	}
+	for _, o := range r.res.Scenarios {
+		if sc.Part != nil && o.Name == sc.Part.Of && o.Kind == results.KindFlow {
+			return false
+		}
+	}
+	return true
 }
 
 // confirmStall probes call on l twice, as it is and with the client ACKing

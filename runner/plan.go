@@ -138,8 +138,9 @@ func NewPlan(s *study.Study, o Options) Plan {
 }
 
 // Comparisons counts the comparisons a run of s under o judges by the
-// speed rule: at every level of every scenario it runs, each target but
-// the baseline and its A/A twin; and each target's startup against the
+// speed rule: at every level of every scenario it runs (and of each call
+// of a mix, each step of a flow), each target but the baseline and its
+// A/A twin; and each target's startup against the
 // baseline's, with three starts or more.
 func Comparisons(s *study.Study, o Options) int {
 	only := func(part string) bool { return len(o.Only) == 0 || slices.Contains(o.Only, part) }
@@ -182,7 +183,8 @@ func Comparisons(s *study.Study, o Options) int {
 			}
 			continue
 		}
-		n += len(levels(s.Kind(sc), sc)) * candidates(sc.Targets)
+		// a mix's calls and a flow's steps are judged too, each its own
+		n += len(levels(s.Kind(sc), sc)) * candidates(sc.Targets) * (1 + len(sc.Calls) + len(sc.Flow))
 	}
 	return n
 }
@@ -242,6 +244,12 @@ func scenarioStep(s *study.Study, sc *study.Scenario, roundsOverride, family int
 		detail += ", calibrated"
 	}
 	detail += valuesPlan(s.Calls[sc.Call]) + replayPlan(sc)
+	switch {
+	case sc.IsMix():
+		detail += fmt.Sprintf(", a mix of %d calls", len(sc.Calls))
+	case sc.IsFlow():
+		detail += fmt.Sprintf(", a flow of %d steps", len(sc.Flow))
+	}
 	return PlanStep{Phase: "scenario", Name: sc.Name, Detail: detail, Estimate: time.Duration(nlevels) * perLevel,
 		Budget: time.Duration(nlevels) * most, Units: nlevels * targets * rounds}
 }

@@ -511,6 +511,12 @@ func (r *runner) fail(l *live, err error) {
 // endpoint the call goes to, with the scenario's values (nil for a call
 // without).
 func (r *runner) caller(ctx context.Context, l *live, callName string, vals *driver.Values) (driver.Caller, error) {
+	return r.callerOf(ctx, l, callName, r.s.Calls[callName], vals)
+}
+
+// callerOf is caller of call, named callName (a flow's step's call with
+// its captures' slots, which the study's call has not).
+func (r *runner) callerOf(ctx context.Context, l *live, callName string, call *study.Call, vals *driver.Values) (driver.Caller, error) {
 	newCaller := func(call *study.Call, endpoint string, o driver.Options) (driver.Caller, error) {
 		o.Values = vals
 		return driver.New(ctx, call, endpoint, o)
@@ -518,7 +524,7 @@ func (r *runner) caller(ctx context.Context, l *live, callName string, vals *dri
 	if g := l.spec.Group; g != nil && g.Calls == "round-robin" {
 		rr := &roundRobin{}
 		for _, n := range l.nodes {
-			c, err := buildAt(r, l, n.endpoints, callName, newCaller)
+			c, err := buildCall(r, l, n.endpoints, callName, call, newCaller)
 			if err != nil {
 				return nil, err
 			}
@@ -526,7 +532,7 @@ func (r *runner) caller(ctx context.Context, l *live, callName string, vals *dri
 		}
 		return rr, nil
 	}
-	return build(r, l, callName, newCaller)
+	return buildCall(r, l, l.endpoints, callName, call, newCaller)
 }
 
 // askerAt builds what sends a call once to one node of a target, at its
@@ -552,8 +558,13 @@ func build[D any](r *runner, l *live, callName string, newDriver func(*study.Cal
 
 // buildAt builds a call's driver for one node of a target, at endpoints.
 func buildAt[D any](r *runner, l *live, endpoints map[string]string, callName string, newDriver func(*study.Call, string, driver.Options) (D, error)) (D, error) {
+	return buildCall(r, l, endpoints, callName, r.s.Calls[callName], newDriver)
+}
+
+// buildCall is buildAt of call, named callName.
+func buildCall[D any](r *runner, l *live, endpoints map[string]string, callName string, call *study.Call,
+	newDriver func(*study.Call, string, driver.Options) (D, error)) (D, error) {
 	var zero D
-	call := r.s.Calls[callName]
 	epName, err := call.EndpointName(l.spec)
 	if err != nil {
 		return zero, err

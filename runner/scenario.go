@@ -140,11 +140,11 @@ func (m brokers) measure(ctx context.Context, l *live, requests int64, bound tim
 }
 
 // measurerFor builds the measurer of a scenario of the given kind for its
-// running targets, its call's values in vals (nil: none) or the recording
-// it replays in rec (nil: none), each run held to limit requests (0: no
-// limit).
+// running targets, its call's values in vals (nil: none), the recording
+// it replays in rec (nil: none) or its mix or flow (mu), each run held to
+// limit requests (0: no limit).
 func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Scenario, ls []*live, unit string,
-	vals *driver.Values, rec *record.Index, limit int64) (measurer, error) {
+	vals *driver.Values, rec *record.Index, mu *multi, limit int64) (measurer, error) {
 	switch kind {
 	case study.KindDrain:
 		return drains{r: r, call: sc.Call}, nil
@@ -166,9 +166,12 @@ func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Sce
 	for _, l := range ls {
 		var c load.Dialer
 		var err error
-		if rec != nil {
+		switch {
+		case rec != nil:
 			c, err = r.replayer(l, sc.Replay, rec)
-		} else {
+		case mu != nil:
+			c, err = mu.caller(ctx, r, l)
+		default:
 			c, err = r.caller(ctx, l, sc.Call, vals)
 		}
 		if err != nil {
@@ -288,8 +291,8 @@ func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
 		rounds = r.o.Rounds
 	}
 	unit := "request"
-	if c := r.s.Calls[sc.Call]; c != nil && c.Unit != "" {
-		unit = c.Unit
+	if names := sc.CallNames(); len(names) > 0 && r.s.Calls[names[0]] != nil && r.s.Calls[names[0]].Unit != "" {
+		unit = r.s.Calls[names[0]].Unit
 	}
 	rec, err := r.openReplay(sc)
 	if err != nil {
@@ -319,9 +322,21 @@ func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
 	if c := r.s.Calls[sc.Call]; c != nil && c.AMQP != nil {
 		rs.Load.Prefetch = amqpconf.Prefetch(c.AMQP.Prefetch)
 	}
+	mu, err := r.newMulti(sc)
+	if err != nil {
+		return err
+	}
 	vals, limit, err := r.openValues(ctx, sc)
 	if err != nil {
 		return err
+	}
+	if mu != nil {
+		r.progress("%s", mu.describe())
+		if limit, err = mu.open(ctx, r); err != nil {
+			return err
+		}
+		defer mu.close()
+		rs.Kind = mu.kind
 	}
 	if rec != nil && !sc.Replay.Loop {
 		limit = int64(rec.Len()) // every run sends the recording once at most
@@ -329,19 +344,48 @@ func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
 	if vals != nil {
 		defer vals.Set().Close()
 	}
+	// the scenario, and after it its parts' scenarios: none is added to
+	// the results while it runs, so their places hold
+	at := len(r.res.Scenarios)
 	r.res.Scenarios = append(r.res.Scenarios, rs)
-	out := &r.res.Scenarios[len(r.res.Scenarios)-1]
-	m, err := r.measurerFor(ctx, kind, sc, ls, unit, vals, rec, limit)
+	var parts []*results.Scenario
+	if mu != nil {
+		r.res.Scenarios = append(r.res.Scenarios, mu.scenarios(rs)...)
+		for k := range mu.calls {
+			parts = append(parts, &r.res.Scenarios[at+1+k])
+		}
+	}
+	out := &r.res.Scenarios[at]
+	m, err := r.measurerFor(ctx, kind, sc, ls, unit, vals, rec, mu, limit)
 	if err != nil {
 		return err
 	}
 	for _, level := range levels(kind, sc) {
-		if err := r.level(ctx, sc, kind, out, ls, m.at(level), level, rounds, unit, bound, limit); err != nil {
+		if err := r.level(ctx, sc, kind, out, parts, ls, m.at(level), level, rounds, unit, bound, limit); err != nil {
 			return err
 		}
 	}
 	if vals != nil {
 		return r.recordValues(ctx, sc, out, vals)
+	}
+	return r.recordParts(ctx, sc, out, parts, mu, m)
+}
+
+// recordParts records what a mix or a flow took: each part's drawn
+// values and a mix's picks.
+func (r *runner) recordParts(ctx context.Context, sc *study.Scenario, out *results.Scenario, parts []*results.Scenario, mu *multi, m measurer) error {
+	if mu == nil {
+		return nil
+	}
+	for k, v := range mu.vals {
+		if v != nil && mu.drawn[k] {
+			if err := r.recordValues(ctx, sc, parts[k], v); err != nil {
+				return err
+			}
+		}
+	}
+	if lp, ok := m.(loops); ok && mu.kind == results.KindMix {
+		return r.recordPicks(sc, out, lp.callers)
 	}
 	return nil
 }
@@ -358,7 +402,7 @@ func headline(s results.Sample, higher bool) float64 {
 	return float64(s.LatencyNs.P50)
 }
 
-func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind, out *results.Scenario, ls []*live,
+func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind, out *results.Scenario, parts []*results.Scenario, ls []*live,
 	m measurer, level, rounds int, unit string, bound time.Duration, limit int64) error {
 	higher := sc.Metric == "throughput"
 	checked := func(l *live, s results.Sample, err error) (results.Sample, error) {
@@ -460,6 +504,8 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 			if rd.Errors == nil {
 				rd.Errors = map[string]int64{}
 			}
+			partRounds(rd, parts)
+			rd.Parts = nil // recorded in the parts' scenarios
 			out.Rounds = append(out.Rounds, rd)
 			r.progressEvent(Event{Target: l.spec.Name, Round: round, Rounds: rounds}, "%s round %d/%d %s: %s", name, round, rounds, l.spec.Name, describeRound(rd))
 			if err := r.save(); err != nil {
@@ -478,8 +524,13 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 			}
 		}
 	}
-	r.summarize(sc, out, ls, level, stats.Design{Paired: true, Alpha: r.alpha, Looks: stats.Final(plan, done)})
+	design := stats.Design{Paired: true, Alpha: r.alpha, Looks: stats.Final(plan, done)}
+	r.summarize(sc, out, ls, level, design)
+	r.judgeParts(parts, out, ls, level, design)
 	r.send(Event{Line: name + ": done", Done: out, Level: level})
+	for _, p := range parts {
+		r.send(Event{Line: p.Name + ": done", Done: p, Level: level})
+	}
 	return r.save()
 }
 

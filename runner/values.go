@@ -20,19 +20,24 @@ import (
 // rows of the call's shortest feeder read once. It says so in the
 // progress.
 func (r *runner) openValues(ctx context.Context, sc *study.Scenario) (*driver.Values, int64, error) {
-	call := r.s.Calls[sc.Call]
+	return r.openCallValues(ctx, sc.Name, sc.Call, r.s.Calls[sc.Call])
+}
+
+// openCallValues opens the values of call callName, which the scenario
+// (or its part) named name sends, as openValues does.
+func (r *runner) openCallValues(ctx context.Context, name, callName string, call *study.Call) (*driver.Values, int64, error) {
 	if call == nil || !call.HasValues() {
 		return nil, 0, nil
 	}
 	if r.o.Fleet != nil {
-		return nil, 0, fmt.Errorf("scenario %s: call %s has values, which a run on workers (--workers) does not carry yet", sc.Name, sc.Call)
+		return nil, 0, fmt.Errorf("scenario %s: call %s has values, which a run on workers (--workers) does not carry yet", name, callName)
 	}
 	set, err := values.Open(ctx, r.s.Seed, call.ValueSpecs)
 	if err != nil {
-		return nil, 0, fmt.Errorf("scenario %s: call %s: %w", sc.Name, sc.Call, err)
+		return nil, 0, fmt.Errorf("scenario %s: call %s: %w", name, callName, err)
 	}
 	var limit int64
-	line := fmt.Sprintf("%s: values %s, request i of every run the same on every target", sc.Name, describeValues(call))
+	line := fmt.Sprintf("%s: values %s, request i of every run the same on every target", name, describeValues(call))
 	if n, ok := set.Limit(); ok {
 		limit = int64(min(n, 1<<62))
 		line += fmt.Sprintf("; every run ends after %d requests, the rows of %s (order once)", n, strings.Join(call.OnceFeeders(), ", "))
@@ -75,6 +80,8 @@ func sourceKind(sp values.Spec) string {
 		return "hex"
 	case values.Time:
 		return "time"
+	case values.Slot:
+		return "captured"
 	}
 	return fmt.Sprintf("%T", sp)
 }
@@ -88,6 +95,6 @@ func (r *runner) recordValues(ctx context.Context, sc *study.Scenario, out *resu
 		return fmt.Errorf("scenario %s: the digest of its values: %w", sc.Name, err)
 	}
 	out.Values = &results.ValuesDigest{Requests: d.Requests, SHA256: d.SHA256}
-	r.progress("%s: values of %d requests, sha256 %s", sc.Name, d.Requests, d.SHA256[:16])
+	r.progress("%s: values of %d requests, sha256 %s", out.Name, d.Requests, d.SHA256[:16])
 	return r.save()
 }
