@@ -10,6 +10,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"maps"
 	"slices"
 	"strconv"
@@ -62,7 +63,15 @@ func tables(r *results.Results, diffRows int) []table {
 		ts = append(ts, compatTables(c, diffRows)...)
 	}
 	for i := range r.Scenarios {
-		ts = append(ts, scenarioTable(&r.Scenarios[i]))
+		sc := &r.Scenarios[i]
+		if partShown(r, sc) {
+			continue // a row of its mix's or flow's table
+		}
+		t := scenarioTable(sc)
+		if parts := partsOf(r, sc); len(parts) > 0 {
+			t = withParts(t, sc, parts)
+		}
+		ts = append(ts, t)
 		if t, ok := perturbationTable(&r.Scenarios[i]); ok {
 			ts = append(ts, t)
 		}
@@ -173,9 +182,19 @@ func scenarioTable(sc *results.Scenario) table {
 	}
 	t := table{Title: "Scenario " + sc.Name, Header: append(header, "verdict")}
 	t.Note = fmt.Sprintf("call %s, %s loop, %s is better", sc.Call, sc.Load.Model, sc.Direction)
-	if rp := sc.Replay; rp != nil {
+	switch {
+	case sc.Replay != nil:
+		rp := sc.Replay
 		t.Note = fmt.Sprintf("replays %s (%d recorded requests, sha256 %s…) %s, %s loop, %s is better", rp.File, rp.Exchanges,
 			rp.SHA256[:min(12, len(rp.SHA256))], replayPace(sc), sc.Load.Model, sc.Direction)
+	case sc.Kind == results.KindMix:
+		t.Note = fmt.Sprintf("a mix of calls, %s loop, %s is better", sc.Load.Model, sc.Direction)
+	case sc.Kind == results.KindFlow:
+		t.Note = fmt.Sprintf("a flow: each request one pass of its steps, %s loop, %s is better", sc.Load.Model, sc.Direction)
+	case sc.Part != nil && sc.Part.Share > 0:
+		t.Note = fmt.Sprintf("call %s, %s of the mix %s, %s loop, %s is better", sc.Call, percent(sc.Part.Share), sc.Part.Of, sc.Load.Model, sc.Direction)
+	case sc.Part != nil:
+		t.Note = fmt.Sprintf("call %s, step %d of the flow %s, %s loop, %s is better", sc.Call, sc.Part.Index+1, sc.Part.Of, sc.Load.Model, sc.Direction)
 	}
 	if sc.Load.Model == "drain" {
 		t.Note = fmt.Sprintf("call %s: each run fills a fresh queue and times the consumer's drain, first delivery to last ack; %s is better", sc.Call, sc.Direction)
@@ -185,6 +204,9 @@ func scenarioTable(sc *results.Scenario) table {
 	}
 	if v := sc.Values; v != nil {
 		t.Note += fmt.Sprintf("; per-request values, the same sequence to every target (sha256 %s… over %d requests)", v.SHA256[:min(12, len(v.SHA256))], v.Requests)
+	}
+	if v := sc.Picks; v != nil {
+		t.Note += fmt.Sprintf("; the calls drawn by weight, the same sequence to every target (sha256 %s… over %d requests)", v.SHA256[:min(12, len(v.SHA256))], v.Requests)
 	}
 	for _, s := range sc.Summary {
 		verdict := "baseline"
@@ -427,4 +449,58 @@ func diskCell(cell string, s results.Startup) string {
 		return cell
 	}
 	return cell + " (" + human.Bytes(s.DiskApparentBytes) + " apparent)"
+}
+
+// partsOf are the part scenarios of a mix or a flow (each call, each
+// step), in order.
+func partsOf(r *results.Results, sc *results.Scenario) []*results.Scenario {
+	if sc.Kind == "" {
+		return nil
+	}
+	var out []*results.Scenario
+	for i := range r.Scenarios {
+		if p := r.Scenarios[i].Part; p != nil && p.Of == sc.Name {
+			out = append(out, &r.Scenarios[i])
+		}
+	}
+	return out
+}
+
+// partShown reports whether sc is a part of a mix or a flow the results
+// hold, whose table shows it.
+func partShown(r *results.Results, sc *results.Scenario) bool {
+	if sc.Part == nil {
+		return false
+	}
+	return slices.ContainsFunc(r.Scenarios, func(o results.Scenario) bool { return o.Name == sc.Part.Of && o.Kind != "" })
+}
+
+// withParts is a mix's or a flow's table with its parts' rows under its
+// own, each row led by what it is: the whole (the mix, a flow's pass), a
+// call of the mix with its share, or a step of the flow.
+func withParts(t table, sc *results.Scenario, parts []*results.Scenario) table {
+	whole := "mix"
+	if sc.Kind == results.KindFlow {
+		whole = "flow (pass)"
+	}
+	t.Header = append([]string{"part"}, t.Header...)
+	for i, row := range t.Rows {
+		t.Rows[i] = append([]string{whole}, row...)
+	}
+	for _, p := range parts {
+		label := fmt.Sprintf("%d. %s", p.Part.Index+1, p.Call)
+		if p.Part.Share > 0 {
+			label = fmt.Sprintf("%s (%s)", p.Call, percent(p.Part.Share))
+		}
+		for _, row := range scenarioTable(p).Rows {
+			t.Rows = append(t.Rows, append([]string{label}, row...))
+		}
+	}
+	t.Note += "; each part judged on its own, in the run's family"
+	return t
+}
+
+// percent is a share as a percentage, e.g. "90 %".
+func percent(share float64) string {
+	return strconv.FormatFloat(math.Round(1000*share)/10, 'f', -1, 64) + " %"
 }
