@@ -10,8 +10,8 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
