@@ -1108,13 +1108,17 @@ func (sc *Scenario) Engines() []string {
 }
 
 // Fingerprint identifies what the scenario measured: its call, metric,
-// direction, unit, load and the engines that ran it, and the recording it
-// replayed, if any. Two runs of a scenario with different fingerprints
+// direction, unit, load and the engines that ran it, the recording it
+// replayed, if any, and whether it is a mix or a flow, or a part of one
+// (which, at what weight). Two runs of a scenario with different fingerprints
 // measured different things.
 func (sc *Scenario) Fingerprint() string {
 	parts := []any{sc.Call, sc.Metric, sc.Direction, sc.Unit, sc.Load, sc.Engines()}
 	if sc.Replay != nil {
 		parts = append(parts, sc.Replay)
+	}
+	if sc.Kind != "" || sc.Part != nil {
+		parts = append(parts, sc.Kind, sc.Part)
 	}
 	b, _ := json.Marshal(parts)
 	sum := sha256.Sum256(b)
