@@ -297,3 +297,34 @@ scenarios:
 		t.Errorf("values digests: put %+v, get %+v; want put's alone", parts[0].Values, parts[1].Values)
 	}
 }
+
+// The server-bound mark of a mix is judged on its calls' transport (one
+// for all of them); a flow's is not judged, a pass being several round
+// trips.
+func TestServerBoundOfMixAndFlow(t *testing.T) {
+	s := runtest.Parse(t, `version: 1
+name: sb
+targets:
+  - {name: a, endpoints: {http: "http://127.0.0.1:1/"}}
+  - {name: b, endpoints: {http: "http://127.0.0.1:1/"}}
+calls:
+  ping: {http: {path: /ping}}
+  get: {http: {path: /get/1}}
+  put: {http: {method: POST, path: /put/1, body: x}}
+  read: {http: {path: "/read/${k}"}}
+scenarios:
+  - {name: rw, calls: [{call: get}, {call: put}], load: {concurrency: 2}, requests: 10}
+  - {name: wr, flow: [{call: put, capture: {k: key}}, {call: read}], load: {concurrency: 2}, requests: 10}
+`)
+	base := &live{spec: s.Target("a"), res: &results.Target{Name: "a", RTTNs: int64(time.Millisecond), RTTCall: "ping"}}
+	r := &runner{s: s, live: []*live{base}}
+	round := results.Round{Target: "a", Concurrency: 2, Sample: results.Sample{Requests: 10, OK: 10, DurationNs: int64(10 * time.Millisecond)}}
+	out := &results.Scenario{Load: results.Load{Model: "closed"}, Rounds: []results.Round{round}}
+	// 1 ms a round trip, 2 in flight, 1 ms a request: bound
+	if bound, why := r.serverBound(&s.Scenarios[0], out, 2); !bound || why != "" {
+		t.Errorf("mix: bound %v (%q); want bound, judged on its calls' transport", bound, why)
+	}
+	if bound, why := r.serverBound(&s.Scenarios[1], out, 2); bound || !strings.Contains(why, "a flow's request is a pass of several round trips") {
+		t.Errorf("flow: bound %v (%q); want not judged", bound, why)
+	}
+}

@@ -38,8 +38,15 @@ func (r *runner) serverBound(sc *study.Scenario, out *results.Scenario, level in
 	case level <= 1:
 		return false, "server-bound not judged: at one client every request waits a round trip by construction"
 	}
-	if !drain && !sameTransport(r.s.Calls[base.res.RTTCall], r.s.Calls[sc.Call], base.spec) {
-		return false, fmt.Sprintf("server-bound not judged: the round trip was probed with %s, another transport than %s", base.res.RTTCall, sc.Call)
+	call := sc.Call
+	switch {
+	case sc.IsFlow():
+		return false, "server-bound not judged: a flow's request is a pass of several round trips"
+	case sc.IsMix():
+		call = sc.Calls[0].Call // every call of a mix goes over one transport
+	}
+	if !drain && !sameTransport(r.s.Calls[base.res.RTTCall], r.s.Calls[call], base.spec) {
+		return false, fmt.Sprintf("server-bound not judged: the round trip was probed with %s, another transport than %s", base.res.RTTCall, call)
 	}
 	var perRequest []float64
 	for _, rd := range out.Rounds {
