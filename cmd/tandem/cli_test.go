@@ -170,7 +170,7 @@ func TestRunPlan(t *testing.T) {
 	}
 	for _, want := range []string{"nothing was started", "startup", "compat", "42 cases × 2 targets", "getblock-scaling",
 		"3 levels × 2 targets × adaptive rounds (15 to 100, ≤ 2m a level) of ~500ms, calibrated", "getblock-saturation", "sweep", "total",
-		"verdicts: 12 comparisons, the chance of any false alarm held at 0.0500"} {
+		"verdicts: 15 comparisons, the chance of any false alarm held at 0.0500"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the plan lacks %q:\n%s", want, stdout)
 		}
@@ -249,7 +249,7 @@ func TestRunProgressJSON(t *testing.T) {
 
 func TestValidateAndSchema(t *testing.T) {
 	code, out, stderr := tandem(t, "validate", "../../demo/demo.yaml")
-	if code != 0 || !strings.Contains(out, "ok: 2 targets, 14 calls, 10 scenarios, 42 compat cases") {
+	if code != 0 || !strings.Contains(out, "ok: 2 targets, 14 calls, 11 scenarios, 42 compat cases") {
 		t.Errorf("validate demo: exit %d, %q %q", code, out, stderr)
 	}
 	code, out, _ = tandem(t, "validate", "--schema")
