@@ -129,11 +129,13 @@ func TestRunEndIsNoTimeout(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", d.name, err)
 			}
-			if s.Errors["timeout"] != 0 || len(s.Errors) != 0 || s.Requests != s.OK || s.OK == 0 {
-				t.Errorf("%s, round %d: %d requests, %d ok, errors %v; want every request ok: the run's end is no failure",
-					d.name, round+1, s.Requests, s.OK, s.Errors)
+			// a machine busy enough can let a 300 ms run finish no
+			// request: what the end cut is unfinished, never failed
+			if s.Errors["timeout"] != 0 || len(s.Errors) != 0 || s.Requests != s.OK || s.OK+s.Unfinished == 0 {
+				t.Errorf("%s, round %d: %d requests, %d ok, %d unfinished, errors %v; want every request ok: the run's end is no failure",
+					d.name, round+1, s.Requests, s.OK, s.Unfinished, s.Errors)
 			}
-			if lat := time.Duration(s.LatencyNs.Min); lat < 2*time.Millisecond {
+			if lat := time.Duration(s.LatencyNs.Min); s.OK > 0 && lat < 2*time.Millisecond {
 				t.Errorf("%s, round %d: latency min %v against a 2 ms server: a request cut by the run's end was recorded", d.name, round+1, lat)
 			}
 			if el := time.Since(start); el > 6*time.Second { // a hang guard (300 ms by design)
