@@ -54,7 +54,7 @@ func smallStudy(t *testing.T) string {
                 --grpc, "127.0.0.1:${port.grpc}", --http, "127.0.0.1:${port.http}"]
       wipe: ["${workdir}/data"]
     endpoints: {grpc: "127.0.0.1:${port.grpc}"}
-    ready: {first_answer: {call: ping}, condition: {call: info, path: indexed, equals: true}, timeout: 60s}`, build, build)
+    ready: {first_answer: {call: ping}, condition: {call: info, path: indexed, equals: true}, timeout: 3m}`, build, build)
 	}
 	path := filepath.Join(t.TempDir(), "small.yaml")
 	study := `version: 1
