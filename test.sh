@@ -98,7 +98,7 @@ step "go test -race"
 # four packages and four tests of each at a time: the long tests mostly
 # wait on real processes and servers (the step used 1.4 cores of 2), and
 # they assert nothing a busy machine can break
-go test -race -count=1 -p 4 -parallel 4 -timeout 10m ./runner ./cmd/tandem ./comet ./runner/drains ./driver/amqpdrv ./load ./cost ./...
+go test -race -count=1 -p 4 -parallel 4 -timeout 20m ./runner ./cmd/tandem ./comet ./runner/drains ./driver/amqpdrv ./load ./cost ./...
 
 step "Kubernetes Job against k8s.io/api's types (a module of its own: k8s.io/api is large to build)"
 (cd internal/k8sjob/apicheck && go test -count=1 ./... &&
