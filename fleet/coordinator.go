@@ -646,7 +646,7 @@ func (s *Session) measureClocks(ctx context.Context) error {
 		best := time.Duration(-1)
 		for range clockSamples {
 			t0 := time.Now()
-			m, err := s.c.request(ctx, 2*time.Second, s.sub.worker(w.id, "clock"), q, true)
+			m, err := s.c.request(ctx, clockWait, s.sub.worker(w.id, "clock"), q, true)
 			t1 := time.Now()
 			if err != nil {
 				return fmt.Errorf("fleet: worker %s: clock: %w", w.id, err)

@@ -126,7 +126,7 @@ func startWorkers(t *testing.T, b *bus, n int, stagger time.Duration, job fleet.
 		wg.Go(func() {
 			time.Sleep(time.Duration(i) * stagger)
 			id := fmt.Sprintf("w%d", i)
-			w := &fleet.Worker{Conn: b.worker(t, id), ID: id, Version: "test", Wait: 20 * time.Second, Job: job}
+			w := &fleet.Worker{Conn: b.worker(t, id), ID: id, Version: "test", Wait: 3 * time.Minute, Job: job}
 			errs[i] = w.Run(context.Background())
 		})
 	}
@@ -165,7 +165,7 @@ func TestFleetMergesExactly(t *testing.T) {
 	c, hits := target(t)
 	b := embedded(t)
 	body, _ := json.Marshal(spec{Requests: 3001, Clients: 4})
-	co := &fleet.Coordinator{Conn: b.coord(t), Workers: 3, Spec: body, Version: "test", JoinWait: 20 * time.Second}
+	co := &fleet.Coordinator{Conn: b.coord(t), Workers: 3, Spec: body, Version: "test", JoinWait: 3 * time.Minute}
 	wait := startWorkers(t, b, 3, 0, closedJob(c))
 	out, err := co.Run(context.Background())
 	werrs := wait()
@@ -262,10 +262,10 @@ func TestDuplicateTallyCountedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	co := &fleet.Coordinator{Conn: b.coord(t), Fleet: "dup", Workers: 1, Spec: body, Version: "test", JoinWait: 20 * time.Second}
+	co := &fleet.Coordinator{Conn: b.coord(t), Fleet: "dup", Workers: 1, Spec: body, Version: "test", JoinWait: 3 * time.Minute}
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		w := &fleet.Worker{Conn: b.worker(t, "w0"), Fleet: "dup", ID: "w0", Version: "test", Wait: 20 * time.Second,
+		w := &fleet.Worker{Conn: b.worker(t, "w0"), Fleet: "dup", ID: "w0", Version: "test", Wait: 3 * time.Minute,
 			Job: func(ctx context.Context, p *fleet.Part) (fleet.Report, error) { // 1.5 s: a tally at 1 s, then the last
 				s, err := load.Closed{Concurrency: 1, Duration: 1500 * time.Millisecond, Tap: p.Tap, Live: p.Live}.Run(ctx, c)
 				select { // the first tally's replay is stored before the final is sent
@@ -310,7 +310,7 @@ func TestLostWorker(t *testing.T) {
 			body, _ := json.Marshal(spec{Requests: 1 << 40, Clients: 2})
 			var logMu sync.Mutex
 			var silence []string // the silences the coordinator declared losses after
-			co := &fleet.Coordinator{Conn: b.coord(t), Workers: 2, Spec: body, Version: "test", JoinWait: 20 * time.Second,
+			co := &fleet.Coordinator{Conn: b.coord(t), Workers: 2, Spec: body, Version: "test", JoinWait: 3 * time.Minute,
 				ContinueOnLoss: cont, Suspect: suspect, Lost: lost, Lease: lease, Log: func(line string) {
 					if d, ok := strings.CutPrefix(line, "worker w1 is lost: silent for "); ok {
 						logMu.Lock()
@@ -340,7 +340,7 @@ func TestLostWorker(t *testing.T) {
 							return fleet.Report{Sample: s}, err
 						}
 					}
-					w := &fleet.Worker{Conn: nc, ID: fmt.Sprintf("w%d", i), Version: "test", Wait: 20 * time.Second, Job: job}
+					w := &fleet.Worker{Conn: nc, ID: fmt.Sprintf("w%d", i), Version: "test", Wait: 3 * time.Minute, Job: job}
 					errs[i] = w.Run(ctx)
 				})
 			}
@@ -428,10 +428,10 @@ func TestWorkerStopsWithinLease(t *testing.T) {
 	b := embedded(t)
 	body, _ := json.Marshal(spec{Requests: 1 << 40, Clients: 1})
 	coConn := b.coord(t)
-	co := &fleet.Coordinator{Conn: coConn, Workers: 1, Spec: body, Version: "test", JoinWait: 20 * time.Second, Lease: lease}
+	co := &fleet.Coordinator{Conn: coConn, Workers: 1, Spec: body, Version: "test", JoinWait: 3 * time.Minute, Lease: lease}
 	coDone := make(chan error, 1)
 	go func() { _, err := co.Run(context.Background()); coDone <- err }()
-	w := &fleet.Worker{Conn: b.worker(t, "w0"), ID: "w0", Version: "test", Wait: 20 * time.Second, Job: closedJob(c)}
+	w := &fleet.Worker{Conn: b.worker(t, "w0"), ID: "w0", Version: "test", Wait: 3 * time.Minute, Job: closedJob(c)}
 	done := make(chan error, 1)
 	go func() { done <- w.Run(context.Background()) }()
 	for deadline := time.Now().Add(30 * time.Second); hits.Load() == 0; time.Sleep(10 * time.Millisecond) {
@@ -466,7 +466,7 @@ func TestJoinRefusals(t *testing.T) {
 	c, _ := target(t)
 	b := embedded(t)
 	body, _ := json.Marshal(spec{Requests: 200, Clients: 1})
-	co := &fleet.Coordinator{Conn: b.coord(t), Workers: 1, Spec: body, Version: "v1", JoinWait: 20 * time.Second}
+	co := &fleet.Coordinator{Conn: b.coord(t), Workers: 1, Spec: body, Version: "v1", JoinWait: 3 * time.Minute}
 	ctx := context.Background()
 	res := make(chan error, 1)
 	go func() { _, err := co.Run(ctx); res <- err }()
@@ -510,7 +510,7 @@ func TestJoinRefusals(t *testing.T) {
 func TestSessionRunsManyParts(t *testing.T) {
 	c, hits := target(t)
 	b := embedded(t)
-	co := &fleet.Coordinator{Conn: b.coord(t), Workers: 2, Version: "test", JoinWait: 20 * time.Second}
+	co := &fleet.Coordinator{Conn: b.coord(t), Workers: 2, Version: "test", JoinWait: 3 * time.Minute}
 	ctx := context.Background()
 	wait := startWorkers(t, b, 2, 0, closedJob(c))
 	sess, err := co.Open(ctx)
@@ -551,7 +551,7 @@ func TestSlowStartsAndLateJoins(t *testing.T) {
 	c, hits := target(t)
 	b := embedded(t)
 	body, _ := json.Marshal(spec{Requests: 600, Clients: 2})
-	co := &fleet.Coordinator{Conn: b.coord(t), Workers: 2, Spec: body, Version: "test", JoinWait: 30 * time.Second, Lease: lease}
+	co := &fleet.Coordinator{Conn: b.coord(t), Workers: 2, Spec: body, Version: "test", JoinWait: 3 * time.Minute, Lease: lease}
 	ctx := context.Background()
 	openJob := func(ctx context.Context, p *fleet.Part) (fleet.Report, error) {
 		time.Sleep(1500 * time.Millisecond) // a slow warm-up: tallies are taken before the load starts
@@ -574,7 +574,14 @@ func TestSlowStartsAndLateJoins(t *testing.T) {
 	// every arrival of the schedule is accounted for once: answered, cut
 	// off by the run's end, or dropped (none is, unless the machine stalls
 	// for the 10 s drain)
-	if s := out.Sum.Sample(time.Second, "request"); s.Requests+s.Unfinished+s.Dropped != 600 || s.Requests == 0 ||
+	// (the tallies carry no drops: each worker's report does)
+	s := out.Sum.Sample(time.Second, "request")
+	for _, w := range out.Workers {
+		if w.Report != nil {
+			s.Dropped += w.Report.Sample.Dropped
+		}
+	}
+	if s.Requests+s.Unfinished+s.Dropped != 600 || s.Requests == 0 ||
 		hits.Load() < s.Requests || hits.Load() > s.Requests+s.Unfinished || out.Failed() != "" {
 		t.Fatalf("merged %d requests, %d cut off, %d dropped of 600 arrivals (server %d); %s", s.Requests, s.Unfinished, s.Dropped, hits.Load(), out.Failed())
 	}
@@ -661,11 +668,11 @@ func TestSharedBus(t *testing.T) {
 					}
 				}
 			})
-			co := &fleet.Coordinator{Conn: b.coord(t), Workers: 1, Spec: body, Version: "test", JoinWait: 20 * time.Second}
+			co := &fleet.Coordinator{Conn: b.coord(t), Workers: 1, Spec: body, Version: "test", JoinWait: 3 * time.Minute}
 			var got spec
 			var wg sync.WaitGroup
 			wg.Go(func() {
-				w := &fleet.Worker{Conn: b.worker(t, "w0"), ID: "w0", Version: "test", Wait: 20 * time.Second,
+				w := &fleet.Worker{Conn: b.worker(t, "w0"), ID: "w0", Version: "test", Wait: 3 * time.Minute,
 					Job: func(ctx context.Context, p *fleet.Part) (fleet.Report, error) {
 						json.Unmarshal(p.Spec, &got)
 						s, err := load.Closed{Concurrency: 1, Duration: 1500 * time.Millisecond, Tap: p.Tap, Live: p.Live}.Run(ctx, c)

@@ -24,20 +24,28 @@ import (
 
 // Defaults of the failure detector and the protocol's timing.
 const (
-	// DefaultSuspect is how long a worker may be silent before it is suspect.
-	DefaultSuspect = 3 * time.Second
-	// DefaultLost is how long a worker may be silent before it is lost.
-	DefaultLost = 5 * time.Second
+	// DefaultSuspect is how long a worker may be silent before it is
+	// suspect.
+	DefaultSuspect = 5 * time.Second
+	// DefaultLost is how long a worker may be silent before it is lost:
+	// twenty heartbeats, so that a busy machine's stalls (5 s were seen
+	// under a race-enabled test suite beside other work) write no live
+	// worker off.
+	DefaultLost = 10 * time.Second
 	// DefaultLease is how long a worker keeps its load going without a
 	// word from its coordinator: less than DefaultLost, so that a worker
 	// cut off from its coordinator has stopped before it is written off.
-	DefaultLease = 4 * time.Second
+	DefaultLease = 8 * time.Second
 	// beatEvery is the heartbeat period, both ways.
 	beatEvery = 500 * time.Millisecond
 	// snapEvery is how often a worker takes and sends its tally.
 	snapEvery = time.Second
 	// clockSamples is the round trips that measure a worker's clock.
 	clockSamples = 8
+	// clockWait bounds one clock reading, asked again every retryAfter: a
+	// slow reading is kept only if none is faster, so a busy machine's
+	// slow answers cost precision, never the run.
+	clockWait = 30 * time.Second
 	// retryAfter is how long an idempotent request waits before it asks
 	// again.
 	retryAfter = 250 * time.Millisecond

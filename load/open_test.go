@@ -24,8 +24,12 @@ func TestOpenPacing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if math.Abs(float64(s.Requests)-rate) > rate*0.01+1 || s.Dropped != 0 || hits.Load() != s.Requests {
-			t.Errorf("%v/s for 1s: %d requests (server saw %d), %d dropped; want %v", rate, s.Requests, hits.Load(), s.Dropped, rate)
+		// every arrival accounted for: answered, cut off by the end, or
+		// dropped (a busy machine may drop some; how few on an idle one is
+		// the bench's to measure)
+		if arrivals := s.Requests + s.Unfinished + s.Dropped; math.Abs(float64(arrivals)-rate) > rate*0.01+1 || s.Requests == 0 ||
+			hits.Load() < s.Requests || hits.Load() > s.Requests+s.Unfinished {
+			t.Errorf("%v/s for 1s: %d requests, %d cut, %d dropped (server saw %d); want %v arrivals", rate, s.Requests, s.Unfinished, s.Dropped, hits.Load(), rate)
 		}
 		// the offered rate is the schedule's, exactly; how close the
 		// achieved rate comes to it is a timing goal, measured by

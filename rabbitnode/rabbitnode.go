@@ -22,6 +22,10 @@ import (
 	"github.com/tandem-bench/tandem/target"
 )
 
+// startWait bounds a node's start: a busy machine was seen to need more
+// than 90 s.
+const startWait = 5 * time.Minute
+
 // ErrNotInstalled is returned when rabbitmq-server or rabbitmqctl is not on
 // PATH.
 var ErrNotInstalled = errors.New("rabbitmq-server is not installed (Debian package rabbitmq-server)")
@@ -53,7 +57,7 @@ type Options struct {
 }
 
 // Start starts a node and waits until it accepts connections, within ctx
-// and at most 90 s.
+// and at most startWait (5 minutes).
 func Start(ctx context.Context, o Options) (*Node, error) {
 	dir := o.Dir
 	server, err := exec.LookPath("rabbitmq-server")
@@ -101,11 +105,13 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		n.cleanup()
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	// a node boots in seconds on a quiet machine; rabbitmqctl is an Erlang
+	// VM of its own, which a busy machine takes tens of seconds to start
+	ctx, cancel := context.WithTimeout(ctx, startWait)
 	defer cancel()
 	for {
-		actx, acancel := context.WithTimeout(ctx, 10*time.Second)
-		err := exec.CommandContext(actx, "rabbitmqctl", "-n", n.Name, "-q", "await_startup", "--timeout", "5").Run()
+		actx, acancel := context.WithTimeout(ctx, time.Minute)
+		err := exec.CommandContext(actx, "rabbitmqctl", "-n", n.Name, "-q", "await_startup", "--timeout", "50").Run()
 		acancel()
 		if err == nil {
 			return n, nil
@@ -122,7 +128,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 			tail := strings.Join(n.proc.Tail(), "\n    ")
 			n.Stop()
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil, fmt.Errorf("rabbitmq node %s did not start in 90 s; last output:\n    %s", n.Name, tail)
+				return nil, fmt.Errorf("rabbitmq node %s did not start in %v; last output:\n    %s", n.Name, startWait, tail)
 			}
 			return nil, ctx.Err()
 		case <-wait.C:

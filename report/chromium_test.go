@@ -542,7 +542,7 @@ func TestFindingEvidenceDownloads(t *testing.T) {
 	if len(want) <= longEvidence && !strings.HasSuffix(key, "hdr") {
 		t.Fatalf("evidence %q of %d characters has a download button", key, len(want))
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
 		if len(files) == 1 {

@@ -32,7 +32,7 @@ func TestReportReadsMetricsByKind(t *testing.T) {
 	c := metrics.Start(srv.URL, []string{"rpc_duration_seconds", "rpc_calls_total", "heap_bytes"}, time.Second)
 	defer c.Stop()
 	scraped := func(n int) { // n scrapes that gave rpc_calls_total a point
-		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
 			for _, s := range c.Snapshot().Series {
 				if s.Name == "rpc_calls_total" && len(s.Points) >= n {
 					return

@@ -44,7 +44,7 @@ targets:
       command: ["${tandem}", --addr, "${node.host}:${port.http}", --listen-log, "${workdir}/${node.name}.listens"]
       env: {TANDEM_TEST_DELAY: "1"}
     endpoints: {http: "http://${node.host}:${port.http}/ping"}
-    ready: {first_answer: {call: ping}, timeout: 20s}
+    ready: {first_answer: {call: ping}, timeout: 5m}
 calls:
   ping: {http: {path: ""}}
 scenarios:

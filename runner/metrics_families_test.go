@@ -35,7 +35,7 @@ func TestGroupMetricsKeepFamilies(t *testing.T) {
 			collector: metrics.Start(url, []string{"rpc_duration_seconds", "rpc_calls_total"}, time.Second)})
 	}
 	for _, n := range l.nodes { // a scrape that succeeded: the counter has a point
-		for deadline := time.Now().Add(60 * time.Second); !scraped(n.collector.Snapshot()); time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(3 * time.Minute); !scraped(n.collector.Snapshot()); time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("%s: no scrape in 60 s", n.name)
 			}

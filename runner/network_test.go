@@ -159,7 +159,7 @@ defaults: {rounds: 1, warmup: 50ms, max_rate_shortfall: 50}
 targets:
   - name: cut
     endpoints: {http: "http://` + srv.addr() + `"}
-    ready: {first_answer: {call: ping}, timeout: 20s}
+    ready: {first_answer: {call: ping}, timeout: 5m}
 calls:
   ping: {http: {path: /ping}}
 scenarios:

@@ -36,7 +36,7 @@ targets:
                 --status, '{"self": "${node.name}", "leader": "a1", "height": ${node.index}}']
       env: {TANDEM_TEST_DELAY: "1"}
     endpoints: {http: "http://${node.host}:${port.http}"}
-    ready: {first_answer: {call: ping}, timeout: 20s}
+    ready: {first_answer: {call: ping}, timeout: 5m}
 calls:
   ping: {http: {path: /ping}}
   status: {http: {path: /status}}

@@ -39,7 +39,7 @@ targets:
       command: ["${tandem}", --addr, "127.0.0.1:${port.http}"]
       env: {TANDEM_TEST_DELAY: "1"}
     endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
-    ready: {log: "listening on", timeout: 20s}
+    ready: {log: "listening on", timeout: 5m}
 calls:
   ping: {http: {path: ""}}
 scenarios:

@@ -183,7 +183,7 @@ targets:
     ready:
       first_answer: {call: ping}
       condition: {call: info, path: indexed, equals: true}
-      timeout: 30s
+      timeout: 5m
     data_dir: ${workdir}/data
   - name: b
     start:
@@ -194,7 +194,7 @@ targets:
     ready:
       first_answer: {call: ping}
       condition: {call: info, path: indexed, equals: true}
-      timeout: 30s
+      timeout: 5m
     data_dir: ${workdir}/data
 calls:
   ping: {grpc: {method: tandem.sample.v1.Ledger/Ping}}
@@ -419,7 +419,7 @@ targets:
       command: ["${tandem}", --build, z, --data, "${workdir}/d"]
       env: {TANDEM_TEST_SAMPLE: "1"}
     endpoints: {grpc: "127.0.0.1:${port.grpc}"}
-    ready: {first_answer: {call: ping}, timeout: 20s}
+    ready: {first_answer: {call: ping}, timeout: 5m}
 calls:
   ping: {grpc: {method: tandem.sample.v1.Ledger/Ping}}
 scenarios:
@@ -750,7 +750,7 @@ func TestVerdictsOnRealTargets(t *testing.T) {
       command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --delay, %s, --start-delay, %s]
       env: {TANDEM_TEST_DELAY: "1"}
     endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
-    ready: {first_answer: {call: ping}, timeout: 20s}`, name, delay, startDelay)
+    ready: {first_answer: {call: ping}, timeout: 5m}`, name, delay, startDelay)
 	}
 	// adaptive rounds at α = 0.001: a 4× difference is found whatever the
 	// machine is doing, and two identical targets get a speed verdict once
@@ -842,7 +842,7 @@ func TestUnhealthyRunsGetNoSpeedVerdict(t *testing.T) {
       command: ["${tandem}", --addr, "127.0.0.1:${port.http}", %s]
       env: {TANDEM_TEST_DELAY: "1"}
     endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
-    ready: {log: "listening on", timeout: 20s}`, name, strings.Join(args, ", "))
+    ready: {log: "listening on", timeout: 5m}`, name, strings.Join(args, ", "))
 	}
 	src := "version: 1\nname: unhealthy\ndefaults: {rounds: 2, warmup: 50ms}\ntargets:" +
 		target("healthy", "--delay", "1ms") + target("failing", "--delay", "1ms", "--fail", "100") + target("stalling", "--delay", "20ms") + `
@@ -914,7 +914,7 @@ targets:
       command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --token, "${env.TANDEM_TEST_SECRET}"]
       env: {TANDEM_TEST_DELAY: "1"}
     endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
-    ready: {log: "listening on", timeout: 20s}
+    ready: {log: "listening on", timeout: 5m}
   - name: b
     endpoints: {http: "http://tandem:${env.TANDEM_TEST_SECRET}@` + strings.TrimPrefix(other.URL, "http://") + `/ping?k=${env.TANDEM_TEST_SECRET}"}
 calls:
@@ -1011,7 +1011,7 @@ targets:
       command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --lose-bind-race, %q]
       env: {TANDEM_TEST_DELAY: "1"}
     endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
-    ready: {log: "listening on", timeout: 20s}
+    ready: {log: "listening on", timeout: 5m}
 calls:
   ping: {http: {path: ""}}
 `, marker)
@@ -1114,7 +1114,7 @@ targets:
       command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --start-delay, 300ms]
       env: {TANDEM_TEST_DELAY: "1"}
     endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
-    ready: {log: "^listening on 127\\.0\\.0\\.1:", timeout: 20s}
+    ready: {log: "^listening on 127\\.0\\.0\\.1:", timeout: 5m}
   - name: silent
     start:
       command: ["${tandem}", --addr, "127.0.0.1:${port.http}"]
@@ -1154,7 +1154,7 @@ func TestStartupVerdicts(t *testing.T) {
       command: ["${tandem}", --addr, "127.0.0.1:${port.http}", --start-delay, %s]
       env: {TANDEM_TEST_DELAY: "1"}
     endpoints: {http: "http://127.0.0.1:${port.http}/ping"}
-    ready: {first_answer: {call: ping}, timeout: 20s}`, name, startDelay)
+    ready: {first_answer: {call: ping}, timeout: 5m}`, name, startDelay)
 	}
 	// five starts each at α = 0.2 (0.1 a comparison): the fewest a paired
 	// interval can bound with

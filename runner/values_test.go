@@ -129,7 +129,10 @@ scenarios:
 			}
 		}
 		measured := func(runs [][]string) [][]string { return runs[len(runs)-2:] } // the warm-up, then 2 rounds
-		if !slices.EqualFunc(measured(runsA), measured(runsB), slices.Equal) {
+		// (an open loop's run ends at its time: a busy machine may cut its
+		// last requests off, sent or not, so its runs are prefixes, counted
+		// below)
+		if sc.Name != "once-open" && !slices.EqualFunc(measured(runsA), measured(runsB), slices.Equal) {
 			t.Errorf("%s: a's measured runs differ from b's", sc.Name)
 		}
 		// the digest: of the most requests any run sent

@@ -102,7 +102,7 @@ func TestPagesInChromium(t *testing.T) {
 		loc := ""
 		// the click navigates: wait for the run's page (a hang guard of 30 s:
 		// Chromium on a busy machine takes seconds)
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 			if loc = browsertest.Eval[string](t, b, `location.pathname`); strings.HasPrefix(loc, "/runs/") {
 				break
 			}

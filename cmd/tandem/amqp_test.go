@@ -64,7 +64,7 @@ func TestLoadAMQPInterrupted(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			// a pipelined publisher outruns a consumer that waits for each
 			// ack (prefetch 1): messages are in flight at the cut
-			cmd := exec.Command(os.Args[0], "load", node.URL, "--prefetch", "1", "--requests", "50000000", "--duration", "60s", "--format", format)
+			cmd := exec.Command(os.Args[0], "load", node.URL, "--prefetch", "1", "--requests", "50000000", "--duration", "300s", "--format", format)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
@@ -72,11 +72,11 @@ func TestLoadAMQPInterrupted(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
-			for deadline := time.Now().Add(60 * time.Second); len(rabbittest.Queues(t, node)) == 0; time.Sleep(50 * time.Millisecond) {
+			for deadline := time.Now().Add(3 * time.Minute); len(rabbittest.Queues(t, node)) == 0; time.Sleep(50 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					cmd.Process.Kill()
 					<-done
-					t.Fatalf("no queue declared within 60 s: %s", stderr.String())
+					t.Fatalf("no queue declared within 3 minutes: %s", stderr.String())
 				}
 			}
 			time.Sleep(300 * time.Millisecond) // publishing
@@ -84,10 +84,10 @@ func TestLoadAMQPInterrupted(t *testing.T) {
 			var err error
 			select {
 			case err = <-done:
-			case <-time.After(60 * time.Second):
+			case <-time.After(3 * time.Minute):
 				cmd.Process.Kill()
 				<-done
-				t.Fatal("still running 60 s after SIGINT")
+				t.Fatal("still running 3 minutes after SIGINT")
 			}
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {

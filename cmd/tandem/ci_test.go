@@ -28,13 +28,13 @@ targets:
       command: ["${env.TANDEM_BASE}", --data, "${workdir}/data", --grpc, "127.0.0.1:${port.grpc}", --http, "127.0.0.1:${port.http}"]
       wipe: ["${workdir}/data"]
     endpoints: {grpc: "127.0.0.1:${port.grpc}", http: "http://127.0.0.1:${port.http}/"}
-    ready: {first_answer: {call: ping}, condition: {call: info, path: indexed, equals: true}, timeout: 60s}
+    ready: {first_answer: {call: ping}, condition: {call: info, path: indexed, equals: true}, timeout: 5m}
   - name: head
     start:
       command: ["${env.TANDEM_HEAD}", --data, "${workdir}/data", --grpc, "127.0.0.1:${port.grpc}", --http, "127.0.0.1:${port.http}"]
       wipe: ["${workdir}/data"]
     endpoints: {grpc: "127.0.0.1:${port.grpc}", http: "http://127.0.0.1:${port.http}/"}
-    ready: {first_answer: {call: ping}, condition: {call: info, path: indexed, equals: true}, timeout: 60s}
+    ready: {first_answer: {call: ping}, condition: {call: info, path: indexed, equals: true}, timeout: 5m}
 calls:
   ping: {grpc: {method: tandem.sample.v1.Ledger/Ping}}
   info: {grpc: {method: tandem.sample.v1.Ledger/Info}}

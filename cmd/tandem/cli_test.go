@@ -482,7 +482,7 @@ func TestCtrlC(t *testing.T) {
 			go func() { done <- cmd.Wait() }()
 			select {
 			case err = <-done:
-			case <-time.After(60 * time.Second):
+			case <-time.After(3 * time.Minute):
 				cmd.Process.Kill()
 				t.Fatalf("tandem did not exit within 60s of Ctrl-C; stderr so far:\n%s", strings.Join(seen, "\n"))
 			}

@@ -104,7 +104,7 @@ targets:
                 "${workdir}/data", "127.0.0.1:${port.grpc}"]
       wipe: ["${workdir}/data"]
     endpoints: {grpc: "127.0.0.1:${port.grpc}"}
-    ready: {first_answer: {call: ping}, timeout: 60s}
+    ready: {first_answer: {call: ping}, timeout: 5m}
 calls:
   ping: {grpc: {method: tandem.sample.v1.Ledger/Ping}}
 scenarios:
@@ -119,11 +119,11 @@ scenarios:
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var addr string
-	for deadline := time.Now().Add(90 * time.Second); addr == ""; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Minute); addr == ""; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			<-done
-			t.Fatal("no scenario began within 90 s")
+			t.Fatal("no scenario began within 5 minutes")
 		}
 		if r, err := results.Read(filepath.Join(out, "results.json")); err == nil && len(r.Scenarios) > 0 {
 			addr = regexp.MustCompile(`127\.0\.0\.1:\d+`).FindString(strings.Join(r.Targets[0].Command, " "))
@@ -133,10 +133,10 @@ scenarios:
 	var err error
 	select {
 	case err = <-done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(2 * time.Minute):
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
-		t.Fatal("still running 30 s after Ctrl-C")
+		t.Fatal("still running 2 minutes after Ctrl-C")
 	}
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {

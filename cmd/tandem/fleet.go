@@ -48,7 +48,7 @@ func fleetFlags(f *pflag.FlagSet, o *fleetOptions) {
 	f.IntVar(&o.localWorkers, "local-workers", 0, "spread the load over this many worker processes started on this machine")
 	f.StringVar(&o.nats, "nats", "", "with --workers or --local-workers: the NATS server the fleet meets on (default: one embedded in this process, on loopback)")
 	f.StringVar(&o.name, "fleet", "tandem", "with --workers or --local-workers: the fleet's name; workers of another name are not taken")
-	f.StringVar(&o.onLoss, "on-worker-loss", "fail", "with --workers or --local-workers: fail (stop the run) or continue (run to the end without it) when a worker is lost (silent for 5 s); either way tandem load exits 1, its figures missing the lost share")
+	f.StringVar(&o.onLoss, "on-worker-loss", "fail", "with --workers or --local-workers: fail (stop the run) or continue (run to the end without it) when a worker is lost (silent for 10 s); either way tandem load exits 1, its figures missing the lost share")
 	f.DurationVar(&o.joinWait, "join-wait", 2*time.Minute, "with --workers: how long to wait for the workers to join")
 	natsAuthFlags(f, &o.auth)
 }

@@ -129,7 +129,7 @@ func TestWorkersInNetworkNamespaces(t *testing.T) {
 			}
 		})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var out, errb bytes.Buffer
 	code := run(ctx, []string{"load", "http://" + lab.addr(2) + ":8080/", "--workers", "2", "--nats", nats.URL(), "--nats-nkey", coordSeed, "--fleet", "netns",

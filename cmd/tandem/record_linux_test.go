@@ -54,9 +54,9 @@ func TestRecordDiskFull(t *testing.T) {
 	var target string
 	select {
 	case target = <-addr:
-	case <-time.After(60 * time.Second):
+	case <-time.After(3 * time.Minute):
 		cmd.Process.Kill()
-		t.Fatalf("no listening line within 60 s\n%s", rc.log())
+		t.Fatalf("no listening line within 3 minutes\n%s", rc.log())
 	}
 	body := strings.Repeat("a", 300) // each exchange a line of about 600 bytes
 	var exit error
@@ -84,9 +84,9 @@ loop:
 	if exit == nil {
 		select {
 		case exit = <-rc.done:
-		case <-time.After(60 * time.Second):
+		case <-time.After(3 * time.Minute):
 			cmd.Process.Kill()
-			t.Fatalf("still recording after %d requests and 60 s\n%s", sent, rc.log())
+			t.Fatalf("still recording after %d requests and 3 minutes\n%s", sent, rc.log())
 		}
 	}
 	var ee *exec.ExitError

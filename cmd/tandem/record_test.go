@@ -109,9 +109,9 @@ func startRecord(t *testing.T, upstream string, extra ...string) *recordChild {
 	case r.addr = <-found:
 	case err := <-r.done:
 		t.Fatalf("tandem record exited: %v\n%s", err, r.log())
-	case <-time.After(60 * time.Second): // a -race child on a busy machine
+	case <-time.After(3 * time.Minute): // a -race child on a busy machine
 		r.cmd.Process.Kill()
-		t.Fatalf("tandem record did not listen within 60 s\n%s", r.log())
+		t.Fatalf("tandem record did not listen within 3 minutes\n%s", r.log())
 	}
 	t.Cleanup(func() { r.cmd.Process.Kill() })
 	return r
@@ -130,9 +130,9 @@ func (r *recordChild) stop(t *testing.T, sig os.Signal) (int, []record.Exchange)
 	var err error
 	select {
 	case err = <-r.done:
-	case <-time.After(60 * time.Second):
+	case <-time.After(3 * time.Minute):
 		r.cmd.Process.Kill()
-		t.Fatalf("tandem record still running 60 s after %v\n%s", sig, r.log())
+		t.Fatalf("tandem record still running 3 minutes after %v\n%s", sig, r.log())
 	}
 	code := 0
 	var ee *exec.ExitError

@@ -72,7 +72,7 @@ targets:
       http: "http://user:${env.TSEC_URL}@127.0.0.1:${port.http}/"
       amqp: "amqp://tandemu:${env.TSEC_AMQP}@%[2]s/"
     metrics: "http://m:${env.TSEC_METRICS}@127.0.0.1:${port.http}/metrics"
-    ready: {first_answer: {call: ping}, timeout: 60s}
+    ready: {first_answer: {call: ping}, timeout: 5m}
   - name: b
     endpoints:
       http: "http://user:LiteralUrlPw9909@%[1]s/"
@@ -84,7 +84,7 @@ targets:
       command: [sh, -c, "echo token $API_TOKEN; echo key $1 >&2; exit 3", sh, "${env.TSEC_ARG}"]
       env: {API_TOKEN: "${env.TSEC_ENV}"}
     endpoints: {http: "http://127.0.0.1:${port.http}/"}
-    ready: {timeout: 30s}
+    ready: {timeout: 5m}
 calls:
   ping: {http: {path: /ping, headers: {Authorization: "Bearer ${env.TSEC_HEADER}"}}}
   bal: {jsonrpc: {method: getbalance, params: [tz1000042], headers: {X-Key: "${env.TSEC_JHEADER}"}}}

@@ -103,7 +103,7 @@ loop:
 	}
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the terminal's output did not end")
 	}
 	code := 0

@@ -32,7 +32,7 @@ type brokerQueue struct {
 // expiry.
 func listQueues(t *testing.T, node *rabbitnode.Node) map[string]brokerQueue {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "rabbitmqctl", "-n", node.Name, "-q", "list_queues", "name", "arguments", "messages", "consumers").Output()
 	if err != nil {
@@ -170,7 +170,7 @@ func TestQueuesExpireWhenTandemIsKilled(t *testing.T) {
 		}
 	}
 	// Each process has declared its queue, with its expiry, and consumes.
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
 		qs := listQueues(t, node)
 		ready := 0
 		for _, c := range children {
@@ -214,7 +214,7 @@ func TestQueuesExpireWhenTandemIsKilled(t *testing.T) {
 	// The broker deletes them by itself: at once for a classic queue, within
 	// a few seconds for a quorum queue, which checks its expiry on a timer.
 	start := time.Now()
-	for deadline := start.Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+	for deadline := start.Add(2 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
 		qs := listQueues(t, node)
 		var left []string
 		for _, c := range children {

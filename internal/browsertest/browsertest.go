@@ -49,7 +49,7 @@ func Open(t *testing.T, width, height int) *Browser {
 	t.Cleanup(cancelAlloc)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(cancel)
-	ctx, stop := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, stop := context.WithTimeout(ctx, 10*time.Minute) // a busy machine runs Chromium slowly; a hang guard only
 	t.Cleanup(stop)
 	b := &Browser{Ctx: ctx}
 	err := chromedp.Listen(ctx, func(ev any) {
