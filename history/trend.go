@@ -140,20 +140,60 @@ type Mover struct {
 	Change     float64 `json:"change"` // how much worse, a fraction (negative: better)
 	Comparable bool    `json:"comparable"`
 	// Verdict is the verdict engine's word for the move: slower (worse),
-	// faster (better), indistinguishable (within the 2 % floor) or
+	// faster (better), indistinguishable (within the floor) or
 	// inconclusive; only slower and faster are changes.
 	Verdict stats.Verdict `json:"verdict"`
+	// Floor is the least move judged a change, a fraction: the verdicts'
+	// 2 %, or more where the series' earlier runs scatter more (see
+	// runFloor).
+	Floor float64 `json:"floor"`
 }
 
 // moverFloor is the least move that is a change: the verdicts' floor.
 const moverFloor = 0.02
 
+// moverHistory is how many runs TopMovers reads: the newest and the runs
+// whose scatter sets the floor.
+const moverHistory = 12
+
+// runFloor is the floor for a move between two runs of a series whose
+// earlier runs' values are prev: the verdicts' 2 %, raised to 2·√2 times
+// the earlier runs' standard deviation on a log scale where at least four
+// are known. Two runs' rounds cannot see the noise between runs (another
+// day, another neighbour); the earlier runs can, and the difference of
+// two runs has √2 times their spread. TestMoverVerdictErrorRates measures
+// what this buys.
+func runFloor(prev []float64) float64 {
+	var logs []float64
+	for _, v := range prev {
+		if v > 0 && !math.IsInf(v, 0) {
+			logs = append(logs, math.Log(v))
+		}
+	}
+	if len(logs) < 4 {
+		return moverFloor
+	}
+	var mean, ss float64
+	for _, l := range logs {
+		mean += l
+	}
+	mean /= float64(len(logs))
+	for _, l := range logs {
+		ss += (l - mean) * (l - mean)
+	}
+	sd := math.Sqrt(ss / float64(len(logs)-1))
+	return max(moverFloor, math.Expm1(2*math.Sqrt2*sd))
+}
+
 // moverVerdict judges the move from before's rounds to after's (each run's
-// one value without them), as the shift rule does: the rounds' shift on a
-// log scale with a 95 % interval; a move whose interval lies beyond the
-// floor is slower or faster (worse or better by direction), one inside it
-// indistinguishable, else inconclusive.
-func moverVerdict(before, after Point) stats.Verdict {
+// one value without them) against floor by the verdict engine's shift
+// rule: the
+// rounds' shift on a log scale (Mann–Whitney interval at 95 %), slower or
+// faster (worse or better by direction) when the interval excludes no
+// change and the estimate passes the floor, indistinguishable when the
+// interval lies within it, else inconclusive. Its error rates, measured
+// by TestMoverVerdictErrorRates, are in docs/history.md.
+func moverVerdict(before, after Point, floor float64) stats.Verdict {
 	logs := func(p Point) []float64 {
 		vs := p.Rounds
 		if len(vs) == 0 {
@@ -168,32 +208,32 @@ func moverVerdict(before, after Point) stats.Verdict {
 		return out
 	}
 	sh := stats.TwoSampleShift(logs(before), logs(after), 0.05)
-	floor := math.Log1p(moverFloor)
-	worse := func(up bool) stats.Verdict {
-		if up == (after.Direction == "higher") {
-			return stats.Faster
-		}
-		return stats.Slower
+	v := sh.Verdict(moverFloor, after.Direction == "higher")
+	if v.Speed() && math.Abs(sh.Est) <= math.Log1p(floor) {
+		return stats.Inconclusive // within the series' scatter between runs
 	}
-	switch {
-	case math.IsNaN(sh.Est):
-		return stats.Inconclusive
-	case sh.Lo > floor:
-		return worse(true)
-	case sh.Hi < -floor:
-		return worse(false)
-	case sh.Lo >= -floor && sh.Hi <= floor:
-		return stats.Indistinguishable
-	}
-	return stats.Inconclusive
+	return v
 }
 
 // TopMovers lists the series of a study's branch that moved most between
 // its two newest runs, worst first, at most n.
 func (s *Store) TopMovers(ctx context.Context, study, branch string, n int) ([]Mover, error) {
-	runs, err := s.Runs(ctx, Filter{Study: study, Branch: branch, ExactBranch: true, Limit: 2})
+	runs, err := s.Runs(ctx, Filter{Study: study, Branch: branch, ExactBranch: true, Limit: moverHistory})
 	if err != nil || len(runs) < 2 {
 		return nil, err
+	}
+	// the earlier runs' values of each series (same fingerprint), for the
+	// floor
+	earlier := map[string][]float64{}
+	for _, r := range runs[2:] {
+		ps, err := s.Points(ctx, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			k := p.Series.Key() + "\x00" + p.ConfigFP
+			earlier[k] = append(earlier[k], p.Value)
+		}
 	}
 	after, err := s.Points(ctx, runs[0].ID)
 	if err != nil {
@@ -213,8 +253,9 @@ func (s *Store) TopMovers(ctx context.Context, study, branch string, n int) ([]M
 		if !ok || b.Value == 0 {
 			continue
 		}
+		floor := runFloor(append([]float64{b.Value}, earlier[b.Series.Key()+"\x00"+b.ConfigFP]...))
 		m := Mover{Series: a.Series, Unit: a.Unit, Before: b.Value, After: a.Value, Comparable: a.ConfigFP == b.ConfigFP,
-			Change: (a.Value - b.Value) / b.Value, Verdict: moverVerdict(b, a)}
+			Change: (a.Value - b.Value) / b.Value, Verdict: moverVerdict(b, a, floor), Floor: floor}
 		if a.Direction == "higher" {
 			m.Change = -m.Change
 		}

@@ -134,6 +134,8 @@ func (s *Server) branchPage(w http.ResponseWriter, r *http.Request) {
 			row.Class, row.Note = "worse", "slower"
 		case m.Verdict == stats.Faster:
 			row.Class, row.Note = "better", "faster"
+		case m.Floor > 0.0201:
+			row.Note = fmt.Sprintf("%s: not a change (this series' runs scatter: changes start at %s)", m.Verdict, stats.Percent(m.Floor))
 		default:
 			row.Note = string(m.Verdict) + ": not a change"
 		}

@@ -275,6 +275,25 @@ func direction(ratio float64, higherBetter bool) Verdict {
 	return Slower
 }
 
+// Verdict is the shift rule's word for a shift of log values (the
+// candidate's over the base's): Faster or Slower when its interval
+// excludes no change and its estimate passes ±floor (a fraction: 0.02 is
+// 2 %), Indistinguishable when the whole interval lies within ±floor,
+// Inconclusive otherwise (and for a shift of nothing). The verdict engine
+// and history's top movers decide by it.
+func (s Shift) Verdict(floor float64, higherBetter bool) Verdict {
+	lf := math.Log1p(floor)
+	switch {
+	case math.IsNaN(s.Est):
+		return Inconclusive
+	case (s.Lo > 0 || s.Hi < 0) && math.Abs(s.Est) > lf:
+		return direction(math.Exp(s.Est), higherBetter)
+	case s.Lo >= -lf && s.Hi <= lf:
+		return Indistinguishable
+	}
+	return Inconclusive
+}
+
 // shift is the default rule. At each look of d, in order, it estimates
 // the log ratio of the candidate's rounds to the base's (paired rounds:
 // the signed-rank interval; independent: the Mann–Whitney one) at level
@@ -295,7 +314,6 @@ func (p Policy) shift(j Judgement, base, cand Side, m Metric, floor float64, d D
 	if len(looks) == 0 {
 		looks = []Look{{Rounds: rounds, Share: 1}}
 	}
-	lf := math.Log1p(floor)
 	e := Estimate{Paired: d.Paired, Alpha: alpha, Floor: floor, PSeq: 1}
 	var sh Shift
 	j.Verdict = Inconclusive
@@ -307,13 +325,7 @@ func (p Policy) shift(j Judgement, base, cand Side, m Metric, floor float64, d D
 		e.Looks = append(e.Looks, l)
 		e.Rounds, e.Share = l.Rounds, l.Share
 		e.PSeq = math.Min(e.PSeq, math.Min(1, sh.P/l.Share))
-		switch {
-		case (sh.Lo > 0 || sh.Hi < 0) && math.Abs(sh.Est) > lf:
-			j.Verdict = direction(math.Exp(sh.Est), m.HigherBetter)
-		case sh.Lo >= -lf && sh.Hi <= lf:
-			j.Verdict = Indistinguishable
-		}
-		if j.Verdict != Inconclusive {
+		if j.Verdict = sh.Verdict(floor, m.HigherBetter); j.Verdict != Inconclusive {
 			break
 		}
 	}
