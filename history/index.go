@@ -132,6 +132,9 @@ func indexOf(r *results.Results) index {
 			x.verdicts = append(x.verdicts, Verdict{sc.Name, c.Candidate, c.Concurrency, string(c.Verdict), c.Reason})
 		}
 	}
+	for _, tg := range r.Targets {
+		x.points = append(x.points, startupPoints(tg)...)
+	}
 	for _, sw := range r.Sweeps {
 		cfg := fingerprint([]any{sw.Call, sw.Load, sw.Confirm, sw.Rule})
 		for _, p := range sw.Saturation {
@@ -168,6 +171,44 @@ func indexOf(r *results.Results) index {
 		sort.Slice(x.diffs, func(i, j int) bool { return x.diffs[i].Fingerprint < x.diffs[j].Fingerprint })
 	}
 	return x
+}
+
+// startupPoints are a target's start from empty as series of the
+// scenario "startup": first answer, ready, CPU, peak RSS and disk, each
+// the median of its starts with every start as a round.
+func startupPoints(tg results.Target) []Point {
+	if tg.Startup == nil {
+		return nil
+	}
+	runs := tg.StartupRuns
+	if len(runs) == 0 {
+		runs = []results.Startup{*tg.Startup}
+	}
+	cfg := fingerprint([]any{"startup", len(runs)})
+	var out []Point
+	for _, m := range []struct {
+		metric, unit string
+		of           func(results.Startup) int64
+	}{
+		{"startup_first_answer", "ns", func(s results.Startup) int64 { return s.FirstAnswerNs }},
+		{"startup_ready", "ns", func(s results.Startup) int64 { return s.ReadyNs }},
+		{"startup_cpu", "ns", func(s results.Startup) int64 { return s.CPUNs }},
+		{"startup_peak_rss", "bytes", func(s results.Startup) int64 { return s.PeakRSSBytes }},
+		{"startup_disk", "bytes", func(s results.Startup) int64 { return s.DiskBytes }},
+	} {
+		if m.of(*tg.Startup) <= 0 {
+			continue
+		}
+		var rounds []float64
+		for _, st := range runs {
+			if v := m.of(st); v > 0 {
+				rounds = append(rounds, float64(v))
+			}
+		}
+		out = append(out, Point{Series: Series{"startup", tg.Name, 0, m.metric}, ConfigFP: cfg, Direction: "lower", Unit: m.unit,
+			Value: float64(m.of(*tg.Startup)), Rounds: rounds})
+	}
+	return out
 }
 
 // headlineUnit is the unit of a scenario's headline: ns of latency, or

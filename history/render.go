@@ -19,6 +19,8 @@ func FormatValue(v float64, unit string) string {
 		return human.Duration(v)
 	case "share":
 		return stats.Percent(v)
+	case "bytes":
+		return human.Bytes(int64(v))
 	}
 	return human.Number(v) + " " + unit
 }

@@ -95,6 +95,27 @@ func TestAddIsIdempotentAndIndexed(t *testing.T) {
 			if headline == nil || len(headline.Rounds) != rounds || headline.Direction != "lower" || headline.Unit != "ns" || headline.Value <= 0 {
 				t.Errorf("getblock-latency b headline: %+v; want its %d rounds, lower is better, in ns", headline, rounds)
 			}
+			// each target's start from empty is a series too, its starts
+			// the rounds
+			starts := 0
+			for _, tg := range fixture.Targets {
+				if tg.Startup == nil {
+					continue
+				}
+				starts++
+				var ready *Point
+				for i, p := range points {
+					if p.Series == (Series{"startup", tg.Name, 0, "startup_ready"}) {
+						ready = &points[i]
+					}
+				}
+				if ready == nil || ready.Value != float64(tg.Startup.ReadyNs) || len(ready.Rounds) != max(len(tg.StartupRuns), 1) || ready.Unit != "ns" {
+					t.Errorf("target %s: startup_ready %+v; want %d ns over its %d starts", tg.Name, ready, tg.Startup.ReadyNs, len(tg.StartupRuns))
+				}
+			}
+			if starts == 0 {
+				t.Error("the fixture has no start from empty to index")
+			}
 			vs, _ := s.Verdicts(ctx, run.ID)
 			ds, _ := s.Differences(ctx, run.ID)
 			if len(vs) != comparisons || len(ds) == 0 {

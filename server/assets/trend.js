@@ -27,6 +27,12 @@
       return +v.toPrecision(digits) + ' ns';
     }
     if (data.unit === 'share') return +(v * 100).toPrecision(digits) + ' %';
+    if (data.unit === 'bytes') {
+      if (a >= 1 << 30) return +(v / (1 << 30)).toPrecision(digits) + ' GiB';
+      if (a >= 1 << 20) return +(v / (1 << 20)).toPrecision(digits) + ' MiB';
+      if (a >= 1 << 10) return +(v / (1 << 10)).toPrecision(digits) + ' KiB';
+      return +v.toPrecision(digits) + ' B';
+    }
     var n = a >= 1e9 ? +(v / 1e9).toPrecision(digits) + 'G' : a >= 1e6 ? +(v / 1e6).toPrecision(digits) + 'M' :
       a >= 1e4 ? +(v / 1e3).toPrecision(digits) + 'k' : String(+v.toPrecision(digits));
     return n + (data.unit ? ' ' + data.unit : '');
@@ -37,7 +43,7 @@
     var t = fmt(v, 3);
     return t.replace(/ requests\/s$/, '/s').replace(/ (instructions|allocations)$/, '');
   }
-  var unitLabel = data.unit === 'ns' ? 'time' : data.unit === 'share' ? 'share of requests (%)' : (data.unit || 'value');
+  var unitLabel = data.unit === 'ns' ? 'time' : data.unit === 'share' ? 'share of requests (%)' : data.unit === 'bytes' ? 'size' : (data.unit || 'value');
   var changes = data.changes || [];
   var changeAt = {};
   changes.forEach(function (c) { changeAt[c.run] = c; });
