@@ -95,8 +95,16 @@ func TestPagesInChromium(t *testing.T) {
 		// a click on the chart's right end opens one of the newest runs
 		box := browsertest.Eval[[4]float64](t, b, `(() => { const r = document.querySelector('#trend-plot .u-over').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
 		x, y := box[0]+box[2]-2, box[1]+box[3]/2
-		if err := chromedp.Do(b.Ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y),
-			chromedp.MouseClickXY(x, y)); err != nil {
+		if err := chromedp.Do(b.Ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y)); err != nil {
+			t.Fatal(err)
+		}
+		// hovering names the run and its commit, in the legend too
+		hover := browsertest.Eval[string](t, b, `document.getElementById('trend-plot').dataset.hover || ''`)
+		legend := browsertest.Eval[string](t, b, `(document.querySelector('#trend-plot .u-legend') || {}).innerText || ''`)
+		if id, commit, _ := strings.Cut(hover, " "); !newest[id] || commit != "c" || !strings.Contains(legend, "· c") {
+			t.Errorf("%d px: hovering the chart's right end names %q, the legend %q; want one of the newest runs and its commit c", width, hover, legend)
+		}
+		if err := chromedp.Do(b.Ctx, chromedp.MouseClickXY(x, y)); err != nil {
 			t.Fatal(err)
 		}
 		loc := ""

@@ -51,7 +51,13 @@
   var plot = new uPlot({
     width: Math.max(host.clientWidth, 240), height: 320,
     series: [
-      {},
+      // the legend names the run under the cursor: its time and commit
+      { label: 'run', value: function (u, v, si, i) {
+        var p = i == null ? null : data.points[i];
+        if (!p) return '–';
+        var when = p.created_at.slice(0, 16).replace('T', ' ');
+        return p.commit ? when + ' · ' + p.commit.slice(0, 12) : when;
+      } },
       { label: 'value', stroke: line, width: 1.6, points: { show: true, size: 5 }, value: function (u, v) { return fmt(v); } },
       { label: 'rounds: lowest', stroke: band, value: function (u, v) { return fmt(v); } },
       { label: 'rounds: highest', stroke: band, value: function (u, v) { return fmt(v); } },
@@ -94,6 +100,11 @@
   // the axes and marks are drawn on the canvas: the element says what
   host.dataset.ylabel = unitLabel;
   host.dataset.changes = changes.map(function (c) { return c.label; }).join('; ');
+  // the run under the cursor, said on the element too
+  plot.over.addEventListener('mousemove', function () {
+    var i = plot.cursor.idx, p = i == null ? null : data.points[i];
+    host.dataset.hover = p ? p.run + (p.commit ? ' ' + p.commit : '') : '';
+  });
   plot.over.addEventListener('click', function () {
     var i = plot.cursor.idx;
     if (i != null && data.points[i]) window.location.href = '/runs/' + data.points[i].run;
