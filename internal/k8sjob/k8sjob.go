@@ -34,9 +34,10 @@ const MaxWorkers = 100_000
 const credsDir = "/var/run/secrets/tandem-nats"
 
 // quantity is a Kubernetes resource quantity (k8s.io/apimachinery's
-// resource.ParseQuantity: a decimal number and a suffix); apicheck
-// fuzzes it against that parser.
-var quantity = regexp.MustCompile(`^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$`)
+// resource.ParseQuantity: a decimal number and a suffix), its decimal
+// exponent at most two digits (Kubernetes refuses one past 32 bits, and
+// no CPU or memory needs more); apicheck fuzzes it against that parser.
+var quantity = regexp.MustCompile(`^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]{1,2})?$`)
 
 // dns1123Label is a Kubernetes object name of one label (a namespace);
 // dns1123Subdomain a Job's name: lower-case alphanumerics and '-', each
