@@ -3,6 +3,7 @@ package history
 import (
 	"cmp"
 	"context"
+	moremath "github.com/aclements/go-moremath/stats"
 	"math"
 	"slices"
 	"time"
@@ -149,8 +150,9 @@ type Mover struct {
 	Floor float64 `json:"floor"`
 }
 
-// moverFloor is the least move that is a change: the verdicts' floor.
-const moverFloor = 0.02
+// MoverFloor is the least move that is a change: the verdicts' floor,
+// which a series' scatter between runs may raise (runFloor).
+const MoverFloor = 0.02
 
 // moverHistory is how many runs TopMovers reads: the newest and the runs
 // whose scatter sets the floor.
@@ -171,27 +173,17 @@ func runFloor(prev []float64) float64 {
 		}
 	}
 	if len(logs) < 4 {
-		return moverFloor
+		return MoverFloor
 	}
-	var mean, ss float64
-	for _, l := range logs {
-		mean += l
-	}
-	mean /= float64(len(logs))
-	for _, l := range logs {
-		ss += (l - mean) * (l - mean)
-	}
-	sd := math.Sqrt(ss / float64(len(logs)-1))
-	return max(moverFloor, math.Expm1(2*math.Sqrt2*sd))
+	return max(MoverFloor, math.Expm1(2*math.Sqrt2*moremath.StdDev(logs)))
 }
 
 // moverVerdict judges the move from before's rounds to after's (each run's
-// one value without them) against floor by the verdict engine's shift
-// rule: the
-// rounds' shift on a log scale (Mann–Whitney interval at 95 %), slower or
-// faster (worse or better by direction) when the interval excludes no
-// change and the estimate passes the floor, indistinguishable when the
-// interval lies within it, else inconclusive. Its error rates, measured
+// one value without them) by the verdict engine's shift rule against
+// the 2 % floor (the rounds' shift on a log scale, Mann–Whitney interval
+// at 95 %), then withholds slower or faster when the estimate is within
+// floor, the series' scatter between runs: a raised floor never makes a
+// shift indistinguishable. Its error rates, measured
 // by TestMoverVerdictErrorRates, are in docs/history.md.
 func moverVerdict(before, after Point, floor float64) stats.Verdict {
 	logs := func(p Point) []float64 {
@@ -208,7 +200,7 @@ func moverVerdict(before, after Point, floor float64) stats.Verdict {
 		return out
 	}
 	sh := stats.TwoSampleShift(logs(before), logs(after), 0.05)
-	v := sh.Verdict(moverFloor, after.Direction == "higher")
+	v := sh.Verdict(MoverFloor, after.Direction == "higher")
 	if v.Speed() && math.Abs(sh.Est) <= math.Log1p(floor) {
 		return stats.Inconclusive // within the series' scatter between runs
 	}

@@ -80,7 +80,7 @@ func TestTopMoversFloorFromHistory(t *testing.T) {
 			for _, m := range ms {
 				if m.Series.Metric == "headline" {
 					found = true
-					if m.Verdict != tc.expect || m.Floor < moverFloor {
+					if m.Verdict != tc.expect || m.Floor < MoverFloor {
 						t.Errorf("%s: %+.1f %% against a floor of %.1f %%: %s; want %s", m.Series, m.Change*100, m.Floor*100, m.Verdict, tc.expect)
 					}
 				}

@@ -134,7 +134,7 @@ func (s *Server) branchPage(w http.ResponseWriter, r *http.Request) {
 			row.Class, row.Note = "worse", "slower"
 		case m.Verdict == stats.Faster:
 			row.Class, row.Note = "better", "faster"
-		case m.Floor > 0.0201:
+		case m.Floor > history.MoverFloor:
 			row.Note = fmt.Sprintf("%s: not a change (this series' runs scatter: changes start at %s)", m.Verdict, stats.Percent(m.Floor))
 		default:
 			row.Note = string(m.Verdict) + ": not a change"
