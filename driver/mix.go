@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"sync/atomic"
 	"time"
 
 	"github.com/tandem-bench/tandem/driver/grpcdrv"
 	"github.com/tandem-bench/tandem/driver/httpdrv"
 	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/study"
 	"github.com/tandem-bench/tandem/values"
 )
 
@@ -36,6 +38,8 @@ type Mix struct {
 	// high is one past the highest request number sent, for the digest of
 	// the sequence (Sequence).
 	high atomic.Uint64
+	// sets are the values MixAt opened for the calls, closed by Close.
+	sets []*values.Set
 }
 
 // MixPickerName is the name of a scenario's mix's stream: "mix/" and the
@@ -236,4 +240,80 @@ func closeAll(conns []load.Conn) error {
 		errs = append(errs, conns[k].Close())
 	}
 	return errors.Join(errs...)
+}
+
+// MixAt returns the Caller of a mix file's mix (tandem load --mix), every
+// call sent to target, a tandem load URL: http(s)://HOST/… for http and
+// jsonrpc calls (each call's path joined to it), grpc://HOST:PORT for grpc
+// calls. Each call's values are opened under the file's seed, until the
+// mix's Close.
+func MixAt(ctx context.Context, target string, mf *study.MixFile, o Options) (m *Mix, err error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, fmt.Errorf("target %q: %w", target, err)
+	}
+	var sets []*values.Set
+	defer func() {
+		if err != nil {
+			for _, s := range sets {
+				s.Close()
+			}
+		}
+	}()
+	calls := make([]MixCall, len(mf.Mix))
+	for k, mc := range mf.Mix {
+		call := mf.Calls[mc.Call]
+		endpoint, err := mixEndpoint(u, target, call.Protocol())
+		if err != nil {
+			return nil, fmt.Errorf("call %s: %w", mc.Call, err)
+		}
+		co := o
+		if call.HasValues() {
+			set, err := values.Open(ctx, mf.Seed, call.ValueSpecs)
+			if err != nil {
+				return nil, fmt.Errorf("call %s: %w", mc.Call, err)
+			}
+			sets = append(sets, set)
+			co.Values = NewValues(set)
+		}
+		c, err := New(ctx, call, endpoint, co)
+		if err != nil {
+			return nil, fmt.Errorf("call %s: %w", mc.Call, err)
+		}
+		calls[k] = MixCall{Name: mc.Call, Weight: mc.Weight, Caller: c}
+	}
+	if m, err = NewMix(mf.Seed, MixLoadName, calls); err != nil {
+		return nil, err
+	}
+	m.sets = sets
+	return m, nil
+}
+
+// Close closes the values MixAt opened.
+func (m *Mix) Close() error {
+	for _, s := range m.sets {
+		s.Close()
+	}
+	m.sets = nil
+	return nil
+}
+
+// MixLoadName is the scenario name tandem load's mix is picked under.
+const MixLoadName = "load"
+
+// mixEndpoint is the endpoint of a mix's call of protocol proto at target
+// URL u.
+func mixEndpoint(u *url.URL, target, proto string) (string, error) {
+	switch {
+	case proto == study.ProtoGRPC && u.Scheme == "grpc":
+		if u.Path != "" && u.Path != "/" {
+			return "", fmt.Errorf("target %q: a mix's grpc calls name their methods: give grpc://HOST:PORT", target)
+		}
+		return u.Host, nil
+	case (proto == study.ProtoHTTP || proto == study.ProtoJSONRPC) && (u.Scheme == "http" || u.Scheme == "https"):
+		return target, nil
+	case proto == study.ProtoGRPC:
+		return "", fmt.Errorf("target %q: a grpc call goes to grpc://HOST:PORT", target)
+	}
+	return "", fmt.Errorf("target %q: %s calls go to http(s)://HOST/", target, proto)
 }

@@ -39,7 +39,8 @@ type StepConn interface {
 // sample like a request of its own: sent and end bound it; ctx and
 // deadline are those Do was given, so that a step the run's end cut off is
 // unfinished, not a failure. A step that was not sent (an earlier step
-// failed) is recorded with sent and end zero: a failure by its status. It
+// failed) is recorded with sent and end zero: a failure by its status,
+// unless the run had ended (ctx done), when it is not counted at all. It
 // is used by the Conn's worker alone.
 type StepRecorder interface {
 	Step(ctx context.Context, part int, deadline, sent, end time.Time, res Result)
@@ -104,6 +105,9 @@ func (r *recorder) Step(ctx context.Context, part int, deadline, sent, end time.
 	}
 	p := r.parts.recs[part]
 	switch {
+	case sent.IsZero() && ctx.Err() != nil:
+		// not sent because the run had ended (an earlier step was cut
+		// off): neither the target's failure nor a request
 	case sent.IsZero():
 		p.requests++ // not sent: a failure by its status, counted, never timed
 		p.errors[res.Status]++

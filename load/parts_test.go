@@ -216,3 +216,43 @@ func TestStepsOfAFlow(t *testing.T) {
 		t.Errorf("step 2's latency %+v", h)
 	}
 }
+
+// cutStepDialer's flows wait in their first step for the run's end, then
+// skip the second, as a flow does when a step fails.
+type cutStepDialer struct{}
+
+func (cutStepDialer) Parts() load.Parts { return load.Parts{N: 2} }
+
+func (cutStepDialer) Dial(context.Context) (load.Conn, error) { return &cutStepConn{}, nil }
+
+type cutStepConn struct{ steps load.StepRecorder }
+
+func (c *cutStepConn) RecordSteps(s load.StepRecorder) { c.steps = s }
+func (c *cutStepConn) Close() error                    { return nil }
+
+func (c *cutStepConn) Do(ctx context.Context, _ uint64, deadline time.Time) load.Result {
+	sent := time.Now()
+	<-ctx.Done()
+	res := load.Result{Status: "timeout"}
+	c.steps.Step(ctx, 0, deadline, sent, time.Now(), res)
+	c.steps.Step(ctx, 1, deadline, time.Time{}, time.Time{}, load.Result{Status: "skipped"})
+	return res
+}
+
+// A step the run's end cut off is unfinished, and the steps its pass then
+// did not send are not counted at all: neither failures nor requests.
+func TestStepsCutOffByTheEnd(t *testing.T) {
+	s, err := load.Closed{Concurrency: 2, Duration: 20 * time.Millisecond}.Run(context.Background(), cutStepDialer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Requests != 0 || s.Unfinished != 2 || len(s.Parts) != 2 {
+		t.Fatalf("run: %d requests, %d unfinished, %d parts; want the two passes unfinished", s.Requests, s.Unfinished, len(s.Parts))
+	}
+	if p := s.Parts[0]; p.Requests != 0 || p.Unfinished != 2 {
+		t.Errorf("step 1: %d requests, %d unfinished; want 2 unfinished", p.Requests, p.Unfinished)
+	}
+	if p := s.Parts[1]; p.Requests != 0 || p.Unfinished != 0 || len(p.Errors) != 0 {
+		t.Errorf("step 2: %d requests, %d unfinished, errors %v; want nothing counted", p.Requests, p.Unfinished, p.Errors)
+	}
+}

@@ -13,7 +13,7 @@ func ExampleSample() {
 	fmt.Println("formats:", report.FormatList(report.ForSample))
 	s := results.Sample{Requests: 100, OK: 100, DurationNs: 1e9, Unit: "request", Throughput: 100, UnitsPerS: 100,
 		LatencyNs: results.Distribution{Min: 200_000, Mean: 250_000, P50: 240_000, P90: 300_000, P99: 400_000, P999: 450_000, Max: 500_000}}
-	if err := report.Sample(os.Stdout, "md", s, nil, ""); err != nil {
+	if err := report.Sample(os.Stdout, "md", report.SampleRun{Sample: s}); err != nil {
 		panic(err)
 	}
 	// Output:

@@ -31,9 +31,8 @@ type Format struct {
 	Name string
 	// Results renders a results file.
 	Results func(io.Writer, *results.Results) error
-	// Sample renders one load run's sample with the warnings about it;
-	// stoppedBy, if not empty, says what stopped the run early.
-	Sample func(w io.Writer, s results.Sample, warnings []string, stoppedBy string) error
+	// Sample renders one load run's sample with what is said of it.
+	Sample func(io.Writer, SampleRun) error
 	// Comparison renders a comparison of two runs.
 	Comparison func(io.Writer, verdict.Comparison) error
 	// Cost renders counted costs.

@@ -92,7 +92,7 @@ func TestSample(t *testing.T) {
 		if c.format == "json" && c.stoppedBy == "SIGINT" {
 			// no warnings: a list all the same, for scripts to range over
 			var b bytes.Buffer
-			if err := Sample(&b, c.format, s, nil, ""); err != nil || !strings.Contains(b.String(), `"warnings": []`) {
+			if err := Sample(&b, c.format, SampleRun{Sample: s}); err != nil || !strings.Contains(b.String(), `"warnings": []`) {
 				t.Errorf("json without warnings (%v): want \"warnings\": [] in\n%s", err, b.String())
 			}
 		}
@@ -101,7 +101,7 @@ func TestSample(t *testing.T) {
 			in = *c.sample
 		}
 		var b bytes.Buffer
-		err := Sample(&b, c.format, in, []string{"w"}, c.stoppedBy)
+		err := Sample(&b, c.format, SampleRun{Sample: in, Warnings: []string{"w"}, StoppedBy: c.stoppedBy})
 		if c.err != "" {
 			if err == nil || err.Error() != c.err {
 				t.Errorf("%s: %v; want %q", c.format, err, c.err)

@@ -151,8 +151,9 @@ func TestOutputsCarryNoControlCharacters(t *testing.T) {
 	rep := cost.Report{Schema: cost.Schema, Valgrind: "valgrind-3.22", Flags: []string{"--tool=callgrind"},
 		Costs: []cost.Cost{{Name: "decode", Ops: 100, InstructionsPerOp: 10, Inexact: []string{"instructions"}, Source: "valgrind"}},
 		Gates: []cost.Gate{{Cost: "decode", Check: "instructions_per_op against the baseline", Message: "decode: 10 instructions per op"}}}
-	warnings := []string{"w"}
-	for _, v := range []any{&s, &cmp, &rep, &warnings} {
+	s.Parts = []results.Sample{{Requests: 9, OK: 8, Errors: map[string]int64{"timeout": 1}, Unit: "request"}, {Requests: 1, OK: 1, Unit: "request"}}
+	warnings, parts := []string{"w"}, []string{"get", "put"}
+	for _, v := range []any{&s, &cmp, &rep, &warnings, &parts} {
 		poison(reflect.ValueOf(v), true, nil)
 	}
 	for _, f := range Formats() {
@@ -173,7 +174,9 @@ func TestOutputsCarryNoControlCharacters(t *testing.T) {
 			o.err = render(&o.b)
 		}
 		if f.Sample != nil {
-			add("sample", &results.Sample{}, func(b *bytes.Buffer) error { return f.Sample(b, s, warnings, "SIGINT") })
+			add("sample", &results.Sample{}, func(b *bytes.Buffer) error {
+				return f.Sample(b, SampleRun{Sample: s, Parts: parts, Warnings: warnings, StoppedBy: "SIGINT"})
+			})
 		}
 		if f.Comparison != nil {
 			add("comparison", nil, func(b *bytes.Buffer) error { return f.Comparison(b, cmp) })

@@ -12,16 +12,43 @@ import (
 	"github.com/tandem-bench/tandem/results"
 )
 
-// Sample writes one load run's sample (tandem load) in format, one of the
-// formats that render ForSample, with the warnings about it. stoppedBy,
-// if not empty, says what stopped the run early ("SIGINT"): the report is
-// marked interrupted.
-func Sample(w io.Writer, format string, s results.Sample, warnings []string, stoppedBy string) error {
+// SampleRun is one load run (tandem load) as its report shows it.
+type SampleRun struct {
+	Sample results.Sample
+	// Parts name the sample's parts (Sample.Parts), in order: a mix's
+	// calls. A part without a name is not shown.
+	Parts []string
+	// Warnings are what the run's diagnosis says of it.
+	Warnings []string
+	// StoppedBy, if not empty, says what stopped the run early
+	// ("SIGINT"): the report is marked interrupted.
+	StoppedBy string
+}
+
+// Sample writes one load run's report in format, one of the formats that
+// render ForSample.
+func Sample(w io.Writer, format string, r SampleRun) error {
 	f, ok := LookupFormat(format, ForSample)
 	if !ok {
 		return fmt.Errorf("format %q: want %s", format, FormatList(ForSample))
 	}
-	return f.Sample(w, s, warnings, stoppedBy)
+	return f.Sample(w, r)
+}
+
+// parts are the run's named parts, in order, each with its sample.
+func (r SampleRun) parts() []namedSample {
+	var out []namedSample
+	for k, p := range r.Sample.Parts {
+		if k < len(r.Parts) && r.Parts[k] != "" {
+			out = append(out, namedSample{r.Parts[k], p})
+		}
+	}
+	return out
+}
+
+type namedSample struct {
+	name string
+	s    results.Sample
 }
 
 // interruption is the note on a sample whose run was stopped early; ""
@@ -92,7 +119,8 @@ func unfinished(s results.Sample) string {
 }
 
 // sampleText is a compact report in the manner of vegeta's.
-func sampleText(w io.Writer, s results.Sample, warnings []string, stoppedBy string) error {
+func sampleText(w io.Writer, r SampleRun) error {
+	s, warnings, stoppedBy := r.Sample, r.Warnings, r.StoppedBy
 	var b strings.Builder
 	if note := interruption(s, stoppedBy); note != "" {
 		fmt.Fprintf(&b, "INTERRUPTED: %s.\n", note)
@@ -112,6 +140,13 @@ func sampleText(w io.Writer, s results.Sample, warnings []string, stoppedBy stri
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "errors        %s\n", ErrorList(s))
+	if ps := r.parts(); len(ps) > 0 {
+		fmt.Fprintf(&b, "calls         %-8s %-8s %-8s %-8s %-8s %s\n", "share", "ok", "failed", "p50", "p99", "errors")
+		for _, p := range ps {
+			fmt.Fprintf(&b, "  %-11s %-8s %-8d %-8d %-8s %-8s %s\n", p.name, share(p.s.Requests, s.Requests), p.s.OK, p.s.Requests-p.s.OK,
+				human.Duration(float64(p.s.LatencyNs.P50)), human.Duration(float64(p.s.LatencyNs.P99)), ErrorList(p.s))
+		}
+	}
 	if s.Engine != "" {
 		fmt.Fprintf(&b, "engine        %s\n", s.Engine)
 	}
@@ -129,7 +164,8 @@ func sampleText(w io.Writer, s results.Sample, warnings []string, stoppedBy stri
 }
 
 // sampleMarkdown is the sample as GitHub-flavoured Markdown tables.
-func sampleMarkdown(w io.Writer, s results.Sample, warnings []string, stoppedBy string) error {
+func sampleMarkdown(w io.Writer, r SampleRun) error {
+	s, warnings, stoppedBy := r.Sample, r.Warnings, r.StoppedBy
 	var b strings.Builder
 	if note := interruption(s, stoppedBy); note != "" {
 		fmt.Fprintf(&b, "> **INTERRUPTED**: %s.\n\n", note)
@@ -145,6 +181,13 @@ func sampleMarkdown(w io.Writer, s results.Sample, warnings []string, stoppedBy 
 		fmt.Fprintf(&b, "| %s | %s |\n", r.name, strings.Join(dist(r.d), " | "))
 	}
 	fmt.Fprintf(&b, "\nerrors: %s\n", ErrorList(s))
+	if ps := r.parts(); len(ps) > 0 {
+		b.WriteString("\n| call | share | ok | failed | p50 | p99 | errors |\n|---|---|---|---|---|---|---|\n")
+		for _, p := range ps {
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %s |\n", mdEscape(p.name), share(p.s.Requests, s.Requests), p.s.OK, p.s.Requests-p.s.OK,
+				human.Duration(float64(p.s.LatencyNs.P50)), human.Duration(float64(p.s.LatencyNs.P99)), mdEscape(ErrorList(p.s)))
+		}
+	}
 	if f := s.Fleet; f != nil {
 		fmt.Fprintf(&b, "\nfleet: %s\n\n| worker | share | |\n|---|---|---|\n", fleetLine(f))
 		for _, w := range f.Workers {
@@ -164,7 +207,8 @@ func sampleMarkdown(w io.Writer, s results.Sample, warnings []string, stoppedBy 
 // and interrupted: true when something stopped the run before its end (the
 // figures are what was measured before). offered_rate is null for a closed
 // loop, which offers none.
-func sampleJSON(w io.Writer, s results.Sample, warnings []string, stoppedBy string) error {
+func sampleJSON(w io.Writer, r SampleRun) error {
+	s, warnings, stoppedBy := r.Sample, r.Warnings, r.StoppedBy
 	if warnings == nil {
 		warnings = []string{} // a list for scripts to range over, never null
 	}
@@ -188,6 +232,14 @@ func sampleJSON(w io.Writer, s results.Sample, warnings []string, stoppedBy stri
 	}
 	if s.Fleet != nil {
 		out["fleet"] = s.Fleet
+	}
+	if ps := r.parts(); len(ps) > 0 {
+		parts := make([]map[string]any, len(ps))
+		for k, p := range ps {
+			parts[k] = map[string]any{"name": p.name, "requests": p.s.Requests, "ok": p.s.OK, "errors": p.s.Errors,
+				"unfinished": p.s.Unfinished, "latency_ns": p.s.LatencyNs}
+		}
+		out["parts"] = parts
 	}
 	if s.Engine != "" {
 		out["engine"] = s.Engine
@@ -248,4 +300,12 @@ func fleetWorkerFigures(w results.FleetWorker) string {
 		s += ", failed: " + w.Error
 	}
 	return s
+}
+
+// share is part of whole as a percentage: "90.1 %".
+func share(part, whole int64) string {
+	if whole <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f %%", 100*float64(part)/float64(whole))
 }

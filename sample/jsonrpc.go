@@ -141,6 +141,44 @@ func (h *jsonrpcHandler) call(method string, params []json.RawMessage) (any, *rp
 			count = a.rows
 		}
 		return map[string]any{"address": addr, "balance": a.balance, "tx_count": count}, nil
+	case "sendtransaction":
+		return h.send(params)
+	case "getmempoolentry":
+		var txid string
+		if len(params) != 1 || json.Unmarshal(params[0], &txid) != nil {
+			return nil, h.badInput("want [txid]")
+		}
+		id, err := hex.DecodeString(txid)
+		if err != nil || len(id) != 32 {
+			return nil, h.badInput("txid must be 64 hex digits")
+		}
+		p, ok := h.s.mempool.get([32]byte(id))
+		if !ok {
+			return nil, &rpcError{codeNotFound, "no such transaction in the mempool"}
+		}
+		return p.view(), nil
+	case "getmempoolinfo":
+		return map[string]any{"size": h.s.mempool.size(), "cap": mempoolCap}, nil
 	}
 	return nil, &rpcError{codeNoMethod, fmt.Sprintf("method %q not found", method)}
+}
+
+// send is sendtransaction [from, to, amount, nonce]: the transaction goes
+// to the mempool and its id is the answer, {"txid": HEX}. Build a refuses
+// an amount of 0 as invalid params; build b takes it (a planted
+// difference).
+func (h *jsonrpcHandler) send(params []json.RawMessage) (any, *rpcError) {
+	var p pending
+	if len(params) != 4 || json.Unmarshal(params[0], &p.from) != nil || json.Unmarshal(params[1], &p.to) != nil ||
+		json.Unmarshal(params[2], &p.amount) != nil || json.Unmarshal(params[3], &p.nonce) != nil {
+		return nil, h.badInput("want [from, to, amount, nonce]: two addresses and two unsigned integers")
+	}
+	if !validAddress(p.from) || !validAddress(p.to) {
+		return nil, h.badInput("malformed address")
+	}
+	if p.amount == 0 && h.s.opts.Build == BuildA {
+		return nil, h.badInput("amount must be at least 1")
+	}
+	id := h.s.mempool.add(p)
+	return map[string]any{"txid": hex.EncodeToString(id[:])}, nil
 }

@@ -84,6 +84,7 @@ type Server struct {
 	store   atomic.Pointer[storeRef]
 	indexed atomic.Bool
 	metrics *metrics
+	mempool *mempool
 
 	grpcLn, httpLn net.Listener
 	grpc           *grpc.Server
@@ -105,7 +106,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, metrics: newMetrics(opts.Build)}
+	s := &Server{opts: opts, metrics: newMetrics(opts.Build), mempool: newMempool()}
 	bg, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	if opts.Build == BuildA {

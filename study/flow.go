@@ -267,13 +267,24 @@ func (v *validator) multi(path, what string, at callAt) bool {
 // positive weight, all of one protocol and endpoint (and, over HTTP, one
 // version of it), since one connection carries them in turn.
 func (v *validator) mix(path string, sc *Scenario) []callAt {
-	if len(sc.Calls) < 2 {
-		v.errorf(path+".calls", "at least two calls (one call alone is call:)", "%d call", len(sc.Calls))
+	out, alike := v.mixCalls(path+".calls", sc.Calls)
+	for _, at := range alike {
+		v.sameEndpoint(sc, out[0], at)
 	}
-	var out []callAt
+	return out
+}
+
+// mixCalls checks a mix's list at path: at least two calls, each once and
+// of positive weight, all of one protocol (and, over HTTP, one version of
+// it). alike are the calls after the first that speak as it does: their
+// endpoints are the one thing left to check.
+func (v *validator) mixCalls(path string, calls []MixCall) (out, alike []callAt) {
+	if len(calls) < 2 {
+		v.errorf(path, "at least two calls (one call alone is call:)", "%d call", len(calls))
+	}
 	seen := map[string]int{}
-	for i, mc := range sc.Calls {
-		p := fmt.Sprintf("%s.calls[%d]", path, i)
+	for i, mc := range calls {
+		p := fmt.Sprintf("%s[%d]", path, i)
 		if _, set := v.pos[p+".weight"]; set && mc.Weight == 0 {
 			v.errorf(p+".weight", "a weight above 0 (leave out a call the mix never sends)", "weight 0")
 		}
@@ -281,7 +292,7 @@ func (v *validator) mix(path string, sc *Scenario) []callAt {
 			continue
 		}
 		if j, dup := seen[mc.Call]; dup {
-			v.errorf(p+".call", "each call once in a mix (its weight is its share)", "call %s is also calls[%d]", mc.Call, j)
+			v.errorf(p+".call", "each call once in a mix (its weight is its share)", "call %s is also %s[%d]", mc.Call, path[strings.LastIndex(path, ".")+1:], j)
 			continue
 		}
 		seen[mc.Call] = i
@@ -291,7 +302,7 @@ func (v *validator) mix(path string, sc *Scenario) []callAt {
 		}
 	}
 	if len(out) < 2 {
-		return out
+		return out, nil
 	}
 	first := out[0]
 	for _, at := range out[1:] {
@@ -303,10 +314,10 @@ func (v *validator) mix(path string, sc *Scenario) []callAt {
 			v.errorf(at.path, "the HTTP version of the mix's other calls: one connection carries them in turn",
 				"call %s speaks %s, call %s %s", at.name, httpVersion(at.c), first.name, httpVersion(first.c))
 		default:
-			v.sameEndpoint(sc, first, at)
+			alike = append(alike, at)
 		}
 	}
-	return out
+	return out, alike
 }
 
 // httpVersion is the HTTP a call speaks ("" for gRPC).

@@ -75,3 +75,44 @@ func FuzzReadValues(f *testing.F) {
 		}
 	})
 }
+
+func FuzzReadMix(f *testing.F) {
+	if data, err := os.ReadFile("../examples/mix/ledger.yaml"); err == nil {
+		f.Add(data)
+	}
+	for _, seed := range []string{
+		"calls:\n  a: {http: {path: \"/a/${k}\"}, values: {k: {zipf: {n: 10, s: 1.1}}}}\n  b: {http: {method: POST, path: /b}}\nmix: [{call: a, weight: 9}, {call: b}]\n",
+		"calls:\n  a: {grpc: {method: s.S/M, proto: [x.proto]}}\n  b: {jsonrpc: {method: m}}\nmix: [{call: a}, {call: b, weight: 0}, {call: a}]\n",
+		"calls:\n  a: {http: {path: \"/${x}\", headers: {X: \"${env.HOME}\"}}}\nmix: []\n",
+		"calls: {}\nmix: [{call: c}]\n", "mix:\n", "calls: []\n", "other: 1\n---\ncalls: {}\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "mix.yaml")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mf, err := ReadMix(path, 1)
+		if err == nil {
+			if len(mf.Mix) < 2 {
+				t.Fatalf("ReadMix accepted a mix of %d calls", len(mf.Mix))
+			}
+			for _, mc := range mf.Mix {
+				if mf.Calls[mc.Call] == nil || mc.Weight <= 0 {
+					t.Fatalf("ReadMix accepted %+v: an undefined call or a weight not above 0", mc)
+				}
+			}
+			return
+		}
+		var list ErrorList
+		if !errors.As(err, &list) || len(list) == 0 {
+			t.Fatalf("ReadMix error %T %v; want a non-empty ErrorList", err, err)
+		}
+		for _, e := range list {
+			if e.Line < 1 || e.Col < 1 || e.File != path {
+				t.Fatalf("error without a position in the file: %v", e)
+			}
+		}
+	})
+}

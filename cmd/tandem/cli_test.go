@@ -168,9 +168,9 @@ func TestRunPlan(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run --plan: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"nothing was started", "startup", "compat", "42 cases × 2 targets", "getblock-scaling",
+	for _, want := range []string{"nothing was started", "startup", "compat", "44 cases × 2 targets", "getblock-scaling",
 		"3 levels × 2 targets × adaptive rounds (15 to 100, ≤ 2m a level) of ~500ms, calibrated", "getblock-saturation", "sweep", "total",
-		"verdicts: 15 comparisons, the chance of any false alarm held at 0.0500"} {
+		"verdicts: 21 comparisons, the chance of any false alarm held at 0.0500"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the plan lacks %q:\n%s", want, stdout)
 		}
@@ -295,6 +295,8 @@ func TestLoadAgainstSample(t *testing.T) {
 		{"ramp", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "0-1000", "--duration", "1s"}, 500, map[string]any{}, true},
 		{"steps", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "100,300", "--step", "500ms"}, 200, map[string]any{}, true},
 		{"batched", []string{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--batch", "10", "--period", "100ms", "--connections", "2", "--duration", "1s"}, 200, map[string]any{}, true},
+		{"a mix", []string{"http://" + s.HTTPAddr() + "/", "--mix", "../../examples/mix/ledger.yaml", "--requests", "300", "--concurrency", "4"}, 300, map[string]any{}, true},
+		{"a mix, engine workers", []string{"http://" + s.HTTPAddr() + "/", "--mix", "../../examples/mix/ledger.yaml", "--requests", "300", "--concurrency", "4", "--engine", "workers"}, 300, map[string]any{}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/internal/k8sjob"
 	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/runner"
 	"github.com/tandem-bench/tandem/study"
@@ -196,7 +197,7 @@ func runFleet(cmd *cobra.Command, target string, o loadOptions, stdout, stderr i
 		return badInput(fl.explain(runErr))
 	}
 	s, warnings := fleetSample(out, fl.where, fo.onLoss)
-	if err := finish(ctx, stdout, o.format, s, warnings); err != nil {
+	if err := finish(ctx, stdout, o.format, report.SampleRun{Sample: s, Warnings: warnings}); err != nil {
 		return err
 	}
 	if runErr != nil {

@@ -52,6 +52,9 @@ type loadOptions struct {
 	seed       uint64
 	specs      map[string]values.Spec
 	set        *values.Set
+	// mixFile is --mix: calls and their weights, read into mix.
+	mixFile string
+	mix     *study.MixFile
 	// AMQP.
 	queueType, ack string
 	prefetch, size int
@@ -160,7 +163,8 @@ func loadFlags(f *pflag.FlagSet, o *loadOptions) {
 	f.StringVar(&o.rpcMethod, "jsonrpc", "", "send a JSON-RPC 2.0 call of this method")
 	f.StringVar(&o.params, "params", "[]", "JSON-RPC params as JSON")
 	f.StringVar(&o.valuesFile, "values", "", "a YAML file of per-request values (values: {NAME: SOURCE}) that --data, --params, --header and the URL's path name as ${NAME}")
-	f.Uint64Var(&o.seed, "seed", 1, "with --values: the seed of their generators and random feeders")
+	f.Uint64Var(&o.seed, "seed", 1, "with --values or --mix: the seed of their generators, random feeders and the mix's draw")
+	f.StringVar(&o.mixFile, "mix", "", "a YAML file of calls (calls:, as a study's) and their weights (mix: [{call, weight}]): each request is one of them, drawn by weight from --seed, sent to TARGET")
 	f.StringArrayVar(&o.protos, "proto", nil, ".proto file defining the service (repeatable); default: server reflection")
 	f.StringArrayVar(&o.importPaths, "import-path", nil, "directory searched for --proto files and their imports")
 	f.StringVar(&o.format, "format", "text", report.FormatList(report.ForSample))
@@ -206,6 +210,12 @@ func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io
 		}
 		defer o.set.Close()
 	}
+	if o.mixFile != "" {
+		var err error
+		if o, err = o.readMix(cmd.Flags().Changed, stderr); err != nil {
+			return badInput(err)
+		}
+	}
 	if o.requests <= 0 && o.duration <= 0 && !strings.Contains(o.rate, ",") {
 		o.duration = 10 * time.Second
 	}
@@ -215,6 +225,9 @@ func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io
 	d, o, err := prepareLoad(ctx, target, o)
 	if err != nil {
 		return err
+	}
+	if c, ok := d.(io.Closer); ok { // a mix's values
+		defer c.Close()
 	}
 	var live *load.Live
 	if liveTerminal(stderr) {
@@ -235,7 +248,13 @@ func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io
 	if o.rate == "" && o.batch == 0 {
 		conns = o.concurrency
 	}
-	return finish(ctx, stdout, o.format, s, diagnose(s, cpu, conns))
+	var parts []string
+	if o.mix != nil {
+		for _, mc := range o.mix.Mix {
+			parts = append(parts, mc.Call)
+		}
+	}
+	return finish(ctx, stdout, o.format, report.SampleRun{Sample: s, Parts: parts, Warnings: diagnose(s, cpu, conns)})
 }
 
 // openValues opens --values for the run: a feeder read once bounds its
@@ -263,6 +282,54 @@ func (o loadOptions) openValues(ctx context.Context, stderr io.Writer) (loadOpti
 		fmt.Fprintf(stderr, "values: the run ends after %d requests, the rows of its feeder read once\n", o.requests)
 	}
 	return o, nil
+}
+
+// readMix reads --mix for the run; changed says which flags were given,
+// and those that describe a request are refused beside it (the file's
+// calls carry theirs). A feeder read once bounds the run's requests, which
+// it says on stderr, as --values does.
+func (o loadOptions) readMix(changed func(string) bool, stderr io.Writer) (loadOptions, error) {
+	for _, f := range []string{"data", "jsonrpc", "params", "values", "header", "proto", "import-path", "http2", "insecure", "unit"} {
+		if changed(f) {
+			return o, fmt.Errorf("--mix and --%s: the mix file's calls carry their requests (docs/study-format.md, Calls)", f)
+		}
+	}
+	switch {
+	case o.fleet.active():
+		return o, errors.New("--mix: a run on one machine (not --workers, --local-workers)")
+	case o.rate == "" && o.batch == 0 && o.connectionsSet:
+		return o, errors.New("--mix with --concurrency: a connection per client (leave out --connections)")
+	}
+	mf, err := study.ReadMix(o.mixFile, o.seed)
+	if err != nil {
+		return o, fmt.Errorf("--mix: %w", err)
+	}
+	o.mix = mf
+	fmt.Fprintf(stderr, "mix: %s, drawn from seed %d\n", mf, o.seed)
+	if n, ok := mf.OnceRows(); ok {
+		if o.batch > 0 {
+			return o, errors.New("--mix with a feeder read once: a closed or open loop (--concurrency or --rate), which it ends at its rows; not --batch")
+		}
+		if o.requests <= 0 || uint64(o.requests) > n {
+			o.requests = int64(min(n, 1<<62))
+		}
+		fmt.Fprintf(stderr, "mix: the run ends after %d requests, the rows of a feeder read once\n", o.requests)
+	}
+	return o, nil
+}
+
+// onceRows is the most requests a run may send by --values' or --mix's
+// feeders read once; ok is false when none limits it.
+func (o loadOptions) onceRows() (n uint64, ok bool) {
+	if o.set != nil {
+		n, ok = o.set.Limit()
+	}
+	if o.mix != nil {
+		if m, limited := o.mix.OnceRows(); limited && (!ok || m < n) {
+			n, ok = m, true
+		}
+	}
+	return n, ok
 }
 
 // prepareLoad builds the driver of o's call to target, checks that the
@@ -328,7 +395,7 @@ func runAMQP(ctx context.Context, target string, o loadOptions, stdout io.Writer
 	if r > 0 {
 		s.OfferedRate = r
 	}
-	return finish(ctx, stdout, o.format, s, nil)
+	return finish(ctx, stdout, o.format, report.SampleRun{Sample: s})
 }
 
 // checkShape refuses flags that do not make one load shape.
@@ -394,10 +461,8 @@ func (o loadOptions) warm(ctx context.Context, d load.Dialer) error {
 		return nil
 	}
 	warm := load.Closed{Concurrency: max(o.concurrency, o.connections), Duration: o.warmup, Timeout: o.timeout, Engine: o.engine}
-	if o.set != nil {
-		if n, ok := o.set.Limit(); ok {
-			warm.Requests = int64(min(n, 1<<62)) // its rows, as the run
-		}
+	if n, ok := o.onceRows(); ok {
+		warm.Requests = int64(min(n, 1<<62)) // its rows, as the run
 	}
 	if _, err := warm.Run(ctx, d); err != nil {
 		return badInput(err)
@@ -447,15 +512,14 @@ const reachTimeout = 2 * time.Second
 // ended: stopped early (marked interrupted; interruptedExit gives the exit
 // code), complete, or complete without a success where the target
 // answered no request (exit 1: a load test of nothing).
-func finish(ctx context.Context, w io.Writer, format string, s results.Sample, warnings []string) error {
-	var stopped string
+func finish(ctx context.Context, w io.Writer, format string, r report.SampleRun) error {
 	if ctx.Err() != nil {
-		stopped = stoppedBy(ctx)
+		r.StoppedBy = stoppedBy(ctx)
 	}
-	if err := report.Sample(w, format, s, warnings, stopped); err != nil || stopped != "" {
+	if err := report.Sample(w, format, r); err != nil || r.StoppedBy != "" {
 		return err
 	}
-	return noneSucceeded(s)
+	return noneSucceeded(r.Sample)
 }
 
 // noneSucceeded is an exit-1 error for a run that sent requests of which
@@ -513,6 +577,13 @@ func readData(data string) ([]byte, error) {
 // loadDialer builds the driver of the call a target URL and the flags
 // describe (see driver.CallFromURL); --header values are Name: value.
 func loadDialer(ctx context.Context, target string, body []byte, o loadOptions) (load.Dialer, error) {
+	if o.mix != nil {
+		m, err := driver.MixAt(ctx, target, o.mix, driver.Options{Timeout: o.timeout, QuickACK: o.quickACK})
+		if err != nil {
+			return nil, fmt.Errorf("--mix %s: %w", o.mixFile, err)
+		}
+		return m, nil
+	}
 	hdr := map[string]string{}
 	for _, h := range o.headers {
 		k, v, ok := strings.Cut(h, ":")

@@ -44,8 +44,12 @@ func TestLoadReportsGolden(t *testing.T) {
 		file   string
 		render func(*bytes.Buffer) error
 	}{
-		{"testdata/load.txt", func(b *bytes.Buffer) error { return report.Sample(b, "text", s, warnings, "") }},
-		{"testdata/load.md", func(b *bytes.Buffer) error { return report.Sample(b, "md", s, warnings, "") }},
+		{"testdata/load.txt", func(b *bytes.Buffer) error {
+			return report.Sample(b, "text", report.SampleRun{Sample: s, Warnings: warnings})
+		}},
+		{"testdata/load.md", func(b *bytes.Buffer) error {
+			return report.Sample(b, "md", report.SampleRun{Sample: s, Warnings: warnings})
+		}},
 	} {
 		var b bytes.Buffer
 		if err := c.render(&b); err != nil {
@@ -55,6 +59,19 @@ func TestLoadReportsGolden(t *testing.T) {
 	}
 	if len(warnings) != 1 {
 		t.Fatalf("warnings %q; want one about the missed rate", warnings)
+	}
+	// a mix's run: a line per call, in the mix's order
+	mix := results.Sample{Requests: 1000, OK: 998, Errors: map[string]int64{"jsonrpc:-32602": 2}, DurationNs: 2_000_000_000,
+		Throughput: 499, Unit: "request", UnitsPerS: 499, LatencyNs: d(100_000),
+		Parts: []results.Sample{{Requests: 801, OK: 801, Errors: map[string]int64{}, LatencyNs: d(90_000)},
+			{Requests: 199, OK: 197, Errors: map[string]int64{"jsonrpc:-32602": 2}, LatencyNs: d(140_000)}}}
+	run := report.SampleRun{Sample: mix, Parts: []string{"balance", "send"}}
+	for format, file := range map[string]string{"text": "testdata/load-mix.txt", "md": "testdata/load-mix.md"} {
+		var b bytes.Buffer
+		if err := report.Sample(&b, format, run); err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, file, b.Bytes())
 	}
 }
 
