@@ -179,7 +179,7 @@ func TestDemoReportInChromium(t *testing.T) {
 					}
 				}
 			}
-			for _, want := range []string{"44 cases over 8 calls", "getblock-saturation on a", "delayed-ack-stall on b"} {
+			for _, want := range []string{"42 cases over 7 calls", "getblock-saturation on a", "delayed-ack-stall on b"} {
 				if !strings.Contains(l.Glance, want) {
 					t.Errorf("the glance lacks %q", want)
 				}

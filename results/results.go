@@ -130,6 +130,9 @@ type Target struct {
 	// pass-through link): each endpoint's link, as configured and as
 	// measured when it was opened.
 	Network *Network `json:"network,omitempty"`
+	// PeerNetwork, for a group with links between its nodes (its
+	// network:, regions and latency), is each link as configured.
+	PeerNetwork *PeerNetwork `json:"peer_network,omitempty"`
 	// DataDir is the absolute path of the target's data directory, when
 	// it has one (with --keep-data it is still there after the run).
 	DataDir string `json:"data_dir,omitempty"`
@@ -150,6 +153,31 @@ type Network struct {
 	Down LinkConditions `json:"down"`
 	// Links are the target's endpoints' links, by endpoint name.
 	Links []Link `json:"links"`
+}
+
+// PeerNetwork is the links between a group's nodes.
+type PeerNetwork struct {
+	// Seed seeds the links' jitter and loss draws.
+	Seed uint64 `json:"seed"`
+	// Links are the links one node dials another's port through, in the
+	// order they were opened.
+	Links []PeerLink `json:"links"`
+}
+
+// PeerLink is the link from one node of a group to another's port: where
+// From dials (Listen) instead of To's own address (Upstream), and the
+// conditions each way (Up: what From sends).
+type PeerLink struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	Port string `json:"port"`
+	// FromRegion and ToRegion are the nodes' regions, if they have one.
+	FromRegion string         `json:"from_region,omitempty"`
+	ToRegion   string         `json:"to_region,omitempty"`
+	Listen     string         `json:"listen"`
+	Upstream   string         `json:"upstream"`
+	Up         LinkConditions `json:"up"`
+	Down       LinkConditions `json:"down"`
 }
 
 // LinkConditions are one direction's conditions of a link.

@@ -36,13 +36,18 @@ type expander struct {
 	// and each node's share them): ${group.nodes.*}, ${group.others.*}
 	// and ${group.peers.*} name the nodes' own ports.
 	nodes []*expander
+	// peerLink, when links stand between the group's nodes, is where node
+	// from dials node to's port (upstream: its own address); a node's peer
+	// lists name the others through it. The group's own lists (setup)
+	// name every node's own address.
+	peerLink func(from, to int, port, upstream string) (string, error)
 }
 
 // forNode is an expander for one node of the group e expands for: ports
 // of its own, the group's ports shared.
 func (e *expander) forNode(m study.Member) *expander {
 	return &expander{self: e.self, workdir: e.workdir, studyDir: e.studyDir, ports: map[string]int{}, services: e.services,
-		member: &m, groupPorts: e.groupPorts, runSecrets: e.runSecrets}
+		member: &m, groupPorts: e.groupPorts, runSecrets: e.runSecrets, peerLink: e.peerLink}
 }
 
 // withNodes makes an expander for every member of a group, each knowing
@@ -63,7 +68,8 @@ func (e *expander) withNodes(members []study.Member) []*expander {
 // groupList expands ${group.KIND.PORT}: the nodes' addresses on their own
 // port PORT (nodes: every node's HOST:PORT; others: every node's but this
 // one's; peers: NAME=http://HOST:PORT, as etcd's --initial-cluster has
-// them), comma-separated in node order.
+// them), comma-separated in node order. With links between the nodes, a
+// node's list gives each other node's address through its link.
 func (e *expander) groupList(kind, port string) (string, error) {
 	var parts []string
 	for _, n := range e.nodes {
@@ -75,6 +81,11 @@ func (e *expander) groupList(kind, port string) (string, error) {
 			return "", err
 		}
 		addr := nodeHost(n.member.Index) + ":" + strconv.Itoa(p)
+		if e.peerLink != nil && e.member != nil && n.member.Index != e.member.Index {
+			if addr, err = e.peerLink(e.member.Index, n.member.Index, port, addr); err != nil {
+				return "", err
+			}
+		}
 		if kind == "peers" {
 			addr = n.member.Name + "=http://" + addr
 		}

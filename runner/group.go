@@ -37,6 +37,7 @@ func (l *live) running() bool {
 
 // stopNodes stops every process of the target; the errors are warnings.
 func (r *runner) stopNodes(l *live) {
+	defer l.peers.close()
 	for _, n := range l.nodes {
 		r.closeLinks(n)
 		if n.proc != nil {
@@ -78,6 +79,13 @@ func (r *runner) startGroup(ctx context.Context, l *live, cpus []int) error {
 	}
 	ge := r.newExpander(workdir)
 	ge.groupPorts = map[string]int{}
+	l.peers.close() // a start from empty: links anew
+	l.peers, l.res.PeerNetwork = nil, nil
+	if g.HasLinks() {
+		l.peers = newPeerLinks(context.WithoutCancel(ctx), g, r.s.Seed)
+		l.res.PeerNetwork = l.peers.res
+		ge.peerLink = l.peers.addr
+	}
 	nodeExpanders := ge.withNodes(g.Members())
 	dataDir, err := r.setDataDir(ge, l)
 	if err != nil {

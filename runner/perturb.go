@@ -134,6 +134,9 @@ func (r *runner) perturbOnce(ctx context.Context, l *live, n *node, p *study.Per
 		what += " for " + p.For.String()
 	}
 	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on %s at %v: %s", l.nodeName(n), time.Duration(ev.AtNs).Round(time.Millisecond), what)
+	if p.OnPath() && l.peers != nil {
+		return r.perturbPeers(ctx, l, n, p, ev, t0)
+	}
 	if p.OnPath() {
 		return r.perturbPath(ctx, l, p, ev, t0)
 	}

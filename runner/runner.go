@@ -120,6 +120,8 @@ type live struct {
 	nodes   []*node
 	dataDir string
 	err     error
+	// peers are the links between a group's nodes, when it has them.
+	peers *peerLinks
 }
 
 // node is one process of a target: the target itself, or a node of a

@@ -62,6 +62,7 @@ func serveDelay(args []string) int {
 	restarted := fs.String("restart-mark", "", "every start creates this file; a start that finds it (not wiped) is a restart")
 	failFor := fs.Duration("fail-for", 0, "a restart (see --restart-mark) answers an instant 503 to every request for this long after it listens")
 	status := fs.String("status", "", "GET /status answers this JSON")
+	peers := fs.String("peers", "", "GET /fan asks GET /ping of each of these host:ports in turn, then answers")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -105,6 +106,19 @@ func serveDelay(args []string) int {
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if *status != "" && req.URL.Path == "/status" {
 			io.WriteString(w, *status)
+			return
+		}
+		if req.URL.Path == "/fan" {
+			for _, p := range strings.Split(*peers, ",") {
+				resp, err := http.Get("http://" + p + "/ping")
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusBadGateway)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			io.WriteString(w, "fanned")
 			return
 		}
 		if time.Now().Before(sickUntil) {

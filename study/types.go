@@ -87,6 +87,11 @@ type Group struct {
 	Setup  [][]string   `yaml:"setup" doc:"Commands run to completion, in order, at each start of the group from empty, after its ${workdir} is emptied and before its nodes start (e.g. cometbft testnet); argv lists, with ${workdir}, ${group.port.NAME}, ${tandem}, ${studydir}, ${env.NAME}."`
 	Calls  string       `yaml:"calls" doc:"Where the load goes: first (default: the first node) or round-robin (each connection to the next node)."`
 	Height *Probe       `yaml:"height" doc:"A call and the field of its answer that is a node's height (its chain's length): after a perturbation, a node has caught up when its height reaches the group's highest."`
+	// Network, Regions and Latency are the links between the nodes
+	// (docs/network.md, Links between a group's nodes).
+	Network *Network                 `yaml:"network" doc:"Conditions on the links between the group's nodes, each way, as a target's network: has them: every node reaches each other node's ports named by ${group.nodes.P}, ${group.others.P} and ${group.peers.P} in its start through a link of its own."`
+	Regions map[string][]string      `yaml:"regions" doc:"The nodes by region, by ${node.name} ({eu: [validator0, validator1], us: [validator2, full0]}): latency sets the delay between the nodes of two regions."`
+	Latency map[string]time.Duration `yaml:"latency" doc:"One-way delay each way between the nodes of two regions, by REGION-REGION ({eu-us: 50ms}; eu-eu between eu's own nodes): on those links it replaces network's delay."`
 }
 
 // GroupNodes are the nodes of one role in a group.

@@ -231,7 +231,7 @@ func (v *validator) perturbations(path string, sc *Scenario) {
 				v.errorf(pp+".for", "how long the pause lasts", "no for")
 			}
 		case ActionDisconnect, ActionPartition, ActionDegrade:
-			v.pathPerturbation(pp, &pt)
+			v.pathPerturbation(pp, &pt, targets)
 		default:
 			v.errorf(pp+".action", "kill, stop, pause, restart, wipe-and-restart, disconnect, partition or degrade", "unknown action %q", pt.Action)
 		}
@@ -319,14 +319,22 @@ func (v *validator) nodePick(pp string, pt *Perturbation) {
 }
 
 // pathPerturbation checks a disconnect, partition or degrade: it lasts for,
-// and a degrade says what the path becomes.
-func (v *validator) pathPerturbation(pp string, pt *Perturbation) {
+// a degrade says what the path becomes, and a node or role is given only
+// where it is done to a node's links to its peers (targets: the
+// scenario's).
+func (v *validator) pathPerturbation(pp string, pt *Perturbation, targets []string) {
 	if pt.For <= 0 {
 		v.errorf(pp+".for", "how long the path is "+map[string]string{ActionDisconnect: "disconnected",
 			ActionPartition: "partitioned", ActionDegrade: "degraded"}[pt.Action], "no for")
 	}
-	if pt.Node != "" || pt.Role != "" {
-		v.errorf(pp, "no node or role: a network perturbation is done to the generator's path to a target of one process", "node or role given")
+	peers := true
+	for _, name := range targets {
+		if t := v.s.Target(name); (pt.Target == "" || pt.Target == name) && (t == nil || !t.Group.HasLinks()) {
+			peers = false
+		}
+	}
+	if (pt.Node != "" || pt.Role != "") && !peers {
+		v.errorf(pp, "no node or role: a network perturbation is done to the generator's path to a target of one process (or, on a group with links between its nodes, to a node's links to its peers)", "node or role given")
 	}
 	if pt.Action != ActionDegrade {
 		return

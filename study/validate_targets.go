@@ -90,6 +90,7 @@ func (v *validator) group(path string, t *Target) {
 		v.callRef(p+".height.call", h.Call)
 		v.notAskedOnce(p+".height.call", h.Call, "a height probe")
 	}
+	v.groupLinks(p, t)
 }
 
 // rolePattern: a role does not end in a digit, so node names (the role

@@ -1,0 +1,182 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tandem-bench/tandem/internal/splitmix"
+	"github.com/tandem-bench/tandem/link"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/study"
+)
+
+// peerLinks are the links between a group's nodes (its network:, regions
+// and latency), one per ordered pair of nodes and port: the peer lists a
+// node's start names (${group.nodes.P}, ${group.others.P},
+// ${group.peers.P}) give it each other node's port through its own link,
+// so that every pair's conditions are its own. They are opened as the
+// nodes' starts are expanded and stay open, through perturbations' kills
+// and restarts, until the group stops.
+type peerLinks struct {
+	ctx     context.Context
+	g       *study.Group
+	members []study.Member
+	seed    uint64
+
+	mu    sync.Mutex
+	links map[peerKey]*link.Link
+	res   *results.PeerNetwork
+}
+
+// peerKey names one link: from node index from to node to's port.
+type peerKey struct {
+	from, to int
+	port     string
+}
+
+// newPeerLinks returns the (not yet opened) links between g's nodes,
+// recorded in res.
+func newPeerLinks(ctx context.Context, g *study.Group, seed uint64) *peerLinks {
+	if g.Network != nil && g.Network.Seed != 0 {
+		seed = g.Network.Seed
+	}
+	return &peerLinks{ctx: ctx, g: g, members: g.Members(), seed: seed, links: map[peerKey]*link.Link{},
+		res: &results.PeerNetwork{Seed: seed}}
+}
+
+// addr is where node from dials node to's port (at upstream, its own
+// address): a link of the pair's conditions, opened on first use on to's
+// loopback address.
+func (pl *peerLinks) addr(from, to int, port, upstream string) (string, error) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	k := peerKey{from, to, port}
+	if lk, ok := pl.links[k]; ok {
+		return lk.Addr(), nil
+	}
+	f, t := pl.members[from], pl.members[to]
+	up, down, err := pl.g.PairConditions(f.Name, t.Name)
+	if err != nil {
+		return "", fmt.Errorf("the link from %s to %s: %w", f.Name, t.Name, err) // validated: not reached
+	}
+	lk, err := link.New(pl.ctx, link.Options{Listen: net.JoinHostPort(nodeHost(to), "0"), Upstream: upstream,
+		Up: up, Down: down, Seed: max(splitmix.At(pl.seed, uint64(len(pl.links))), 1)})
+	if err != nil {
+		return "", fmt.Errorf("the link from %s to %s's port %s: %w", f.Name, t.Name, port, err)
+	}
+	pl.links[k] = lk
+	pl.res.Links = append(pl.res.Links, results.PeerLink{From: f.Name, To: t.Name, Port: port,
+		FromRegion: pl.g.Region(f.Name), ToRegion: pl.g.Region(t.Name), Listen: lk.Addr(), Upstream: upstream,
+		Up: linkConditions(up), Down: linkConditions(down)})
+	return lk.Addr(), nil
+}
+
+// close closes every link.
+func (pl *peerLinks) close() {
+	if pl == nil {
+		return
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	for _, lk := range pl.links {
+		lk.Close()
+	}
+	pl.links = map[peerKey]*link.Link{}
+}
+
+// touching are the links from and to node index n.
+func (pl *peerLinks) touching(n int) []*link.Link {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	var out []*link.Link
+	for _, k := range slices.SortedFunc(maps.Keys(pl.links), func(a, b peerKey) int {
+		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.to, b.to), cmp.Compare(a.port, b.port))
+	}) {
+		if k.from == n || k.to == n {
+			out = append(out, pl.links[k])
+		}
+	}
+	return out
+}
+
+// perturbPeers does a disconnect, partition or degrade to the links from
+// and to node n of a group for p.For, then restores them: the node is cut
+// from its peers (or they are slowed), while the generator still reaches
+// it. With a height probe it then waits until the node has caught up.
+func (r *runner) perturbPeers(ctx context.Context, l *live, n *node, p *study.Perturbation, ev results.Perturbation, t0 time.Time) results.Perturbation {
+	links := l.peers.touching(n.index)
+	if len(links) == 0 {
+		ev.Error = fmt.Sprintf("node %s has no link to a peer: its start names none", n.name)
+		return ev
+	}
+	base := make([][2]link.Conditions, len(links))
+	for i, lk := range links {
+		base[i][0], base[i][1] = lk.Conditions()
+	}
+	for i, lk := range links {
+		switch p.Action {
+		case study.ActionDisconnect:
+			lk.Cut()
+		case study.ActionPartition:
+			lk.Partition()
+		case study.ActionDegrade:
+			up, down := base[i][0], base[i][1]
+			if err := p.Network.Apply(&up, &down); err != nil {
+				ev.Error = err.Error() // validated: not reached
+				return ev
+			}
+			if i == 0 {
+				ev.Degraded = &results.Degraded{Up: linkConditions(up), Down: linkConditions(down)}
+			}
+			if err := lk.Set(up, down); err != nil {
+				ev.Error = err.Error()
+			}
+		}
+	}
+	sleep(ctx, p.For)
+	for i, lk := range links { // restored even when the run is cancelled
+		if p.Action == study.ActionDegrade {
+			if err := lk.Set(base[i][0], base[i][1]); err != nil {
+				ev.Error = err.Error()
+			}
+			continue
+		}
+		lk.Restore()
+	}
+	ev.DownNs = int64(time.Since(t0))
+	ev.AnswersAfterNs, ev.ReadyAfterNs = ev.DownNs, ev.DownNs // the generator reached it all along
+	if ev.Error != "" {
+		return ev
+	}
+	caught := ""
+	if g := l.spec.Group; g.Height != nil {
+		at, behind, err := r.catchUp(ctx, l, n, max(l.spec.Ready.Timeout, 2*time.Minute))
+		ev.BehindAtReady = behind
+		if err != nil {
+			ev.Error = err.Error()
+			return ev
+		}
+		ev.CaughtUpNs = int64(at.Sub(t0))
+		caught = fmt.Sprintf(", caught up after %v (%d behind when its peers came back)", time.Duration(ev.CaughtUpNs).Round(time.Millisecond), behind)
+	}
+	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on %s: its peers %s for %v%s", l.nodeName(n), pastTense(p.Action),
+		time.Duration(ev.DownNs).Round(time.Millisecond), caught)
+	return ev
+}
+
+// pastTense says what a network perturbation did to a node's peers.
+func pastTense(action string) string {
+	switch action {
+	case study.ActionDisconnect:
+		return "cut off"
+	case study.ActionPartition:
+		return "held apart"
+	}
+	return "degraded"
+}

@@ -1,0 +1,154 @@
+package runner
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tandem-bench/tandem/internal/tooltest"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/runner/internal/runtest"
+)
+
+// Links between a group's nodes: every node reaches each other node
+// through a link of its own, 5 ms each way within a region and 30 ms
+// between the two; node eu0's /fan asks eu1 then us0, so no answer can
+// come before 2 × 5 ms + 2 × 30 ms. The results list each link as
+// configured, and the first node's lists name the others through links.
+func TestGroupLinks(t *testing.T) {
+	tooltest.Long(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("the nodes bind 127.0.0.2 and 127.0.0.3, which only Linux routes to loopback without set-up")
+	}
+	t.Parallel() // asserts floors, not speeds
+	o := options(t, nil)
+	src := `
+version: 1
+name: peers
+defaults: {rounds: 1, warmup: 50ms}
+targets:
+  - name: net
+    group:
+      nodes: [{role: eu, count: 2}, {role: us, count: 1}]
+      network: {delay: 5ms}
+      regions: {west: [eu0, eu1], east: [us0]}
+      latency: {west-east: 30ms}
+    start:
+      command: ["${tandem}", --addr, "${node.host}:${port.http}", --peers, "${group.others.http}"]
+      env: {TANDEM_TEST_DELAY: "1"}
+    endpoints: {http: "http://${node.host}:${port.http}/"}
+    ready: {first_answer: {call: ping}, timeout: 5m}
+calls:
+  ping: {http: {path: ping}}
+  fan: {http: {path: fan}}
+scenarios:
+  - name: fan
+    call: fan
+    load: {concurrency: 1}
+    requests: 20
+`
+	res, err := Run(context.Background(), runtest.Parse(t, src), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Read(filepath.Join(o.Out, ResultsFile)); err != nil {
+		t.Fatalf("the results do not validate: %v", err)
+	}
+	pn := res.Targets[0].PeerNetwork
+	if pn == nil || len(pn.Links) != 6 {
+		t.Fatalf("peer network %+v; want a link for each of the 6 ordered pairs", pn)
+	}
+	seen := map[string]bool{}
+	for _, l := range pn.Links {
+		want := 5 * time.Millisecond
+		if l.FromRegion != l.ToRegion {
+			want = 30 * time.Millisecond
+		}
+		if l.Port != "http" || time.Duration(l.Up.DelayNs) != want || time.Duration(l.Down.DelayNs) != want || l.Listen == l.Upstream {
+			t.Errorf("link %+v; want port http, %v each way, a listen address of its own", l, want)
+		}
+		if host := l.Listen[:strings.LastIndex(l.Listen, ":")]; host != l.Upstream[:strings.LastIndex(l.Upstream, ":")] {
+			t.Errorf("link %s→%s listens on %s; want the host of %s", l.From, l.To, l.Listen, l.Upstream)
+		}
+		seen[l.From+">"+l.To] = true
+	}
+	if len(seen) != 6 || seen["eu0>eu0"] {
+		t.Errorf("links between %v; want every ordered pair of distinct nodes", seen)
+	}
+	sc := res.Scenarios[0]
+	if len(sc.Rounds) == 0 {
+		t.Fatal("no rounds")
+	}
+	for _, rd := range sc.Rounds {
+		s := rd.Sample
+		if s.OK != s.Requests || s.Requests == 0 {
+			t.Errorf("round %d: %d of %d ok, errors %v", rd.Round, s.OK, s.Requests, s.Errors)
+		}
+		if floor := 70 * time.Millisecond; time.Duration(s.LatencyNs.Min) < floor {
+			t.Errorf("round %d: the fastest fan took %v, under the links' %v", rd.Round, time.Duration(s.LatencyNs.Min), floor)
+		}
+	}
+}
+
+// A disconnect done to a node of a group with links cuts it from its
+// peers, not from the generator: eu0's fans fail while us0 is cut off (the
+// link resets eu0's connections to it) and succeed again after; the event
+// names us0 and lasts its for.
+func TestGroupLinksDisconnectNode(t *testing.T) {
+	tooltest.Long(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("the nodes bind 127.0.0.2, which only Linux routes to loopback without set-up")
+	}
+	t.Parallel() // asserts what happened, not how fast
+	o := options(t, nil)
+	src := `
+version: 1
+name: peers cut
+defaults: {rounds: 1, warmup: 50ms}
+targets:
+  - name: net
+    group:
+      nodes: [{role: eu, count: 1}, {role: us, count: 1}]
+      network: {delay: 1ms}
+    start:
+      command: ["${tandem}", --addr, "${node.host}:${port.http}", --peers, "${group.others.http}"]
+      env: {TANDEM_TEST_DELAY: "1"}
+    endpoints: {http: "http://${node.host}:${port.http}/"}
+    ready: {first_answer: {call: ping}, timeout: 5m}
+calls:
+  ping: {http: {path: ping}}
+  fan: {http: {path: fan}}
+scenarios:
+  - name: cut
+    call: fan
+    load: {concurrency: 1}
+    duration: 4s
+    perturbations: [{at: 1s, action: disconnect, for: 1s, node: us0}]
+`
+	res, err := Run(context.Background(), runtest.Parse(t, src), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := res.Scenarios[0]
+	if len(sc.Rounds) == 0 {
+		t.Fatal("no rounds")
+	}
+	rd := sc.Rounds[0]
+	if len(rd.Perturbations) != 1 {
+		t.Fatalf("perturbations %+v; want the one disconnect", rd.Perturbations)
+	}
+	ev := rd.Perturbations[0]
+	if ev.Node != "us0" || ev.Error != "" || time.Duration(ev.DownNs) < time.Second {
+		t.Errorf("event %+v; want us0 cut for at least 1 s, no error", ev)
+	}
+	s := rd.Sample
+	if s.Errors["http:502"] == 0 || s.OK == 0 {
+		t.Errorf("round: %d ok, errors %v; want fans that failed while us0 was cut off, and fans that did not", s.OK, s.Errors)
+	}
+	if res.Targets[0].Network != nil {
+		t.Errorf("the generator's path got a link (%+v): the disconnect is between the nodes", res.Targets[0].Network)
+	}
+}
