@@ -323,3 +323,81 @@ func TestTestnetExample(t *testing.T) {
 		}
 	}
 }
+
+// The two-region example: two six-node testnets, every node dialling each
+// peer through a link of its pair, one with 100 ms one way between its two
+// regions. Asserted here is what holds on any machine: every link as
+// configured, no commit in the two-region testnet sooner than a round trip
+// between the regions (a block needs votes from both), and full0, cut off
+// from its peers under load, falling behind and catching up after its
+// links pass again. How much slower the two-region testnet is (the
+// verdict) is measured by running the example (docs/network.md).
+func TestRegionsExample(t *testing.T) {
+	needTool(t, "cometbft")
+	s, err := study.Read("../examples/cometbft-regions/study.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// short: three rounds of three commits, no open loop, a 6 s cut
+	s.Defaults.Warmup = 500 * time.Millisecond
+	var kept []study.Scenario
+	for _, sc := range s.Scenarios {
+		switch sc.Name {
+		case "block-interval":
+			sc.Requests, sc.Rounds, sc.Adaptive = 3, 3, false
+		case "full0-cut-off":
+			sc.Duration = 20 * time.Second
+			sc.Perturbations[0].At, sc.Perturbations[0].For = 3*time.Second, 6*time.Second
+		default:
+			continue
+		}
+		kept = append(kept, sc)
+	}
+	s.Scenarios = kept
+	out := t.TempDir()
+	self, _ := os.Executable()
+	res, err := runner.Run(context.Background(), s, runner.Options{Out: out, Self: self, Version: "test", StopGrace: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Read(filepath.Join(out, runner.ResultsFile)); err != nil {
+		t.Fatalf("the results do not validate: %v", err)
+	}
+	for _, tg := range res.Targets {
+		if len(tg.Nodes) != 6 || tg.PeerNetwork == nil || len(tg.PeerNetwork.Links) != 30 {
+			t.Fatalf("target %s: %d nodes, peer network %+v; want 6 nodes and a link for each of the 30 ordered pairs", tg.Name, len(tg.Nodes), tg.PeerNetwork)
+		}
+		for _, l := range tg.PeerNetwork.Links {
+			want := time.Millisecond
+			if tg.Name == "two-regions" && l.FromRegion != l.ToRegion {
+				want = 100 * time.Millisecond
+			}
+			if l.Port != "p2p" || time.Duration(l.Up.DelayNs) != want || time.Duration(l.Down.DelayNs) != want {
+				t.Errorf("target %s: link %+v; want port p2p and %v each way", tg.Name, l, want)
+			}
+		}
+	}
+	for _, sc := range res.Scenarios {
+		switch sc.Name {
+		case "block-interval":
+			for _, rd := range sc.Rounds {
+				if rd.Sample.OK != rd.Sample.Requests || rd.Sample.Requests == 0 {
+					t.Errorf("%s round %d: %d of %d committed, errors %v", rd.Target, rd.Round, rd.Sample.OK, rd.Sample.Requests, rd.Sample.Errors)
+				}
+				if floor := 200 * time.Millisecond; rd.Target == "two-regions" && time.Duration(rd.Sample.LatencyNs.Min) < floor {
+					t.Errorf("two-regions round %d: a commit after %v, under a round trip between the regions (%v)", rd.Round, time.Duration(rd.Sample.LatencyNs.Min), floor)
+				}
+			}
+		case "full0-cut-off":
+			if len(sc.Rounds) != 1 || len(sc.Rounds[0].Perturbations) != 1 {
+				t.Fatalf("rounds %+v; want one round with the cut", sc.Rounds)
+			}
+			ev := sc.Rounds[0].Perturbations[0]
+			t.Logf("full0 cut off: down %v, caught up after %v (%d behind when its peers came back)", time.Duration(ev.DownNs), time.Duration(ev.CaughtUpNs), ev.BehindAtReady)
+			if ev.Error != "" || ev.Node != "full0" || ev.Action != "disconnect" || time.Duration(ev.DownNs) < 6*time.Second ||
+				ev.CaughtUpNs < ev.DownNs || ev.BehindAtReady < 1 {
+				t.Errorf("perturbation %+v; want full0 cut for 6 s, behind when its peers came back, then caught up", ev)
+			}
+		}
+	}
+}
