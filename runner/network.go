@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -257,42 +258,19 @@ func (r *runner) perturbPath(ctx context.Context, l *live, p *study.Perturbation
 		ev.Error = "no link on the generator's path to the target" // openLinks made one: not reached
 		return ev
 	}
-	base := make([][2]link.Conditions, len(links))
+	lks := make([]*link.Link, len(links))
 	for i, pl := range links {
-		base[i][0], base[i][1] = pl.Conditions()
+		lks[i] = pl.Link
 	}
-	switch p.Action {
-	case study.ActionDisconnect:
-		for _, pl := range links {
-			pl.Cut()
-		}
-	case study.ActionPartition:
-		for _, pl := range links {
-			pl.Partition()
-		}
-	case study.ActionDegrade:
-		up, down := base[0][0], base[0][1]
-		if err := p.Network.Apply(&up, &down); err != nil {
-			ev.Error = err.Error() // validated: not reached
-			return ev
-		}
-		ev.Degraded = &results.Degraded{Up: linkConditions(up), Down: linkConditions(down)}
-		for _, pl := range links {
-			if err := pl.Set(up, down); err != nil {
-				ev.Error = err.Error()
-				return ev
-			}
-		}
+	restore, degraded, err := disturb(lks, p)
+	ev.Degraded = degraded
+	if err != nil {
+		ev.Error = err.Error()
+		return ev
 	}
 	sleep(ctx, p.For)
-	for i, pl := range links { // restored even when the run is cancelled
-		if p.Action == study.ActionDegrade {
-			if err := pl.Set(base[i][0], base[i][1]); err != nil {
-				ev.Error = err.Error()
-			}
-			continue
-		}
-		pl.Restore()
+	if err := restore(); err != nil { // restored even when the run is cancelled
+		ev.Error = err.Error()
 	}
 	ev.DownNs = int64(time.Since(t0))
 	if ev.Error != "" {
@@ -336,4 +314,46 @@ func (r *runner) answersThrough(ctx context.Context, l *live) (time.Time, error)
 		case <-tick.C:
 		}
 	}
+}
+
+// disturb does a disconnect, partition or degrade to links: Cut, Partition,
+// or the perturbation's network laid over each link's own conditions
+// (degraded: the first link's, as the event records them). restore undoes
+// it: Restore, or each link's own conditions again.
+func disturb(links []*link.Link, p *study.Perturbation) (restore func() error, degraded *results.Degraded, err error) {
+	base := make([][2]link.Conditions, len(links))
+	for i, lk := range links {
+		base[i][0], base[i][1] = lk.Conditions()
+	}
+	restore = func() error {
+		var errs []error
+		for i, lk := range links {
+			if p.Action == study.ActionDegrade {
+				errs = append(errs, lk.Set(base[i][0], base[i][1]))
+				continue
+			}
+			lk.Restore()
+		}
+		return errors.Join(errs...)
+	}
+	for i, lk := range links {
+		switch p.Action {
+		case study.ActionDisconnect:
+			lk.Cut()
+		case study.ActionPartition:
+			lk.Partition()
+		case study.ActionDegrade:
+			up, down := base[i][0], base[i][1]
+			if err := p.Network.Apply(&up, &down); err != nil {
+				return nil, nil, errors.Join(err, restore()) // validated: not reached
+			}
+			if i == 0 {
+				degraded = &results.Degraded{Up: linkConditions(up), Down: linkConditions(down)}
+			}
+			if err := lk.Set(up, down); err != nil {
+				return nil, nil, errors.Join(err, restore())
+			}
+		}
+	}
+	return restore, degraded, nil
 }

@@ -115,39 +115,15 @@ func (r *runner) perturbPeers(ctx context.Context, l *live, n *node, p *study.Pe
 		ev.Error = fmt.Sprintf("node %s has no link to a peer: its start names none", n.name)
 		return ev
 	}
-	base := make([][2]link.Conditions, len(links))
-	for i, lk := range links {
-		base[i][0], base[i][1] = lk.Conditions()
-	}
-	for i, lk := range links {
-		switch p.Action {
-		case study.ActionDisconnect:
-			lk.Cut()
-		case study.ActionPartition:
-			lk.Partition()
-		case study.ActionDegrade:
-			up, down := base[i][0], base[i][1]
-			if err := p.Network.Apply(&up, &down); err != nil {
-				ev.Error = err.Error() // validated: not reached
-				return ev
-			}
-			if i == 0 {
-				ev.Degraded = &results.Degraded{Up: linkConditions(up), Down: linkConditions(down)}
-			}
-			if err := lk.Set(up, down); err != nil {
-				ev.Error = err.Error()
-			}
-		}
+	restore, degraded, err := disturb(links, p)
+	ev.Degraded = degraded
+	if err != nil {
+		ev.Error = err.Error()
+		return ev
 	}
 	sleep(ctx, p.For)
-	for i, lk := range links { // restored even when the run is cancelled
-		if p.Action == study.ActionDegrade {
-			if err := lk.Set(base[i][0], base[i][1]); err != nil {
-				ev.Error = err.Error()
-			}
-			continue
-		}
-		lk.Restore()
+	if err := restore(); err != nil { // restored even when the run is cancelled
+		ev.Error = err.Error()
 	}
 	ev.DownNs = int64(time.Since(t0))
 	ev.AnswersAfterNs, ev.ReadyAfterNs = ev.DownNs, ev.DownNs // the generator reached it all along
