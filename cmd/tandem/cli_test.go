@@ -249,7 +249,7 @@ func TestRunProgressJSON(t *testing.T) {
 
 func TestValidateAndSchema(t *testing.T) {
 	code, out, stderr := tandem(t, "validate", "../../demo/demo.yaml")
-	if code != 0 || !strings.Contains(out, "ok: 2 targets, 14 calls, 11 scenarios, 42 compat cases") {
+	if code != 0 || !strings.Contains(out, "ok: 2 targets, 18 calls, 13 scenarios, 44 compat cases") {
 		t.Errorf("validate demo: exit %d, %q %q", code, out, stderr)
 	}
 	code, out, _ = tandem(t, "validate", "--schema")
