@@ -152,7 +152,8 @@ func TestLoopRecordsWhatServersDo(t *testing.T) {
 			}
 		}
 		for status := range s.Errors {
-			if _, ok := c.want[status]; !ok {
+			// a server that closes with the request unread resets (transport) instead of a FIN (eof)
+			if _, ok := c.want[status]; !ok && (c.name != "closes every other" || status != "transport") {
 				t.Errorf("%s: errors %v; want only %v", c.name, s.Errors, c.want)
 			}
 		}

@@ -210,7 +210,7 @@ scenarios:
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v; want context.Canceled", err)
 	}
-	if d := time.Since(start); d > 60*time.Second {
+	if d := time.Since(start); d > 5*time.Minute { // a hang guard: beside a second suite it took 71 s and 124 s
 		t.Errorf("the interrupted run took %v", d)
 	}
 	if res := readResults(t, o.Out); !res.Interrupted {
