@@ -262,14 +262,8 @@ func (r *runner) perturbPath(ctx context.Context, l *live, p *study.Perturbation
 	for i, pl := range links {
 		lks[i] = pl.Link
 	}
-	restore, degraded, err := disturb(lks, p)
-	ev.Degraded = degraded
-	if err != nil {
-		ev.Error = err.Error()
-		return ev
-	}
-	sleep(ctx, p.For)
-	if err := restore(); err != nil { // restored even when the run is cancelled
+	var err error
+	if ev.Degraded, err = disturbFor(ctx, lks, p); err != nil {
 		ev.Error = err.Error()
 	}
 	ev.DownNs = int64(time.Since(t0))
@@ -314,6 +308,17 @@ func (r *runner) answersThrough(ctx context.Context, l *live) (time.Time, error)
 		case <-tick.C:
 		}
 	}
+}
+
+// disturbFor disturbs links for p.For (see disturb), then restores them,
+// even when ctx is cancelled meanwhile.
+func disturbFor(ctx context.Context, links []*link.Link, p *study.Perturbation) (*results.Degraded, error) {
+	restore, degraded, err := disturb(links, p)
+	if err != nil {
+		return degraded, err
+	}
+	sleep(ctx, p.For)
+	return degraded, restore()
 }
 
 // disturb does a disconnect, partition or degrade to links: Cut, Partition,

@@ -115,14 +115,8 @@ func (r *runner) perturbPeers(ctx context.Context, l *live, n *node, p *study.Pe
 		ev.Error = fmt.Sprintf("node %s has no link to a peer: its start names none", n.name)
 		return ev
 	}
-	restore, degraded, err := disturb(links, p)
-	ev.Degraded = degraded
-	if err != nil {
-		ev.Error = err.Error()
-		return ev
-	}
-	sleep(ctx, p.For)
-	if err := restore(); err != nil { // restored even when the run is cancelled
+	var err error
+	if ev.Degraded, err = disturbFor(ctx, links, p); err != nil {
 		ev.Error = err.Error()
 	}
 	ev.DownNs = int64(time.Since(t0))
