@@ -197,6 +197,9 @@ type LinkConditions struct {
 // Link is one endpoint's link: where the generator dialled instead of the
 // endpoint, and the round trip measured through it and around it.
 type Link struct {
+	// Node is the group's node whose endpoint it is; absent on a target
+	// of one process.
+	Node     string `json:"node,omitempty"`
 	Endpoint string `json:"endpoint"`
 	// Upstream is the endpoint's host:port; Listen the link's.
 	Upstream string `json:"upstream"`

@@ -178,7 +178,7 @@ func (r *runner) startGroup(ctx context.Context, l *live, cpus []int) error {
 // height asks a node of a group for its height by the group's probe.
 func (r *runner) height(ctx context.Context, l *live, n *node) (int64, error) {
 	h := l.spec.Group.Height
-	a, err := r.askerAt(ctx, l, n.endpoints, h.Call)
+	a, err := r.askerAt(ctx, l, n.own(), h.Call)
 	if err != nil {
 		return 0, err
 	}
@@ -334,7 +334,7 @@ const pickTimeout = 5 * time.Second
 
 // askTree asks node n of l call and decodes its answer.
 func (r *runner) askTree(ctx context.Context, l *live, n *node, call string) (any, error) {
-	a, err := r.askerAt(ctx, l, n.endpoints, call)
+	a, err := r.askerAt(ctx, l, n.own(), call)
 	if err != nil {
 		return nil, err
 	}

@@ -60,21 +60,30 @@ func (r *runner) openLinks(ctx context.Context, l *live) error {
 	if nw := l.spec.Network; nw != nil && nw.Seed != 0 {
 		seed = nw.Seed
 	}
-	n := l.node
-	direct, via := n.endpoints, map[string]string{}
 	res := &results.Network{Seed: seed, Up: linkConditions(up), Down: linkConditions(down)}
-	for i, name := range slices.Sorted(maps.Keys(direct)) {
-		pl, rewritten, err := openLink(ctx, name, direct[name], link.Options{Up: up, Down: down,
-			Seed: max(splitmix.At(seed, uint64(i)), 1)})
-		if err != nil {
-			r.closeLinks(n)
-			return fmt.Errorf("target %s: endpoint %s: %w", l.spec.Name, name, err)
+	i := 0
+	for _, n := range l.nodes {
+		direct, via := n.endpoints, map[string]string{}
+		for _, name := range slices.Sorted(maps.Keys(direct)) {
+			pl, rewritten, err := openLink(ctx, name, direct[name], link.Options{Up: up, Down: down,
+				Seed: max(splitmix.At(seed, uint64(i)), 1)})
+			i++
+			if err != nil {
+				for _, n := range l.nodes {
+					r.closeLinks(n)
+				}
+				return fmt.Errorf("%s: endpoint %s: %w", l.nodeName(n), name, err)
+			}
+			n.links = append(n.links, pl)
+			via[name] = rewritten
+			rl := results.Link{Endpoint: name, Upstream: upstreamOf(direct[name]), Listen: pl.Addr()}
+			if l.spec.Group != nil {
+				rl.Node = n.name
+			}
+			res.Links = append(res.Links, rl)
 		}
-		n.links = append(n.links, pl)
-		via[name] = rewritten
-		res.Links = append(res.Links, results.Link{Endpoint: name, Upstream: upstreamOf(direct[name]), Listen: pl.Addr()})
+		n.direct, n.endpoints = direct, via
 	}
-	n.direct, n.endpoints = direct, via
 	r.measureLinks(ctx, l, res)
 	l.res.Network = res
 	return nil
@@ -197,9 +206,13 @@ func (r *runner) measureLinks(ctx context.Context, l *live, res *results.Network
 			}
 			continue
 		}
+		n := l.node
+		if i := slices.IndexFunc(l.nodes, func(n *node) bool { return n.name == lk.Node }); i >= 0 && lk.Node != "" {
+			n = l.nodes[i]
+		}
 		call := r.s.Calls[fa.Call]
-		through, nt := r.timeAsks(ctx, call, l.node.endpoints[lk.Endpoint])
-		direct, nd := r.timeAsks(ctx, call, l.node.direct[lk.Endpoint])
+		through, nt := r.timeAsks(ctx, call, n.endpoints[lk.Endpoint])
+		direct, nd := r.timeAsks(ctx, call, n.direct[lk.Endpoint])
 		if nt == 0 || nd == 0 {
 			lk.Note = fmt.Sprintf("not timed: %d of %d asks through the link and %d straight answered", nt, linkRTTAsks, nd)
 			continue
@@ -207,11 +220,15 @@ func (r *runner) measureLinks(ctx context.Context, l *live, res *results.Network
 		lk.RTTCall, lk.RTTSamples, lk.RTTNs, lk.DirectRTTNs = fa.Call, min(nt, nd), through, direct
 	}
 	for _, lk := range res.Links {
+		on := "target " + l.spec.Name
+		if lk.Node != "" {
+			on += " node " + lk.Node
+		}
 		if lk.RTTNs > 0 {
-			r.progress("target %s: link on %s (%s → %s): round trip of %s %v through it, %v straight (median of %d)", l.spec.Name,
+			r.progress("%s: link on %s (%s → %s): round trip of %s %v through it, %v straight (median of %d)", on,
 				lk.Endpoint, lk.Listen, lk.Upstream, lk.RTTCall, time.Duration(lk.RTTNs), time.Duration(lk.DirectRTTNs), lk.RTTSamples)
 		} else {
-			r.progress("target %s: link on %s (%s → %s), %s", l.spec.Name, lk.Endpoint, lk.Listen, lk.Upstream, lk.Note)
+			r.progress("%s: link on %s (%s → %s), %s", on, lk.Endpoint, lk.Listen, lk.Upstream, lk.Note)
 		}
 	}
 }
@@ -252,8 +269,8 @@ func linkConditions(c link.Conditions) results.LinkConditions {
 // perturbPath does a disconnect, partition or degrade to the generator's
 // path to l for p.For, then restores it, and waits until the target
 // answers through it again (its first-answer call, when it has one).
-func (r *runner) perturbPath(ctx context.Context, l *live, p *study.Perturbation, ev results.Perturbation, t0 time.Time) results.Perturbation {
-	links := l.node.links
+func (r *runner) perturbPath(ctx context.Context, l *live, n *node, p *study.Perturbation, ev results.Perturbation, t0 time.Time) results.Perturbation {
+	links := n.links
 	if len(links) == 0 {
 		ev.Error = "no link on the generator's path to the target" // openLinks made one: not reached
 		return ev
@@ -270,29 +287,29 @@ func (r *runner) perturbPath(ctx context.Context, l *live, p *study.Perturbation
 	if ev.Error != "" {
 		return ev
 	}
-	back, err := r.answersThrough(ctx, l)
+	back, err := r.answersThrough(ctx, l, n)
 	if err != nil {
 		ev.Error = fmt.Sprintf("no answer through the link after the %s: %v", p.Action, err)
 		return ev
 	}
 	ev.AnswersAfterNs = int64(back.Sub(t0))
 	ev.ReadyAfterNs = ev.AnswersAfterNs
-	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on %s: path %s for %v, answering through it after %v", l.nodeName(l.node),
+	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on %s: path %s for %v, answering through it after %v", l.nodeName(n),
 		p.Action, time.Duration(ev.DownNs).Round(time.Millisecond), time.Duration(ev.AnswersAfterNs).Round(time.Millisecond))
 	return ev
 }
 
-// answersThrough polls the target's first-answer call through its link
-// until it answers, within its ready timeout, and returns when it did; at
-// once for a target without one.
-func (r *runner) answersThrough(ctx context.Context, l *live) (time.Time, error) {
+// answersThrough polls the target's first-answer call through node n's
+// link until it answers, within its ready timeout, and returns when it
+// did; at once for a target without one.
+func (r *runner) answersThrough(ctx context.Context, l *live, n *node) (time.Time, error) {
 	fa := l.spec.Ready.FirstAnswer
 	if fa == nil {
 		return time.Now(), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.spec.Ready.Timeout)
 	defer cancel()
-	a, err := r.askerAt(ctx, l, l.node.endpoints, fa.Call)
+	a, err := r.askerAt(ctx, l, n.endpoints, fa.Call)
 	if err != nil {
 		return time.Time{}, err
 	}

@@ -108,12 +108,19 @@ func (pl *peerLinks) touching(n int) []*link.Link {
 // perturbPeers does a disconnect, partition or degrade to the links from
 // and to node n of a group for p.For, then restores them: the node is cut
 // from its peers (or they are slowed), while the generator still reaches
-// it. With a height probe it then waits until the node has caught up.
+// it, unless p.Generator does the same to the generator's path to it (then
+// it waits until the node answers through that path again). With a height
+// probe it then waits until the node has caught up.
 func (r *runner) perturbPeers(ctx context.Context, l *live, n *node, p *study.Perturbation, ev results.Perturbation, t0 time.Time) results.Perturbation {
 	links := l.peers.touching(n.index)
 	if len(links) == 0 {
 		ev.Error = fmt.Sprintf("node %s has no link to a peer: its start names none", n.name)
 		return ev
+	}
+	if p.Generator {
+		for _, pl := range n.links {
+			links = append(links, pl.Link)
+		}
 	}
 	var err error
 	if ev.Degraded, err = disturbFor(ctx, links, p); err != nil {
@@ -123,6 +130,17 @@ func (r *runner) perturbPeers(ctx context.Context, l *live, n *node, p *study.Pe
 	ev.AnswersAfterNs, ev.ReadyAfterNs = ev.DownNs, ev.DownNs // the generator reached it all along
 	if ev.Error != "" {
 		return ev
+	}
+	what := "its peers"
+	if p.Generator {
+		what = "its peers and the generator's path to it"
+		back, err := r.answersThrough(ctx, l, n)
+		if err != nil {
+			ev.Error = fmt.Sprintf("no answer through the generator's path after the %s: %v", p.Action, err)
+			return ev
+		}
+		ev.AnswersAfterNs = int64(back.Sub(t0))
+		ev.ReadyAfterNs = ev.AnswersAfterNs
 	}
 	caught := ""
 	if g := l.spec.Group; g.Height != nil {
@@ -135,7 +153,7 @@ func (r *runner) perturbPeers(ctx context.Context, l *live, n *node, p *study.Pe
 		ev.CaughtUpNs = int64(at.Sub(t0))
 		caught = fmt.Sprintf(", caught up after %v (%d behind when its peers came back)", time.Duration(ev.CaughtUpNs).Round(time.Millisecond), behind)
 	}
-	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on %s: its peers %s for %v%s", l.nodeName(n), pastTense(p.Action),
+	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on %s: %s %s for %v%s", l.nodeName(n), what, pastTense(p.Action),
 		time.Duration(ev.DownNs).Round(time.Millisecond), caught)
 	return ev
 }

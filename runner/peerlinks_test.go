@@ -152,3 +152,79 @@ scenarios:
 		t.Errorf("the generator's path got a link (%+v): the disconnect is between the nodes", res.Targets[0].Network)
 	}
 }
+
+// The generator's path to a group goes through a link to each node: the
+// target's network puts 10 ms each way in front of both nodes (no ping
+// answers under 20 ms, whichever node it went to), the results name each
+// link's node, and a disconnect with generator: true cuts us0 from its
+// peers and from the generator: the client on us0 fails while it lasts,
+// the one on eu0 does not stop, and the event waits for us0 to answer
+// through its path again.
+func TestGroupGeneratorPath(t *testing.T) {
+	tooltest.Long(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("the nodes bind 127.0.0.2, which only Linux routes to loopback without set-up")
+	}
+	t.Parallel() // asserts floors and what happened, not speeds
+	o := options(t, nil)
+	src := `
+version: 1
+name: generator path
+defaults: {rounds: 1, warmup: 50ms}
+targets:
+  - name: net
+    group:
+      nodes: [{role: eu, count: 1}, {role: us, count: 1}]
+      network: {delay: 1ms}
+      calls: round-robin
+    network: {delay: 10ms}
+    start:
+      command: ["${tandem}", --addr, "${node.host}:${port.http}", --peers, "${group.others.http}"]
+      env: {TANDEM_TEST_DELAY: "1"}
+    endpoints: {http: "http://${node.host}:${port.http}/"}
+    ready: {first_answer: {call: ping}, timeout: 5m}
+calls:
+  ping: {http: {path: ping}}
+scenarios:
+  - name: cut
+    call: ping
+    load: {concurrency: 2}
+    duration: 3s
+    perturbations: [{at: 1s, action: disconnect, for: 500ms, node: us0, generator: true}]
+`
+	res, err := Run(context.Background(), runtest.Parse(t, src), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Read(filepath.Join(o.Out, ResultsFile)); err != nil {
+		t.Fatalf("the results do not validate: %v", err)
+	}
+	nw := res.Targets[0].Network
+	if nw == nil || len(nw.Links) != 2 {
+		t.Fatalf("network %+v; want a link on the generator's path to each of the 2 nodes", nw)
+	}
+	for i, want := range []string{"eu0", "us0"} {
+		lk := nw.Links[i]
+		if lk.Node != want || lk.Endpoint != "http" || lk.RTTNs < int64(20*time.Millisecond) || lk.DirectRTTNs >= lk.RTTNs {
+			t.Errorf("link %d: %+v; want node %s's http, a round trip of 20 ms or more through it and less straight", i, lk, want)
+		}
+	}
+	rd := res.Scenarios[0].Rounds[0]
+	s := rd.Sample
+	if floor := 20 * time.Millisecond; time.Duration(s.LatencyNs.Min) < floor {
+		t.Errorf("the fastest ping took %v, under the path's %v", time.Duration(s.LatencyNs.Min), floor)
+	}
+	if len(rd.Perturbations) != 1 {
+		t.Fatalf("perturbations %+v; want the one disconnect", rd.Perturbations)
+	}
+	ev := rd.Perturbations[0]
+	if ev.Node != "us0" || ev.Error != "" || time.Duration(ev.DownNs) < 500*time.Millisecond || ev.AnswersAfterNs < ev.DownNs {
+		t.Errorf("event %+v; want us0 cut for 500 ms or more, answering through its path after that, no error", ev)
+	}
+	if ev.Errors == 0 || s.OK == 0 {
+		t.Errorf("round: %d ok, errors %v, the disconnect's %d; want requests to us0 that failed and others that did not", s.OK, s.Errors, ev.Errors)
+	}
+	if pn := res.Targets[0].PeerNetwork; pn == nil || len(pn.Links) != 2 {
+		t.Errorf("peer network %+v; want the two links between the nodes as well", pn)
+	}
+}

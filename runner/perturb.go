@@ -138,7 +138,7 @@ func (r *runner) perturbOnce(ctx context.Context, l *live, n *node, p *study.Per
 		return r.perturbPeers(ctx, l, n, p, ev, t0)
 	}
 	if p.OnPath() {
-		return r.perturbPath(ctx, l, p, ev, t0)
+		return r.perturbPath(ctx, l, n, p, ev, t0)
 	}
 	fail := func(err error) results.Perturbation {
 		ev.Error = err.Error()

@@ -57,7 +57,10 @@ func medianStartup(runs []results.Startup) *results.Startup {
 func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 	t := l.spec
 	if t.Group != nil {
-		return r.startGroup(ctx, l, cpus)
+		if err := r.startGroup(ctx, l, cpus); err != nil {
+			return err
+		}
+		return r.openLinks(ctx, l)
 	}
 	e := r.newExpander(filepath.Join(r.o.Out, "work", t.Name))
 	r.expanders[t.Name] = e // the latest start's, for what is resolved later

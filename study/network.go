@@ -120,21 +120,20 @@ func (n *Network) Conditions() (up, down link.Conditions, err error) {
 
 // NeedsLink reports whether the generator's path to the target goes
 // through a link: it has a network, or a network perturbation is done to
-// it (a link that passes everything until then) that is not done to the
-// links between a group's nodes.
+// it (a link that passes everything until then). On a group with links
+// between its nodes a network perturbation is done to a node's peers, and
+// to the generator's path only with generator: true.
 func (s *Study) NeedsLink(t *Target) bool {
 	if t.Network != nil {
 		return true
 	}
-	if t.Group.HasLinks() {
-		return false // a network perturbation cuts a node from its peers
-	}
+	peers := t.Group.HasLinks()
 	for _, sc := range s.Scenarios {
 		if len(sc.Targets) > 0 && !slices.Contains(sc.Targets, t.Name) {
 			continue
 		}
 		for _, p := range sc.Perturbations {
-			if p.OnPath() && (p.Target == "" || p.Target == t.Name) {
+			if p.OnPath() && (p.Target == "" || p.Target == t.Name) && (!peers || p.Generator) {
 				return true
 			}
 		}
@@ -202,11 +201,7 @@ func (v *validator) targetNetwork(path string, t *Target) {
 		at = path // a pass-through link for a network perturbation
 	}
 	why := "the generator's path to it goes through a link (network, or a disconnect, partition or degrade perturbation)"
-	switch {
-	case t.Group != nil:
-		v.errorf(at, "a target of one process (the generator's path to a group has no link yet; a group's own network: or latency puts links between its nodes, which network perturbations then cut)", "a group target, and %s", why)
-		return
-	case t.Consumer != nil:
+	if t.Consumer != nil {
 		v.errorf(at, "a target the generator calls: a consumer's own process talks to the broker, not the generator", "a consumer target, and %s", why)
 		return
 	}

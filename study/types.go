@@ -372,6 +372,9 @@ type Perturbation struct {
 	Node   string        `yaml:"node" doc:"In a group target: the node it is done to, by name (full0); default the first node of role, else the group's first node."`
 	Role   string        `yaml:"role" doc:"In a group target: with every, the nodes of this role in turn (full0, full1, full0, …)."`
 	Pick   *NodePick     `yaml:"pick" doc:"In a group target: the node chosen by what the nodes report when the perturbation fires (the current leader, the highest node); with role, among that role's nodes."`
+	// Generator also does a network perturbation on a group with links
+	// between its nodes to the generator's path to the node.
+	Generator bool `yaml:"generator" doc:"With disconnect, partition or degrade on a group with links between its nodes: the generator's path to the node is cut (held, degraded) too, not only its links to its peers."`
 	// Network is a degrade's conditions.
 	Network *Network `yaml:"network" doc:"With degrade: the path's conditions while it lasts; its keys replace the target's network's, the others stay."`
 }

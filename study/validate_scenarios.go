@@ -235,6 +235,9 @@ func (v *validator) perturbations(path string, sc *Scenario) {
 		default:
 			v.errorf(pp+".action", "kill, stop, pause, restart, wipe-and-restart, disconnect, partition or degrade", "unknown action %q", pt.Action)
 		}
+		if pt.Generator && !pt.OnPath() {
+			v.errorf(pp+".generator", "generator only with disconnect, partition or degrade", "generator with %s", pt.Action)
+		}
 		if pt.Network != nil && pt.Action != ActionDegrade {
 			v.errorf(pp+".network", "network only with degrade", "network with %s", pt.Action)
 		}
@@ -263,10 +266,7 @@ func (v *validator) perturbations(path string, sc *Scenario) {
 		}
 		for _, name := range on {
 			t := v.s.Target(name)
-			if pt.OnPath() {
-				continue // the link is tandem's: any target; targetNetwork checks its endpoints
-			}
-			if t != nil && t.Start == nil {
+			if t != nil && t.Start == nil && !pt.OnPath() { // a link is tandem's: any target; targetNetwork checks its endpoints
 				v.errorf(pp+".target", "a target tandem starts (it has a start section)", "target %s is not started by tandem", name)
 			}
 			if t == nil || (pt.Node == "" && pt.Role == "" && pt.Pick == nil) {
@@ -313,9 +313,6 @@ func (v *validator) nodePick(pp string, pt *Perturbation) {
 			v.errorf(pp+".equals", "${node.name}, ${node.index}, ${node.host} or ${node.role}: the asked node's", "${%s}", name)
 		}
 	}
-	if pt.OnPath() {
-		v.errorf(pp, "pick on kill, stop, pause, restart or wipe-and-restart (a node of a group)", "pick on %s", pt.Action)
-	}
 }
 
 // pathPerturbation checks a disconnect, partition or degrade: it lasts for,
@@ -327,14 +324,12 @@ func (v *validator) pathPerturbation(pp string, pt *Perturbation, targets []stri
 		v.errorf(pp+".for", "how long the path is "+map[string]string{ActionDisconnect: "disconnected",
 			ActionPartition: "partitioned", ActionDegrade: "degraded"}[pt.Action], "no for")
 	}
-	peers := true
-	for _, name := range targets {
-		if t := v.s.Target(name); (pt.Target == "" || pt.Target == name) && (t == nil || !t.Group.HasLinks()) {
-			peers = false
+	if pt.Generator {
+		for _, name := range targets {
+			if t := v.s.Target(name); (pt.Target == "" || pt.Target == name) && t != nil && !t.Group.HasLinks() {
+				v.errorf(pp+".generator", "generator only on a group with links between its nodes (on any other target a network perturbation is done to the generator's path already)", "target %s has no links between nodes", name)
+			}
 		}
-	}
-	if (pt.Node != "" || pt.Role != "") && !peers {
-		v.errorf(pp, "no node or role: a network perturbation is done to the generator's path to a target of one process (or, on a group with links between its nodes, to a node's links to its peers)", "node or role given")
 	}
 	if pt.Action != ActionDegrade {
 		return
