@@ -1,0 +1,231 @@
+//go:build linux
+
+package veth
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// needKernel skips when this process may not make namespaces (not root),
+// and fails when it should be able to and the probe says it cannot.
+func needKernel(t *testing.T) {
+	t.Helper()
+	err := Probe()
+	switch {
+	case err == nil:
+	case os.Geteuid() != 0:
+		t.Skipf("the kernel's path is refused here (not root): %v", err)
+	default:
+		t.Fatalf("root, and the probe failed: %v", err)
+	}
+}
+
+// server answers each connection's request, an 8-byte size followed by
+// that many bytes, with the SHA-256 of what it read followed by size bytes
+// of its own.
+func server(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				var n uint64
+				if binary.Read(c, binary.BigEndian, &n) != nil {
+					return
+				}
+				h := sha256.New()
+				if _, err := io.CopyN(h, c, int64(n)); err != nil {
+					return
+				}
+				c.Write(h.Sum(nil))
+				io.CopyN(c, rand.NewChaCha8([32]byte{}), int64(n))
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// exchange sends n random bytes through c and reads the answer: it fails
+// unless the server saw exactly what was sent and n bytes come back.
+func exchange(t *testing.T, c net.Conn, n int) {
+	t.Helper()
+	out := make([]byte, n)
+	rand.NewChaCha8([32]byte{1}).Read(out)
+	go func() {
+		binary.Write(c, binary.BigEndian, uint64(n))
+		c.Write(out)
+	}()
+	sum := make([]byte, sha256.Size)
+	if _, err := io.ReadFull(c, sum); err != nil {
+		t.Fatalf("reading the answer: %v", err)
+	}
+	if want := sha256.Sum256(out); !bytes.Equal(sum, want[:]) {
+		t.Fatal("the server did not read what was sent")
+	}
+	got, err := io.Copy(io.Discard, io.LimitReader(c, int64(n)))
+	if err != nil || got != int64(n) {
+		t.Fatalf("read %d of %d answer bytes: %v", got, n, err)
+	}
+}
+
+// retransmits is the kernel's count of segments the connection sent again.
+func retransmits(t *testing.T, c net.Conn) uint32 {
+	t.Helper()
+	raw, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info *unix.TCPInfo
+	raw.Control(func(fd uintptr) { info, err = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Total_retrans
+}
+
+// With 10 % loss each way the bytes still arrive whole, the kernel
+// retransmits, and the rules drop about a tenth of the packets; set to no
+// loss, nothing more is dropped.
+func TestLoss(t *testing.T) {
+	needKernel(t)
+	t.Parallel()
+	p, err := New(context.Background(), server(t), Shape{Loss: 0.1}, Shape{Loss: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := p.Dial(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(5 * time.Minute)) // a hang guard
+	exchange(t, c, 1<<20)
+	if r := retransmits(t, c); r == 0 {
+		t.Error("no retransmission on a path that loses 10 %")
+	}
+	c.Close()
+	st := p.Stats()
+	for _, d := range []struct {
+		name string
+		f    Flow
+	}{{"up", st.Up}, {"down", st.Down}} {
+		share := float64(d.f.Dropped) / float64(d.f.Packets)
+		t.Logf("%s: %d of %d packets dropped (%.3f)", d.name, d.f.Dropped, d.f.Packets, share)
+		if d.f.Packets < 500 || share < 0.06 || share > 0.14 {
+			t.Errorf("%s: %d of %d packets dropped (%.3f); want about 0.1 of 500 or more", d.name, d.f.Dropped, d.f.Packets, share)
+		}
+	}
+	if err := p.Set(Shape{}, Shape{}); err != nil {
+		t.Fatal(err)
+	}
+	before := p.Stats()
+	c, err = p.Dial(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(time.Minute))
+	exchange(t, c, 256<<10)
+	if r := retransmits(t, c); r != 0 {
+		t.Errorf("%d retransmissions on a path that loses nothing", r)
+	}
+	c.Close()
+	after := p.Stats()
+	if after.Up.Dropped != before.Up.Dropped || after.Down.Dropped != before.Down.Dropped || after.Down.Packets <= before.Down.Packets {
+		t.Errorf("after loss 0: %+v, before %+v; want packets counted and no more dropped", after, before)
+	}
+}
+
+// A cap of 2 MB/s down holds a 3 MB answer to the cap (never above it by
+// more than the bucket's burst); the way up is not capped.
+func TestBandwidth(t *testing.T) {
+	needKernel(t)
+	t.Parallel()
+	const rate, n = 2_000_000, 3_000_000
+	p, err := New(context.Background(), server(t), Shape{}, Shape{Bandwidth: rate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := p.Dial(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Minute))
+	t0 := time.Now()
+	exchange(t, c, n)
+	took := time.Since(t0)
+	t.Logf("%d bytes in %v: %.0f B/s through a %d B/s cap", n, took, n/took.Seconds(), rate)
+	// n bytes at the rate, less a burst the bucket starts with
+	if floor := time.Duration(float64(n-Shape{Bandwidth: rate}.burst()) / rate * float64(time.Second)); took < floor {
+		t.Errorf("%d bytes in %v through a %d B/s cap; want %v or more", n, took, rate, floor)
+	}
+}
+
+// Close resets the relayed connections and removes the namespaces: a
+// connection open at Close ends, and Dial fails.
+func TestClose(t *testing.T) {
+	needKernel(t)
+	t.Parallel()
+	p, err := New(context.Background(), server(t), Shape{}, Shape{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := p.Dial(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Minute))
+	exchange(t, c, 1000)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Error("a connection open at Close still reads")
+	}
+	if c, err := p.Dial(context.Background()); err == nil {
+		c.Close()
+		t.Error("Dial after Close succeeded")
+	}
+	if err := p.Set(Shape{}, Shape{}); err == nil {
+		t.Error("Set after Close succeeded")
+	}
+}
+
+func TestShapeValidate(t *testing.T) {
+	for _, s := range []Shape{{Loss: -0.1}, {Loss: 1}, {Bandwidth: -1}, {Burst: -1}} {
+		if s.Validate() == nil {
+			t.Errorf("%+v validated", s)
+		}
+	}
+	if err := (Shape{Loss: 0.5, Bandwidth: 1, Burst: 1}).Validate(); err != nil {
+		t.Error(err)
+	}
+}
