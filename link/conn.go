@@ -33,6 +33,7 @@ type piece struct {
 	data  []byte
 	buf   *buffer
 	due   time.Time
+	read  time.Time // when its bytes were read from the sender
 	reset bool // after this piece, reset the connection (ResetAfterBytes)
 }
 
@@ -222,7 +223,8 @@ func (p *pipe) tokens(n int) bool {
 // stamp draws a piece's delay and losses and queues it: bytes behind a lost
 // segment wait for its retransmission. False if the connection ended.
 func (p *pipe) stamp(c *Conditions, buf *buffer, data []byte) bool {
-	base := time.Now().Add(c.delay(p.rng))
+	now := time.Now()
+	base := now.Add(c.delay(p.rng))
 	held, start := time.Duration(0), 0
 	if c.Loss > 0 {
 		rto := MinRTO + c.Delay + p.other.cond.Load().Delay
@@ -236,7 +238,7 @@ func (p *pipe) stamp(c *Conditions, buf *buffer, data []byte) bool {
 				continue
 			}
 			if off > start {
-				if !p.send(piece{data: data[start:off], buf: buf, due: base.Add(held)}) {
+				if !p.send(piece{data: data[start:off], buf: buf, due: base.Add(held), read: now}) {
 					return false
 				}
 				start = off
@@ -244,7 +246,7 @@ func (p *pipe) stamp(c *Conditions, buf *buffer, data []byte) bool {
 			held = s
 		}
 	}
-	return p.send(piece{data: data[start:], buf: buf, due: base.Add(held)})
+	return p.send(piece{data: data[start:], buf: buf, due: base.Add(held), read: now})
 }
 
 // send queues a piece, never due before the one ahead of it.
@@ -286,6 +288,7 @@ func (p *pipe) write() {
 		if len(pc.data) > 0 {
 			n, err := p.dst.Write(pc.data)
 			p.dir.bytes.Add(int64(n))
+			p.dir.held(time.Since(pc.read))
 			if err != nil {
 				p.release(pc.buf)
 				p.c.reset(false)

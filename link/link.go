@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/tandem-bench/tandem/link/veth"
 )
 
 // Options say where a Link listens, where it forwards, and the conditions
@@ -43,6 +45,11 @@ type Options struct {
 	Seed uint64
 	// DialTimeout bounds dialling the upstream (0: 5 s).
 	DialTimeout time.Duration
+	// Kernel sends each connection to the upstream through the kernel's
+	// path (package veth): loss and bandwidth are the kernel's, on real
+	// packets, and the rest of the conditions stay the link's. It needs
+	// what veth.Probe checks.
+	Kernel bool
 }
 
 // State is whether a Link passes bytes.
@@ -98,8 +105,26 @@ type Flow struct {
 	// Bytes counts the bytes written to the receiving end.
 	Bytes int64
 	// Lost counts lost segments: each is one retransmission, and each
-	// held its stream for a retransmission timeout.
+	// held its stream for a retransmission timeout. Through the kernel's
+	// path it counts the TCP packets the kernel dropped.
 	Lost int64
+	// Packets counts the TCP packets that reached the far end of the
+	// kernel's path, dropped ones included (0 without it).
+	Packets int64
+	// Pieces counts the pieces of the stream written to the receiving
+	// end (a chunk read, cut by the bucket and by lost segments), HeldNs
+	// the time they spent in the link in all, from read to written, and
+	// MaxHeldNs the longest: the one-way time the link really added,
+	// waits for the machine's scheduler included.
+	Pieces, HeldNs, MaxHeldNs int64
+}
+
+// MeanHeld is the pieces' mean time in the link (0 with none).
+func (f Flow) MeanHeld() time.Duration {
+	if f.Pieces == 0 {
+		return 0
+	}
+	return time.Duration(f.HeldNs / f.Pieces)
 }
 
 // Link is one user-space network path: a listener, an upstream, and the
@@ -113,7 +138,8 @@ type Link struct {
 	cancel   context.CancelFunc
 	stop     func() bool // stops closing the link when New's ctx ends
 	up, down direction
-	bufs     sync.Pool // *buffer of bufSize bytes
+	kernel   *veth.Path // nil: the link's own loss and bandwidth
+	bufs     sync.Pool  // *buffer of bufSize bytes
 	nextID   atomic.Uint64
 	gate     atomic.Pointer[chan struct{}] // closed unless partitioned
 	wg       sync.WaitGroup                // the accept loop and each connection
@@ -129,13 +155,31 @@ type Link struct {
 // direction is one direction's conditions and counters, shared by every
 // connection of the link.
 type direction struct {
-	cond              atomic.Pointer[Conditions]
+	// given is what New or Set gave; cond what the link itself does (the
+	// same, less loss and bandwidth when the kernel does those).
+	given, cond       atomic.Pointer[Conditions]
 	lim               *rate.Limiter
 	read, bytes, lost atomic.Int64
+	pieces, heldNs    atomic.Int64
+	maxHeldNs         atomic.Int64
 }
 
-// set makes c the direction's conditions for every chunk read from now on.
-func (d *direction) set(c Conditions) {
+// held counts a piece written after d in the link.
+func (d *direction) held(t time.Duration) {
+	d.pieces.Add(1)
+	d.heldNs.Add(int64(t))
+	for m := d.maxHeldNs.Load(); int64(t) > m && !d.maxHeldNs.CompareAndSwap(m, int64(t)); m = d.maxHeldNs.Load() {
+	}
+}
+
+// set makes c the direction's conditions for every chunk read from now on;
+// with kernel, its loss and bandwidth are left to the kernel's path.
+func (d *direction) set(c Conditions, kernel bool) {
+	given := c
+	d.given.Store(&given)
+	if kernel {
+		c.Loss, c.Bandwidth, c.Burst = 0, 0, 0
+	}
 	d.cond.Store(&c)
 	if c.Bandwidth == 0 {
 		d.lim.SetLimit(rate.Inf)
@@ -146,7 +190,8 @@ func (d *direction) set(c Conditions) {
 }
 
 func (d *direction) flow() Flow {
-	return Flow{Read: d.read.Load(), Bytes: d.bytes.Load(), Lost: d.lost.Load()}
+	return Flow{Read: d.read.Load(), Bytes: d.bytes.Load(), Lost: d.lost.Load(),
+		Pieces: d.pieces.Load(), HeldNs: d.heldNs.Load(), MaxHeldNs: d.maxHeldNs.Load()}
 }
 
 // New listens on o.Listen and forwards each connection to o.Upstream under
@@ -177,14 +222,20 @@ func New(ctx context.Context, o Options) (*Link, error) {
 	if l.dialer.Timeout == 0 {
 		l.dialer.Timeout = 5 * time.Second
 	}
+	if o.Kernel {
+		if l.kernel, err = veth.New(ctx, o.Upstream, shape(o.Up), shape(o.Down)); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("link: the kernel's path: %w", err)
+		}
+	}
 	if l.seed == 0 {
 		l.seed = rand.Uint64() | 1
 	}
 	for _, d := range []*direction{&l.up, &l.down} {
 		d.lim = rate.NewLimiter(rate.Inf, 0)
 	}
-	l.up.set(o.Up)
-	l.down.set(o.Down)
+	l.up.set(o.Up, l.kernel != nil)
+	l.down.set(o.Down, l.kernel != nil)
 	open := make(chan struct{})
 	close(open)
 	l.gate.Store(&open)
@@ -214,14 +265,27 @@ func (l *Link) Set(up, down Conditions) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.up.set(up)
-	l.down.set(down)
+	if l.kernel != nil {
+		if err := l.kernel.Set(shape(up), shape(down)); err != nil {
+			return fmt.Errorf("link: %w", err)
+		}
+	}
+	l.up.set(up, l.kernel != nil)
+	l.down.set(down, l.kernel != nil)
 	return nil
 }
 
+// shape is the part of c the kernel's path does.
+func shape(c Conditions) veth.Shape {
+	return veth.Shape{Loss: c.Loss, Bandwidth: c.Bandwidth, Burst: c.Burst}
+}
+
+// Kernel reports whether the link's loss and bandwidth are the kernel's.
+func (l *Link) Kernel() bool { return l.kernel != nil }
+
 // Conditions are the conditions Set (or New) gave last.
 func (l *Link) Conditions() (up, down Conditions) {
-	return *l.up.cond.Load(), *l.down.cond.Load()
+	return *l.up.given.Load(), *l.down.given.Load()
 }
 
 // State is whether the link passes, is cut, or is partitioned.
@@ -290,7 +354,7 @@ func (l *Link) snapshot() []*conn {
 
 // Stats are the link's counters now.
 func (l *Link) Stats() Stats {
-	return Stats{
+	st := Stats{
 		Accepted:   l.accepted.Load(),
 		Open:       l.open.Load(),
 		Refused:    l.refused.Load(),
@@ -299,6 +363,12 @@ func (l *Link) Stats() Stats {
 		Up:         l.up.flow(),
 		Down:       l.down.flow(),
 	}
+	if l.kernel != nil {
+		k := l.kernel.Stats()
+		st.Up.Lost, st.Up.Packets = k.Up.Dropped, k.Up.Packets
+		st.Down.Lost, st.Down.Packets = k.Down.Dropped, k.Down.Packets
+	}
+	return st
 }
 
 // Close stops listening, resets every open or held connection, and returns
@@ -319,6 +389,9 @@ func (l *Link) Close() error {
 		c.reset(false)
 	}
 	l.wg.Wait()
+	if l.kernel != nil {
+		err = errors.Join(err, l.kernel.Close())
+	}
 	if err != nil {
 		return fmt.Errorf("link: close: %w", err)
 	}
@@ -378,7 +451,7 @@ func (l *Link) handle(client *net.TCPConn) {
 		abort(client)
 		return
 	}
-	upstream, err := l.dialer.DialContext(l.ctx, "tcp", l.upstream)
+	upstream, err := l.dial()
 	if err != nil {
 		if l.ctx.Err() == nil {
 			l.dialErrors.Add(1)
@@ -394,6 +467,16 @@ func (l *Link) handle(client *net.TCPConn) {
 	}
 	c.run()
 	l.unregister(c)
+}
+
+// dial connects to the upstream: straight, or through the kernel's path.
+func (l *Link) dial() (net.Conn, error) {
+	if l.kernel == nil {
+		return l.dialer.DialContext(l.ctx, "tcp", l.upstream)
+	}
+	ctx, cancel := context.WithTimeout(l.ctx, l.dialer.Timeout)
+	defer cancel()
+	return l.kernel.Dial(ctx)
 }
 
 // register makes a forwarded connection of a client and its upstream

@@ -195,6 +195,19 @@ func TestDelayIsAFloorOnTheRoundTrip(t *testing.T) {
 			if st.Accepted != 1 || st.Open != 1 {
 				t.Errorf("stats %+v: want 1 connection accepted and open", st)
 			}
+			// every piece was held at least its direction's delay, less
+			// the jitter: the mean and the longest are floored by it
+			for _, d := range []struct {
+				f    Flow
+				c    Conditions
+				name string
+			}{{st.Up, tc.up, "up"}, {st.Down, tc.down, "down"}} {
+				floor := d.c.Delay - d.c.Jitter
+				if d.f.Pieces < 8 || d.f.MeanHeld() < floor || time.Duration(d.f.MaxHeldNs) < d.f.MeanHeld() {
+					t.Errorf("%s: %d pieces, held %v on average, %v at most; want 8 or more, each %v or more",
+						d.name, d.f.Pieces, d.f.MeanHeld(), time.Duration(d.f.MaxHeldNs), floor)
+				}
+			}
 		})
 	}
 }

@@ -147,6 +147,9 @@ type Target struct {
 type Network struct {
 	// Seed seeds the links' jitter and loss draws.
 	Seed uint64 `json:"seed"`
+	// Via is "kernel" when the kernel does the links' loss and bandwidth
+	// (absent: tandem's own links do everything).
+	Via string `json:"via,omitempty"`
 	// Up and Down are the conditions configured on each link, from the
 	// generator to the target and back.
 	Up   LinkConditions `json:"up"`
@@ -159,6 +162,9 @@ type Network struct {
 type PeerNetwork struct {
 	// Seed seeds the links' jitter and loss draws.
 	Seed uint64 `json:"seed"`
+	// Via is "kernel" when the kernel does the links' loss and bandwidth
+	// (absent: tandem's own links do everything).
+	Via string `json:"via,omitempty"`
 	// Links are the links one node dials another's port through, in the
 	// order they were opened.
 	Links []PeerLink `json:"links"`
@@ -178,6 +184,26 @@ type PeerLink struct {
 	Upstream   string         `json:"upstream"`
 	Up         LinkConditions `json:"up"`
 	Down       LinkConditions `json:"down"`
+	// MeasuredUp and MeasuredDown are what crossed the link each way
+	// while it was open; absent until it closed.
+	MeasuredUp   *LinkFlow `json:"measured_up,omitempty"`
+	MeasuredDown *LinkFlow `json:"measured_down,omitempty"`
+}
+
+// LinkFlow is what crossed one direction of a link while it was open.
+type LinkFlow struct {
+	// Bytes were delivered, in Pieces (chunks read, cut by the bandwidth
+	// cap and by lost segments).
+	Bytes  int64 `json:"bytes"`
+	Pieces int64 `json:"pieces"`
+	// MeanHeldNs and MaxHeldNs are the pieces' mean and longest time in
+	// the link, from read to written: the one-way delay it really added.
+	MeanHeldNs int64 `json:"mean_held_ns"`
+	MaxHeldNs  int64 `json:"max_held_ns"`
+	// Lost counts lost segments (tandem's link) or dropped TCP packets of
+	// Packets that arrived (the kernel's).
+	Lost    int64 `json:"lost"`
+	Packets int64 `json:"packets,omitempty"`
 }
 
 // LinkConditions are one direction's conditions of a link.
@@ -215,6 +241,10 @@ type Link struct {
 	DirectRTTNs int64  `json:"direct_rtt_ns,omitempty"`
 	// Note says why the round trip was not measured, if it was not.
 	Note string `json:"note,omitempty"`
+	// MeasuredUp and MeasuredDown are what crossed the link each way
+	// while it was open; absent until it closed.
+	MeasuredUp   *LinkFlow `json:"measured_up,omitempty"`
+	MeasuredDown *LinkFlow `json:"measured_down,omitempty"`
 }
 
 // Startup is what starting a target from empty cost.

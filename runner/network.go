@@ -23,6 +23,9 @@ import (
 type pathLink struct {
 	endpoint string
 	*link.Link
+	// res is the link's entry in the target's results, where closing it
+	// records what crossed it.
+	res *results.Link
 }
 
 // Measuring a link's round trip when it opens: the target's first-answer
@@ -61,12 +64,16 @@ func (r *runner) openLinks(ctx context.Context, l *live) error {
 		seed = nw.Seed
 	}
 	res := &results.Network{Seed: seed, Up: linkConditions(up), Down: linkConditions(down)}
+	kernel := l.spec.Network.Kernel()
+	if kernel {
+		res.Via = study.ViaKernel
+	}
 	i := 0
 	for _, n := range l.nodes {
 		direct, via := n.endpoints, map[string]string{}
 		for _, name := range slices.Sorted(maps.Keys(direct)) {
 			pl, rewritten, err := openLink(ctx, name, direct[name], link.Options{Up: up, Down: down,
-				Seed: max(splitmix.At(seed, uint64(i)), 1)})
+				Seed: max(splitmix.At(seed, uint64(i)), 1), Kernel: kernel})
 			i++
 			if err != nil {
 				for _, n := range l.nodes {
@@ -83,6 +90,13 @@ func (r *runner) openLinks(ctx context.Context, l *live) error {
 			res.Links = append(res.Links, rl)
 		}
 		n.direct, n.endpoints = direct, via
+	}
+	k := 0
+	for _, n := range l.nodes {
+		for _, pl := range n.links {
+			pl.res = &res.Links[k]
+			k++
+		}
 	}
 	r.measureLinks(ctx, l, res)
 	l.res.Network = res
@@ -177,6 +191,10 @@ func (r *runner) closeLinks(n *node) {
 		if err := pl.Close(); err != nil {
 			r.warn(fmt.Sprintf("%s: %v", pl.endpoint, err))
 		}
+		if pl.res != nil {
+			st := pl.Stats()
+			pl.res.MeasuredUp, pl.res.MeasuredDown = linkFlow(st.Up), linkFlow(st.Down)
+		}
 	}
 	n.links = nil
 	if n.direct != nil {
@@ -254,6 +272,12 @@ func (r *runner) timeAsks(ctx context.Context, call *study.Call, endpoint string
 		return 0, 0
 	}
 	return int64(stats.Summarize(times, false).Median), len(times)
+}
+
+// linkFlow is what crossed a direction of a link, as results record it.
+func linkFlow(f link.Flow) *results.LinkFlow {
+	return &results.LinkFlow{Bytes: f.Bytes, Pieces: f.Pieces, MeanHeldNs: int64(f.MeanHeld()), MaxHeldNs: f.MaxHeldNs,
+		Lost: f.Lost, Packets: f.Packets}
 }
 
 // linkConditions are a direction's conditions as results record them.

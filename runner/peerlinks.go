@@ -32,6 +32,8 @@ type peerLinks struct {
 	mu    sync.Mutex
 	links map[peerKey]*link.Link
 	res   *results.PeerNetwork
+	// at is each link's place in res.Links.
+	at map[peerKey]int
 }
 
 // peerKey names one link: from node index from to node to's port.
@@ -46,8 +48,12 @@ func newPeerLinks(ctx context.Context, g *study.Group, seed uint64) *peerLinks {
 	if g.Network != nil && g.Network.Seed != 0 {
 		seed = g.Network.Seed
 	}
-	return &peerLinks{ctx: ctx, g: g, members: g.Members(), seed: seed, links: map[peerKey]*link.Link{},
-		res: &results.PeerNetwork{Seed: seed}}
+	pl := &peerLinks{ctx: ctx, g: g, members: g.Members(), seed: seed, links: map[peerKey]*link.Link{},
+		res: &results.PeerNetwork{Seed: seed}, at: map[peerKey]int{}}
+	if g.Network.Kernel() {
+		pl.res.Via = study.ViaKernel
+	}
+	return pl
 }
 
 // addr is where node from dials node to's port (at upstream, its own
@@ -66,26 +72,30 @@ func (pl *peerLinks) addr(from, to int, port, upstream string) (string, error) {
 		return "", fmt.Errorf("the link from %s to %s: %w", f.Name, t.Name, err) // validated: not reached
 	}
 	lk, err := link.New(pl.ctx, link.Options{Listen: net.JoinHostPort(nodeHost(to), "0"), Upstream: upstream,
-		Up: up, Down: down, Seed: max(splitmix.At(pl.seed, uint64(len(pl.links))), 1)})
+		Up: up, Down: down, Seed: max(splitmix.At(pl.seed, uint64(len(pl.links))), 1), Kernel: pl.g.Network.Kernel()})
 	if err != nil {
 		return "", fmt.Errorf("the link from %s to %s's port %s: %w", f.Name, t.Name, port, err)
 	}
 	pl.links[k] = lk
+	pl.at[k] = len(pl.res.Links)
 	pl.res.Links = append(pl.res.Links, results.PeerLink{From: f.Name, To: t.Name, Port: port,
 		FromRegion: pl.g.Region(f.Name), ToRegion: pl.g.Region(t.Name), Listen: lk.Addr(), Upstream: upstream,
 		Up: linkConditions(up), Down: linkConditions(down)})
 	return lk.Addr(), nil
 }
 
-// close closes every link.
+// close closes every link and records what crossed each.
 func (pl *peerLinks) close() {
 	if pl == nil {
 		return
 	}
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	for _, lk := range pl.links {
+	for k, lk := range pl.links {
 		lk.Close()
+		st := lk.Stats()
+		res := &pl.res.Links[pl.at[k]]
+		res.MeasuredUp, res.MeasuredDown = linkFlow(st.Up), linkFlow(st.Down)
 	}
 	pl.links = map[peerKey]*link.Link{}
 }

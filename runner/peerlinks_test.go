@@ -78,6 +78,25 @@ scenarios:
 	if len(seen) != 6 || seen["eu0>eu0"] {
 		t.Errorf("links between %v; want every ordered pair of distinct nodes", seen)
 	}
+	// what crossed the links: eu0's fans to eu1 and us0 at least, each
+	// piece held its link's delay or more
+	carried := 0
+	for _, l := range pn.Links {
+		up, down := l.MeasuredUp, l.MeasuredDown
+		if up == nil || down == nil {
+			t.Fatalf("link %s→%s: nothing measured", l.From, l.To)
+		}
+		if up.Pieces == 0 || down.Pieces == 0 {
+			continue
+		}
+		carried++
+		if up.MeanHeldNs < l.Up.DelayNs || down.MeanHeldNs < l.Down.DelayNs || up.MaxHeldNs < up.MeanHeldNs || up.Bytes == 0 {
+			t.Errorf("link %s→%s: measured up %+v, down %+v; want each piece held %v or more", l.From, l.To, *up, *down, time.Duration(l.Up.DelayNs))
+		}
+	}
+	if carried < 2 {
+		t.Errorf("%d links carried bytes both ways; want eu0→eu1 and eu0→us0 at least", carried)
+	}
 	sc := res.Scenarios[0]
 	if len(sc.Rounds) == 0 {
 		t.Fatal("no rounds")
@@ -207,6 +226,9 @@ scenarios:
 		lk := nw.Links[i]
 		if lk.Node != want || lk.Endpoint != "http" || lk.RTTNs < int64(20*time.Millisecond) || lk.DirectRTTNs >= lk.RTTNs {
 			t.Errorf("link %d: %+v; want node %s's http, a round trip of 20 ms or more through it and less straight", i, lk, want)
+		}
+		if m := lk.MeasuredUp; m == nil || m.Pieces == 0 || m.MeanHeldNs < int64(10*time.Millisecond) {
+			t.Errorf("link %d: measured up %+v; want pieces, each held 10 ms or more", i, m)
 		}
 	}
 	rd := res.Scenarios[0].Rounds[0]

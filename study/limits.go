@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/tandem-bench/tandem/link/veth"
 )
 
 // Bounds on a scenario's load: what one generator can send and hold. A
@@ -39,12 +41,15 @@ const (
 type limits struct {
 	// openFiles is the process's open-file limit; 0 when unknown.
 	openFiles int
+	// kernelPath says why this process may not make the kernel's network
+	// path (veth.Probe); nil if it may. Asked only of a study that wants it.
+	kernelPath func() error
 }
 
 // machineLimits looks up this process's limits.
 func machineLimits() limits {
 	n, _ := openFileLimit() // 0 when unknown
-	return limits{openFiles: n}
+	return limits{openFiles: n, kernelPath: veth.Probe}
 }
 
 // connections checks a connection count n (what names it: concurrency or

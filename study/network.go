@@ -29,7 +29,17 @@ type Network struct {
 	Up              *NetworkConditions `yaml:"up" doc:"Keys for the generator-to-target direction only; they replace the shorthand's."`
 	Down            *NetworkConditions `yaml:"down" doc:"Keys for the target-to-generator direction only; they replace the shorthand's."`
 	Seed            uint64             `yaml:"seed" doc:"Seed of the jitter and loss draws; default the study's seed. Only on a target's network."`
+	Via             string             `yaml:"via" doc:"Who does loss and bandwidth: proxy (default: tandem's own link, in user space, anywhere) or kernel (real packets dropped and queued by the kernel, on a veth pair between two network namespaces tandem makes: Linux, as root or with CAP_SYS_ADMIN and CAP_NET_ADMIN; validate says why not where it cannot). Not on a degrade."`
 }
+
+// The ways a network's loss and bandwidth are done.
+const (
+	ViaProxy  = "proxy"
+	ViaKernel = "kernel"
+)
+
+// Kernel reports whether the kernel does the network's loss and bandwidth.
+func (n *Network) Kernel() bool { return n != nil && n.Via == ViaKernel }
 
 // NetworkConditions are one direction's keys of a Network.
 type NetworkConditions struct {
@@ -155,6 +165,16 @@ func (p *Perturbation) OnPath() bool {
 func (v *validator) network(path string, n *Network, onTarget bool) {
 	if !onTarget && n.Seed != 0 {
 		v.errorf(path+".seed", "seed only on a target's network: a degrade draws from the target's link", "seed %d", n.Seed)
+	}
+	switch {
+	case n.Via != "" && !onTarget:
+		v.errorf(path+".via", "via only on a target's or a group's network: a degrade changes the conditions of the path there is", "via %s", n.Via)
+	case n.Via != "" && n.Via != ViaProxy && n.Via != ViaKernel:
+		v.errorf(path+".via", "proxy or kernel", "via %q", n.Via)
+	case n.Via == ViaKernel:
+		if err := v.kernelProbe(); err != nil {
+			v.errorf(path+".via", "proxy here: the kernel's path needs Linux and the right to make network namespaces, veth pairs, qdiscs and nftables rules (root, or CAP_SYS_ADMIN and CAP_NET_ADMIN)", "via kernel, and this machine refuses it: %v", err)
+		}
 	}
 	both := n.shorthand()
 	for _, d := range []struct {

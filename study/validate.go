@@ -1,6 +1,7 @@
 package study
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -30,6 +31,23 @@ type validator struct {
 	captured map[string]map[string]bool
 	// lim is the machine the load bounds are checked against.
 	lim limits
+	// kernelErr is lim.kernelPath's answer, once asked (kernelAsked).
+	kernelErr   error
+	kernelAsked bool
+}
+
+// kernelProbe is why the kernel's network path cannot be used here; nil if
+// it can. The probe runs once per validation.
+func (v *validator) kernelProbe() error {
+	if !v.kernelAsked {
+		v.kernelAsked = true
+		if v.lim.kernelPath == nil {
+			v.kernelErr = errors.New("not probed")
+		} else {
+			v.kernelErr = v.lim.kernelPath()
+		}
+	}
+	return v.kernelErr
 }
 
 func (v *validator) related(path string) bool {
