@@ -34,7 +34,7 @@ type piece struct {
 	buf   *buffer
 	due   time.Time
 	read  time.Time // when its bytes were read from the sender
-	reset bool // after this piece, reset the connection (ResetAfterBytes)
+	reset bool      // after this piece, reset the connection (ResetAfterBytes)
 }
 
 // conn is one forwarded connection: a client, its upstream connection, and
