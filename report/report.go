@@ -162,6 +162,9 @@ func setupTables(r *results.Results) []table {
 	if nt, ok := networkTable(r.Targets); ok {
 		ts = append(ts, nt)
 	}
+	if pt, ok := peerTable(r.Targets); ok {
+		ts = append(ts, pt)
+	}
 	return ts
 }
 
