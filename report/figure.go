@@ -53,10 +53,7 @@ type figMark struct {
 func perturbationMarks(rd *results.Round, col colours) []figMark {
 	var out []figMark
 	for _, ev := range rd.Perturbations {
-		label := ev.Target + " " + ev.Action
-		if ev.Node != "" {
-			label = ev.Target + " " + ev.Node + " " + ev.Action
-		}
+		label := eventWho(ev) + " " + ev.Action
 		out = append(out, figMark{X: float64(ev.AtNs) / 1e9, Label: label, Color: col[ev.Target]})
 	}
 	return out
@@ -568,10 +565,7 @@ func runMarks(r *results.Results, t0 int64, col colours) []figMark {
 	for _, sc := range r.Scenarios {
 		for _, rd := range sc.Rounds {
 			for _, ev := range rd.Perturbations {
-				label := ev.Target + " " + ev.Action
-				if ev.Node != "" {
-					label = ev.Target + " " + ev.Node + " " + ev.Action
-				}
+				label := eventWho(ev) + " " + ev.Action
 				out = append(out, figMark{X: float64(ev.Time.UnixNano()-t0) / 1e9, Label: label, Color: col[ev.Target]})
 			}
 		}

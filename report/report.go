@@ -408,11 +408,7 @@ func perturbationRows(title, where string, runs []perturbedRun) (table, bool) {
 	}
 	for _, run := range runs {
 		for _, ev := range run.events {
-			who := ev.Target
-			if ev.Node != "" {
-				who += " " + ev.Node
-			}
-			row := []string{who, run.where, human.Duration(float64(ev.AtNs)), ev.Action, ms(ev.DownNs), ms(ev.AnswersAfterNs),
+			row := []string{eventWho(ev), run.where, human.Duration(float64(ev.AtNs)), ev.Action, ms(ev.DownNs), ms(ev.AnswersAfterNs),
 				ms(ev.RecoveredNs), strconv.FormatInt(ev.Errors, 10),
 				human.Number(ev.OKPerSBefore) + " → " + human.Number(ev.OKPerSDuring), ms(ev.P99BeforeNs) + " → " + ms(ev.P99DuringNs)}
 			if caught {
@@ -506,4 +502,16 @@ func withParts(t table, sc *results.Scenario, parts []*results.Scenario) table {
 // percent is a share as a percentage, e.g. "90 %".
 func percent(share float64) string {
 	return strconv.FormatFloat(math.Round(1000*share)/10, 'f', -1, 64) + " %"
+}
+
+// eventWho names what a perturbation was done to: its target, and the
+// node, or the sides of a group's split ("net [eu0 eu1] | [us0]").
+func eventWho(ev results.Perturbation) string {
+	switch {
+	case ev.Node != "":
+		return ev.Target + " " + ev.Node
+	case len(ev.Sides) > 0:
+		return ev.Target + " " + results.SidesText(ev.Sides)
+	}
+	return ev.Target
 }

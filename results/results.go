@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tandem-bench/tandem/stats"
@@ -428,6 +429,9 @@ type Perturbation struct {
 	// Node is the group's node it was done to ("" for a target of one
 	// process).
 	Node string `json:"node,omitempty"`
+	// Sides are the node names of each side of a group's split (the
+	// perturbation's sides, regions resolved, and the nodes in none).
+	Sides [][]string `json:"sides,omitempty"`
 	// Chosen says how a pick chose Node when the perturbation fired: the
 	// call, the field and what each node answered.
 	Chosen string `json:"chosen,omitempty"`
@@ -1202,4 +1206,13 @@ func (sc *Scenario) Side(target string, level int) stats.Side {
 type Degraded struct {
 	Up   LinkConditions `json:"up"`
 	Down LinkConditions `json:"down"`
+}
+
+// SidesText names a split's sides: "[eu0 eu1] | [us0]".
+func SidesText(sides [][]string) string {
+	parts := make([]string, len(sides))
+	for i, s := range sides {
+		parts[i] = "[" + strings.Join(s, " ") + "]"
+	}
+	return strings.Join(parts, " | ")
 }

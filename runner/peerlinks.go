@@ -115,6 +115,71 @@ func (pl *peerLinks) touching(n int) []*link.Link {
 	return out
 }
 
+// crossing are the links between nodes (by index) on different sides.
+func (pl *peerLinks) crossing(side map[int]int) []*link.Link {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	var out []*link.Link
+	for k, lk := range pl.links {
+		if side[k.from] != side[k.to] {
+			out = append(out, lk)
+		}
+	}
+	return out
+}
+
+// perturbSides does a disconnect, partition or degrade to every link
+// between two sides of a group's split for p.For, then restores them; with
+// a height probe it then waits until every node has caught up (the event
+// records the last to, and the most any node was behind).
+func (r *runner) perturbSides(ctx context.Context, l *live, p *study.Perturbation, ev results.Perturbation, t0 time.Time) results.Perturbation {
+	sides, err := l.spec.Group.Split(p.Sides)
+	if err != nil {
+		ev.Error = err.Error() // validated: not reached
+		return ev
+	}
+	ev.Node, ev.Sides = "", sides
+	side := map[int]int{}
+	for i, names := range sides {
+		for _, name := range names {
+			side[slices.IndexFunc(l.nodes, func(n *node) bool { return n.name == name })] = i
+		}
+	}
+	links := l.peers.crossing(side)
+	if len(links) == 0 {
+		ev.Error = "no link between the sides: the nodes' starts name no peer on another side"
+		return ev
+	}
+	if ev.Degraded, err = disturbFor(ctx, links, p); err != nil {
+		ev.Error = err.Error()
+	}
+	ev.DownNs = int64(time.Since(t0))
+	ev.AnswersAfterNs, ev.ReadyAfterNs = ev.DownNs, ev.DownNs // the generator reached every node all along
+	if ev.Error != "" {
+		return ev
+	}
+	caught := ""
+	if l.spec.Group.Height != nil {
+		for _, n := range l.nodes {
+			if n.proc == nil {
+				continue
+			}
+			at, behind, err := r.catchUp(ctx, l, n, max(l.spec.Ready.Timeout, 2*time.Minute))
+			ev.BehindAtReady = max(ev.BehindAtReady, behind)
+			if err != nil {
+				ev.Error = err.Error()
+				return ev
+			}
+			ev.CaughtUpNs = max(ev.CaughtUpNs, int64(at.Sub(t0)))
+		}
+		caught = fmt.Sprintf(", every node caught up after %v (%d behind at most when the sides met again)",
+			time.Duration(ev.CaughtUpNs).Round(time.Millisecond), ev.BehindAtReady)
+	}
+	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on target %s: %d links between %s %s for %v%s", l.spec.Name, len(links),
+		results.SidesText(sides), pastTense(p.Action), time.Duration(ev.DownNs).Round(time.Millisecond), caught)
+	return ev
+}
+
 // perturbPeers does a disconnect, partition or degrade to the links from
 // and to node n of a group for p.For, then restores them: the node is cut
 // from its peers (or they are slowed), while the generator still reaches

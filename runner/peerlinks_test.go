@@ -250,3 +250,72 @@ scenarios:
 		t.Errorf("peer network %+v; want the two links between the nodes as well", pn)
 	}
 }
+
+// A disconnect between the sides of a split cuts the links from one side
+// to the other and leaves those within a side: eu0's fans to eu1 (its own
+// side) never fail, its fans to us0 fail while the split lasts and succeed
+// before and after; the event records the sides, regions resolved.
+func TestGroupSplit(t *testing.T) {
+	tooltest.Long(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("the nodes bind 127.0.0.2 and 127.0.0.3, which only Linux routes to loopback without set-up")
+	}
+	t.Parallel() // asserts what happened, not how fast
+	o := options(t, nil)
+	src := `
+version: 1
+name: split
+defaults: {rounds: 1, warmup: 50ms}
+targets:
+  - name: net
+    group:
+      nodes: [{role: eu, count: 2}, {role: us, count: 1}]
+      regions: {west: [eu0, eu1], east: [us0]}
+      latency: {west-east: 1ms}
+    start:
+      command: ["${tandem}", --addr, "${node.host}:${port.http}", --peers, "${group.others.http}"]
+      env: {TANDEM_TEST_DELAY: "1"}
+    endpoints: {http: "http://${node.host}:${port.http}/"}
+    ready: {first_answer: {call: ping}, timeout: 5m}
+calls:
+  ping: {http: {path: ping}}
+  near: {http: {path: "fan?peer=0"}}
+  far: {http: {path: "fan?peer=1"}}
+scenarios:
+  - name: within
+    call: near
+    load: {concurrency: 1}
+    duration: 2500ms
+    perturbations: [{at: 1s, action: disconnect, for: 500ms, sides: [[west]]}]
+  - name: across
+    call: far
+    load: {concurrency: 1}
+    duration: 2500ms
+    perturbations: [{at: 1s, action: disconnect, for: 500ms, sides: [[west]]}]
+`
+	res, err := Run(context.Background(), runtest.Parse(t, src), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Read(filepath.Join(o.Out, ResultsFile)); err != nil {
+		t.Fatalf("the results do not validate: %v", err)
+	}
+	for i, sc := range res.Scenarios {
+		if len(sc.Rounds) != 1 || len(sc.Rounds[0].Perturbations) != 1 {
+			t.Fatalf("%s: rounds %+v; want one with one perturbation", sc.Name, sc.Rounds)
+		}
+		rd := sc.Rounds[0]
+		ev := rd.Perturbations[0]
+		if ev.Error != "" || ev.Node != "" || len(ev.Sides) != 2 || strings.Join(ev.Sides[0], ",") != "eu0,eu1" ||
+			strings.Join(ev.Sides[1], ",") != "us0" || time.Duration(ev.DownNs) < 500*time.Millisecond {
+			t.Errorf("%s: event %+v; want sides [eu0 eu1] and [us0], cut 500 ms or more, no node, no error", sc.Name, ev)
+		}
+		failed := rd.Errors["http:502"]
+		switch {
+		case i == 0 && (failed != 0 || rd.OK == 0):
+			t.Errorf("within: %d ok, errors %v; want every fan to eu1 answered", rd.OK, rd.Errors)
+		case i == 1 && (failed == 0 || rd.OK == 0):
+			t.Errorf("across: %d ok, errors %v; want fans to us0 that failed while split, and others that did not", rd.OK, rd.Errors)
+		}
+	}
+}

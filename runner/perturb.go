@@ -133,7 +133,14 @@ func (r *runner) perturbOnce(ctx context.Context, l *live, n *node, p *study.Per
 	if p.For > 0 {
 		what += " for " + p.For.String()
 	}
-	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on %s at %v: %s", l.nodeName(n), time.Duration(ev.AtNs).Round(time.Millisecond), what)
+	on := l.nodeName(n)
+	if len(p.Sides) > 0 {
+		on = "target " + l.spec.Name + ", between sides"
+	}
+	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on %s at %v: %s", on, time.Duration(ev.AtNs).Round(time.Millisecond), what)
+	if p.OnPath() && l.peers != nil && len(p.Sides) > 0 {
+		return r.perturbSides(ctx, l, p, ev, t0)
+	}
 	if p.OnPath() && l.peers != nil {
 		return r.perturbPeers(ctx, l, n, p, ev, t0)
 	}

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,7 +63,7 @@ func serveDelay(args []string) int {
 	restarted := fs.String("restart-mark", "", "every start creates this file; a start that finds it (not wiped) is a restart")
 	failFor := fs.Duration("fail-for", 0, "a restart (see --restart-mark) answers an instant 503 to every request for this long after it listens")
 	status := fs.String("status", "", "GET /status answers this JSON")
-	peers := fs.String("peers", "", "GET /fan asks GET /ping of each of these host:ports in turn, then answers")
+	peers := fs.String("peers", "", "GET /fan asks GET /ping of each of these host:ports in turn (?peer=K: the K-th only), then answers")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -109,7 +110,11 @@ func serveDelay(args []string) int {
 			return
 		}
 		if req.URL.Path == "/fan" {
-			for _, p := range strings.Split(*peers, ",") {
+			asked := strings.Split(*peers, ",")
+			if k, err := strconv.Atoi(req.URL.Query().Get("peer")); err == nil && k >= 0 && k < len(asked) {
+				asked = asked[k : k+1] // ?peer=K: the K-th peer only
+			}
+			for _, p := range asked {
 				resp, err := http.Get("http://" + p + "/ping")
 				if err != nil {
 					http.Error(w, err.Error(), http.StatusBadGateway)

@@ -34,6 +34,47 @@ func (g *Group) Region(node string) string {
 	return ""
 }
 
+// Split resolves a perturbation's sides to node names: each side's node
+// and region names, in the group's node order, and the nodes in no side as
+// one more side. It fails on a name that is neither, a node on two sides,
+// and a split that leaves fewer than two sides.
+func (g *Group) Split(sides [][]string) ([][]string, error) {
+	side := map[string]int{}
+	for i, names := range sides {
+		if len(names) == 0 {
+			return nil, fmt.Errorf("side %d is empty", i)
+		}
+		for _, name := range names {
+			nodes := g.Regions[name]
+			if nodes == nil {
+				if !g.Has(name) {
+					return nil, fmt.Errorf("%q is neither a node nor a region of the group", name)
+				}
+				nodes = []string{name}
+			}
+			for _, n := range nodes {
+				if j, ok := side[n]; ok && j != i {
+					return nil, fmt.Errorf("node %s is on sides %d and %d", n, j, i)
+				}
+				side[n] = i
+			}
+		}
+	}
+	out := make([][]string, len(sides)+1)
+	for _, m := range g.Members() {
+		i, ok := side[m.Name]
+		if !ok {
+			i = len(sides)
+		}
+		out[i] = append(out[i], m.Name)
+	}
+	out = slices.DeleteFunc(out, func(s []string) bool { return len(s) == 0 })
+	if len(out) < 2 {
+		return nil, fmt.Errorf("every node is on one side: nothing to split")
+	}
+	return out, nil
+}
+
 // PairConditions are the conditions of the link from node from to node
 // to: up carries what from sends, down what to answers. They are the
 // group's network's, with the delay of the latency between the two nodes'

@@ -372,6 +372,9 @@ type Perturbation struct {
 	Node   string        `yaml:"node" doc:"In a group target: the node it is done to, by name (full0); default the first node of role, else the group's first node."`
 	Role   string        `yaml:"role" doc:"In a group target: with every, the nodes of this role in turn (full0, full1, full0, …)."`
 	Pick   *NodePick     `yaml:"pick" doc:"In a group target: the node chosen by what the nodes report when the perturbation fires (the current leader, the highest node); with role, among that role's nodes."`
+	// Sides split a group with links between its nodes: a network
+	// perturbation is then done to every link between two sides.
+	Sides [][]string `yaml:"sides" doc:"With disconnect, partition or degrade on a group with links between its nodes: the group split in sides, each a list of node or region names ([[eu], [us]], [[validator0, validator1], [validator2]]); every link between nodes of two sides is cut (held, degraded) for for, the links within a side pass. The nodes in no side form one more side."`
 	// Generator also does a network perturbation on a group with links
 	// between its nodes to the generator's path to the node.
 	Generator bool `yaml:"generator" doc:"With disconnect, partition or degrade on a group with links between its nodes: the generator's path to the node is cut (held, degraded) too, not only its links to its peers."`

@@ -324,6 +324,9 @@ func (v *validator) pathPerturbation(pp string, pt *Perturbation, targets []stri
 		v.errorf(pp+".for", "how long the path is "+map[string]string{ActionDisconnect: "disconnected",
 			ActionPartition: "partitioned", ActionDegrade: "degraded"}[pt.Action], "no for")
 	}
+	if len(pt.Sides) > 0 {
+		v.sides(pp, pt, targets)
+	}
 	if pt.Generator {
 		for _, name := range targets {
 			if t := v.s.Target(name); (pt.Target == "" || pt.Target == name) && t != nil && !t.Group.HasLinks() {
@@ -339,6 +342,28 @@ func (v *validator) pathPerturbation(pp string, pt *Perturbation, targets []stri
 		return
 	}
 	v.network(pp+".network", pt.Network, false)
+}
+
+// sides checks a perturbation's split of a group: only on groups with
+// links between their nodes, not with a node chosen, and each side of node
+// or region names.
+func (v *validator) sides(pp string, pt *Perturbation, targets []string) {
+	if pt.Node != "" || pt.Role != "" || pt.Pick != nil || pt.Generator {
+		v.errorf(pp+".sides", "sides, or node, role, pick and generator: a split is between nodes, not done to one", "sides and a node chosen")
+	}
+	for _, name := range targets {
+		t := v.s.Target(name)
+		if t == nil || pt.Target != "" && pt.Target != name {
+			continue
+		}
+		if !t.Group.HasLinks() {
+			v.errorf(pp+".sides", "sides only on a group with links between its nodes (its network: or latency)", "target %s has none", name)
+			continue
+		}
+		if _, err := t.Group.Split(pt.Sides); err != nil {
+			v.errorf(pp+".sides", "sides of node names (validator0) or region names (eu) of group "+name+", each node on one side, two sides or more", "%v", err)
+		}
+	}
 }
 
 // minEvery is the shortest time between a perturbation's repeats.
