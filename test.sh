@@ -51,6 +51,9 @@ if [ -n "$missing" ]; then
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
 export TANDEM_REQUIRE_CHROMIUM=1 TANDEM_REQUIRE_PROMETHEUS=1 TANDEM_REQUIRE_VALGRIND=1 TANDEM_REQUIRE_RABBITMQ=1 TANDEM_REQUIRE_REDIS=1
+# As root on Linux the kernel's network path (network namespaces, a veth
+# pair, tbf, nftables) can be made, so its tests must run, not skip.
+if [ "$(id -u)" = 0 ] && [ "$(uname -s)" = Linux ]; then export TANDEM_REQUIRE_KERNEL=1; fi
 
 # A private PostgreSQL server for the run history's store tests: a fresh
 # cluster in a temporary directory on a loopback port, stopped and removed

@@ -1,32 +1,17 @@
 package link
 
 import (
-	"os"
 	"testing"
 	"time"
 
-	"github.com/tandem-bench/tandem/link/veth"
+	"github.com/tandem-bench/tandem/internal/tooltest"
 )
-
-// needKernel skips where this process may not make namespaces (not root),
-// and fails where it should be able to and the probe says it cannot.
-func needKernel(t *testing.T) {
-	t.Helper()
-	err := veth.Probe()
-	switch {
-	case err == nil:
-	case os.Geteuid() != 0:
-		t.Skipf("the kernel's path is refused here (not root): %v", err)
-	default:
-		t.Fatalf("root, and the probe failed: %v", err)
-	}
-}
 
 // Through the kernel's path the link keeps its own delay, the kernel drops
 // packets (counted, the stream whole) and Cut still resets both ends; the
 // conditions read back as given.
 func TestKernelPath(t *testing.T) {
-	needKernel(t)
+	tooltest.Kernel(t)
 	srv := newServer(t, echo)
 	up := Conditions{Delay: 5 * time.Millisecond, Loss: 0.05}
 	down := Conditions{Delay: 5 * time.Millisecond, Loss: 0.05, Bandwidth: 4 << 20}

@@ -2,13 +2,11 @@ package runner
 
 import (
 	"context"
-	"os"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/tandem-bench/tandem/internal/tooltest"
-	"github.com/tandem-bench/tandem/link/veth"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/runner/internal/runtest"
 )
@@ -19,12 +17,7 @@ import (
 // and the results say via kernel and count the packets and the drops.
 func TestNetworkViaKernel(t *testing.T) {
 	tooltest.Long(t)
-	if err := veth.Probe(); err != nil {
-		if os.Geteuid() != 0 {
-			t.Skipf("the kernel's path is refused here (not root): %v", err)
-		}
-		t.Fatalf("root, and the probe failed: %v", err)
-	}
+	tooltest.Kernel(t)
 	t.Parallel() // asserts floors and counts, not speeds
 	srv := newHostCounter(t)
 	o := options(t, nil)
@@ -76,12 +69,7 @@ func TestGroupLinksViaKernel(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the nodes bind 127.0.0.2, which only Linux routes to loopback without set-up")
 	}
-	if err := veth.Probe(); err != nil {
-		if os.Geteuid() != 0 {
-			t.Skipf("the kernel's path is refused here (not root): %v", err)
-		}
-		t.Fatalf("root, and the probe failed: %v", err)
-	}
+	tooltest.Kernel(t)
 	t.Parallel() // asserts counts, not speeds
 	o := options(t, nil)
 	src := `

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/tandem-bench/tandem/link/veth"
 )
 
 // Need returns the path of the first of names on PATH. Under -short the
@@ -46,5 +48,15 @@ func Long(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: takes seconds")
+	}
+}
+
+// Kernel ends a test that needs the kernel's network path (package veth)
+// where this process may not make it: it fails if TANDEM_REQUIRE_KERNEL is
+// "1" (the test command sets it as root on Linux), and is skipped if not.
+func Kernel(t testing.TB) {
+	t.Helper()
+	if err := veth.Probe(); err != nil {
+		Missing(t, "TANDEM_REQUIRE_KERNEL", "the kernel's network path cannot be made here: "+err.Error())
 	}
 }
