@@ -108,6 +108,9 @@ func (c *conn) finish(abrupt bool) bool {
 		if abrupt {
 			_ = c.client.SetLinger(0)
 			_ = c.upstream.SetLinger(0)
+			if k := c.l.kernel; k != nil {
+				k.Abort(c.upstream.LocalAddr().String()) // the reset may be lost in a full queue
+			}
 		}
 		_ = c.client.Close()
 		_ = c.upstream.Close()

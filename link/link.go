@@ -109,8 +109,9 @@ type Flow struct {
 	// path it counts the TCP packets the kernel dropped.
 	Lost int64
 	// Packets counts the TCP packets that reached the far end of the
-	// kernel's path, dropped ones included (0 without it).
-	Packets int64
+	// kernel's path, dropped ones included (0 without it), and Overflow
+	// those its rate cap dropped because its queue was full.
+	Packets, Overflow int64
 	// Pieces counts the pieces of the stream written to the receiving
 	// end (a chunk read, cut by the bucket and by lost segments), HeldNs
 	// the time they spent in the link in all, from read to written, and
@@ -223,7 +224,8 @@ func New(ctx context.Context, o Options) (*Link, error) {
 		l.dialer.Timeout = 5 * time.Second
 	}
 	if o.Kernel {
-		if l.kernel, err = veth.New(ctx, o.Upstream, shape(o.Up), shape(o.Down)); err != nil {
+		if l.kernel, err = veth.New(ctx, veth.Options{Upstream: o.Upstream, Up: shape(o.Up), Down: shape(o.Down),
+			DialTimeout: l.dialer.Timeout}); err != nil {
 			ln.Close()
 			return nil, fmt.Errorf("link: the kernel's path: %w", err)
 		}
@@ -265,7 +267,7 @@ func (l *Link) Set(up, down Conditions) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.kernel != nil {
+	if l.kernel != nil && !l.closed {
 		if err := l.kernel.Set(shape(up), shape(down)); err != nil {
 			return fmt.Errorf("link: %w", err)
 		}
@@ -365,8 +367,9 @@ func (l *Link) Stats() Stats {
 	}
 	if l.kernel != nil {
 		k := l.kernel.Stats()
-		st.Up.Lost, st.Up.Packets = k.Up.Dropped, k.Up.Packets
-		st.Down.Lost, st.Down.Packets = k.Down.Dropped, k.Down.Packets
+		st.Up.Lost, st.Up.Packets, st.Up.Overflow = k.Up.Dropped, k.Up.Packets, k.Up.Overflow
+		st.Down.Lost, st.Down.Packets, st.Down.Overflow = k.Down.Dropped, k.Down.Packets, k.Down.Overflow
+		st.DialErrors += k.DialErrors
 	}
 	return st
 }

@@ -87,6 +87,9 @@ func measuredText(up, down *results.LinkFlow) string {
 	if up.Packets > 0 || down.Packets > 0 {
 		s += fmt.Sprintf(" of %d / %d packets", up.Packets, down.Packets)
 	}
+	if up.Overflow > 0 || down.Overflow > 0 {
+		s += fmt.Sprintf("; %d / %d over the cap's queue", up.Overflow, down.Overflow)
+	}
 	return s
 }
 

@@ -198,13 +198,17 @@ type LinkFlow struct {
 	Bytes  int64 `json:"bytes"`
 	Pieces int64 `json:"pieces"`
 	// MeanHeldNs and MaxHeldNs are the pieces' mean and longest time in
-	// the link, from read to written: the one-way delay it really added.
+	// the link, from read to written: the one-way delay the link itself
+	// added (a partition's hold included; through the kernel, the time
+	// in the veth pair not).
 	MeanHeldNs int64 `json:"mean_held_ns"`
 	MaxHeldNs  int64 `json:"max_held_ns"`
 	// Lost counts lost segments (tandem's link) or dropped TCP packets of
-	// Packets that arrived (the kernel's).
-	Lost    int64 `json:"lost"`
-	Packets int64 `json:"packets,omitempty"`
+	// Packets that arrived (the kernel's); Overflow, through the kernel,
+	// the packets its rate cap dropped because its queue was full.
+	Lost     int64 `json:"lost"`
+	Packets  int64 `json:"packets,omitempty"`
+	Overflow int64 `json:"overflow,omitempty"`
 }
 
 // LinkConditions are one direction's conditions of a link.

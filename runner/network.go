@@ -277,7 +277,7 @@ func (r *runner) timeAsks(ctx context.Context, call *study.Call, endpoint string
 // linkFlow is what crossed a direction of a link, as results record it.
 func linkFlow(f link.Flow) *results.LinkFlow {
 	return &results.LinkFlow{Bytes: f.Bytes, Pieces: f.Pieces, MeanHeldNs: int64(f.MeanHeld()), MaxHeldNs: f.MaxHeldNs,
-		Lost: f.Lost, Packets: f.Packets}
+		Lost: f.Lost, Packets: f.Packets, Overflow: f.Overflow}
 }
 
 // linkConditions are a direction's conditions as results record them.

@@ -105,9 +105,7 @@ func (pl *peerLinks) touching(n int) []*link.Link {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	var out []*link.Link
-	for _, k := range slices.SortedFunc(maps.Keys(pl.links), func(a, b peerKey) int {
-		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.to, b.to), cmp.Compare(a.port, b.port))
-	}) {
+	for _, k := range pl.sorted() {
 		if k.from == n || k.to == n {
 			out = append(out, pl.links[k])
 		}
@@ -120,12 +118,19 @@ func (pl *peerLinks) crossing(side map[int]int) []*link.Link {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	var out []*link.Link
-	for k, lk := range pl.links {
+	for _, k := range pl.sorted() {
 		if side[k.from] != side[k.to] {
-			out = append(out, lk)
+			out = append(out, pl.links[k])
 		}
 	}
 	return out
+}
+
+// sorted are the links' keys in order; pl.mu is held.
+func (pl *peerLinks) sorted() []peerKey {
+	return slices.SortedFunc(maps.Keys(pl.links), func(a, b peerKey) int {
+		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.to, b.to), cmp.Compare(a.port, b.port))
+	})
 }
 
 // perturbSides does a disconnect, partition or degrade to every link

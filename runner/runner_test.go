@@ -351,7 +351,7 @@ func TestRunStudy(t *testing.T) {
 	onBalance := false
 	for _, f := range res.Findings {
 		if f.ID != finding.DelayedACKStall || f.Target != "b" {
-			t.Errorf("finding %s on %s; want delayed-ack-stall findings on b only", f.ID, f.Target)
+			t.Errorf("finding %s on %s in scenario %s (%s; evidence %v); want delayed-ack-stall findings on b only", f.ID, f.Target, f.Scenario, f.Summary, f.Evidence)
 		}
 		if ev := f.Evidence; ev["quickack_p50_ns"] == "" || ev["probe_hdr"] == "" || ev["fix"] == "" {
 			t.Errorf("finding evidence %v lacks the probes or the fix", ev)

@@ -21,6 +21,11 @@ var regionPattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 // node: links between the nodes stand behind the addresses they give.
 var peerLists = []string{"group.nodes.", "group.others.", "group.peers."}
 
+// MaxKernelGroupNodes bounds a group whose links between nodes go through
+// the kernel: n·(n−1) links a port, each two namespaces and a handful of
+// descriptors.
+const MaxKernelGroupNodes = 16
+
 // HasLinks reports whether links stand between the group's nodes.
 func (g *Group) HasLinks() bool { return g != nil && (g.Network != nil || len(g.Latency) > 0) }
 
@@ -110,6 +115,10 @@ func (v *validator) groupLinks(p string, t *Target) {
 	g := t.Group
 	if g.Network != nil {
 		v.network(p+".network", g.Network, true)
+		if g.Network.Kernel() && g.Size() > MaxKernelGroupNodes {
+			v.errorf(p+".network.via", fmt.Sprintf("via kernel between at most %d nodes: each ordered pair's link is two network namespaces of its own", MaxKernelGroupNodes),
+				"%d nodes", g.Size())
+		}
 	}
 	members := map[string]bool{}
 	if g.Size() <= MaxGroupNodes { // else refused above, and too many to name

@@ -235,6 +235,9 @@ func (v *validator) perturbations(path string, sc *Scenario) {
 		default:
 			v.errorf(pp+".action", "kill, stop, pause, restart, wipe-and-restart, disconnect, partition or degrade", "unknown action %q", pt.Action)
 		}
+		if len(pt.Sides) > 0 && !pt.OnPath() {
+			v.errorf(pp+".sides", "sides only with disconnect, partition or degrade", "sides with %s", pt.Action)
+		}
 		if pt.Generator && !pt.OnPath() {
 			v.errorf(pp+".generator", "generator only with disconnect, partition or degrade", "generator with %s", pt.Action)
 		}

@@ -59,13 +59,29 @@ func (s Shape) burst() int64 {
 // minBurst is two 1,514-byte Ethernet frames.
 const minBurst = 2 * 1514
 
-// Stats count what crossed a Path, per direction.
-type Stats struct {
-	Up, Down Flow
+// Options say where a Path leads and what it does to each direction.
+type Options struct {
+	// Upstream is the address the relay forwards every connection to,
+	// dialled from the namespace tandem runs in.
+	Upstream string
+	// Up is what happens to packets towards the upstream; Down, to those
+	// back.
+	Up, Down Shape
+	// DialTimeout bounds the relay's dial of the upstream (0: 5 s).
+	DialTimeout time.Duration
 }
 
-// Flow counts one direction's TCP packets as they arrived at the far end:
-// those seen, and those the loss rule dropped.
+// Stats count what crossed a Path.
+type Stats struct {
+	Up, Down Flow
+	// DialErrors counts connections the relay reset because the upstream
+	// could not be dialled.
+	DialErrors int64
+}
+
+// Flow counts one direction's TCP packets: those that arrived at the far
+// end, those the loss rule dropped there, and those the rate cap's queue
+// dropped on the way out because it was full (Overflow).
 type Flow struct {
-	Packets, Dropped int64
+	Packets, Dropped, Overflow int64
 }

@@ -10,6 +10,8 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/binaryutil"
@@ -48,32 +50,42 @@ type end struct {
 	link  netlink.Link
 	table *nftables.Table
 	chain *nftables.Chain
-	// base counts the packets seen and dropped by rules replaced since.
+	// base counts what rules and qdiscs since replaced or removed saw.
 	base Flow
 }
 
 // Path is a TCP path through a veth pair between two namespaces of its own
 // to an upstream address. Its methods are safe for concurrent use.
 type Path struct {
-	upstream string
-	near     end // dials; its veth's way out is up, its way in down
-	far      end // relays; its way out is down, its way in up
+	o        Options
 	ln       net.Listener
 	relayCtx context.Context
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
+	dialErrs atomic.Int64
+
+	// nsMu is held for reading while a thread is in one of the
+	// namespaces, and for writing while their handles are closed.
+	nsMu sync.RWMutex
+	near end // dials; its veth's way out is up, its way in down
+	far  end // relays; its way out is down, its way in up
 
 	mu     sync.Mutex // guards what follows and serialises Set
 	up     Shape
 	down   Shape
-	conns  map[net.Conn]struct{}
+	peers  map[string]relayed // by the dialling socket's address
 	closed bool
 }
+
+// relayed is one connection the relay forwards: its end of the pair and
+// its connection to the upstream.
+type relayed struct{ pair, upstream net.Conn }
 
 // Probe makes a Path with a cap and a loss rule and closes it: nil if
 // this process may use the kernel's path here, else why not.
 func Probe() error {
-	p, err := New(context.Background(), "127.0.0.1:1", Shape{Loss: 0.01, Bandwidth: 1 << 20}, Shape{Loss: 0.01, Bandwidth: 1 << 20})
+	sh := Shape{Loss: 0.01, Bandwidth: 1 << 20}
+	p, err := New(context.Background(), Options{Upstream: "127.0.0.1:1", Up: sh, Down: sh})
 	if err != nil {
 		return err
 	}
@@ -81,16 +93,20 @@ func Probe() error {
 }
 
 // New makes the namespaces, the pair, the up and down shapes and the
-// relay, which forwards every connection dialled through the Path to
-// upstream (dialled from tandem's own namespace).
-func New(ctx context.Context, upstream string, up, down Shape) (p *Path, err error) {
-	if err := up.Validate(); err != nil {
+// relay, which forwards every connection dialled through the Path to the
+// upstream.
+func New(ctx context.Context, o Options) (p *Path, err error) {
+	if err := o.Up.Validate(); err != nil {
 		return nil, fmt.Errorf("veth: up: %w", err)
 	}
-	if err := down.Validate(); err != nil {
+	if err := o.Down.Validate(); err != nil {
 		return nil, fmt.Errorf("veth: down: %w", err)
 	}
-	p = &Path{upstream: upstream, conns: map[net.Conn]struct{}{}}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 5 * time.Second
+	}
+	p = &Path{o: o, peers: map[string]relayed{}}
+	p.near.ns, p.far.ns = netns.None(), netns.None()
 	defer func() {
 		if err != nil {
 			p.teardown()
@@ -100,7 +116,7 @@ func New(ctx context.Context, upstream string, up, down Shape) (p *Path, err err
 		if e.ns, err = newNamespace(); err != nil {
 			return nil, fmt.Errorf("veth: a network namespace: %w", err)
 		}
-		if e.nl, err = netlink.NewHandleAt(e.ns); err != nil {
+		if e.nl, err = netlink.NewHandleAt(e.ns, unix.NETLINK_ROUTE); err != nil {
 			return nil, fmt.Errorf("veth: netlink in a namespace: %w", err)
 		}
 		if e.nft, err = nftables.New(nftables.WithNetNSFd(int(e.ns))); err != nil {
@@ -122,10 +138,10 @@ func New(ctx context.Context, upstream string, up, down Shape) (p *Path, err err
 			return nil, err
 		}
 	}
-	if err := p.apply(up, down); err != nil {
+	if err := p.apply(o.Up, o.Down); err != nil {
 		return nil, err
 	}
-	if p.ln, err = listenIn(ctx, p.far.ns, net.JoinHostPort(farIP, "0")); err != nil {
+	if p.ln, err = p.listen(ctx); err != nil {
 		return nil, fmt.Errorf("veth: the relay's listener: %w", err)
 	}
 	p.relayCtx, p.stop = context.WithCancel(context.WithoutCancel(ctx))
@@ -134,8 +150,8 @@ func New(ctx context.Context, upstream string, up, down Shape) (p *Path, err err
 	return p, nil
 }
 
-// setUp addresses the end's veth and brings it up, and makes its loss
-// table.
+// setUp addresses the end's veth and brings it up, and makes its table of
+// arrival rules.
 func (e *end) setUp(name, addr string) error {
 	lk, err := e.nl.LinkByName(name)
 	if err != nil {
@@ -166,56 +182,77 @@ func (e *end) setUp(name, addr string) error {
 	return nil
 }
 
-// newNamespace makes a network namespace and returns a handle to it; the
-// calling thread goes back to its own (or, if it cannot, ends with the
-// goroutine rather than serve others in the wrong namespace).
-func newNamespace() (netns.NsHandle, error) {
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return netns.None(), err
-	}
-	defer orig.Close()
-	ns, err := netns.New()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return netns.None(), err
-	}
-	if err := netns.Set(orig); err != nil {
+// onThread runs f on a goroutine locked to a thread of its own and
+// returns f's error. If f leaves the thread in another namespace than the
+// one it started in (keep false), the goroutine ends still locked, and Go
+// then ends the thread rather than run other goroutines on it.
+func onThread(f func() (keep bool, err error)) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		keep, err := f()
+		if keep {
+			runtime.UnlockOSThread()
+		}
+		done <- err
+	}()
+	return <-done
+}
+
+// newNamespace makes a network namespace and returns a handle to it.
+func newNamespace() (ns netns.NsHandle, err error) {
+	ns = netns.None()
+	err = onThread(func() (bool, error) {
+		orig, err := netns.Get()
+		if err != nil {
+			return true, err
+		}
+		defer orig.Close()
+		if ns, err = netns.New(); err != nil {
+			return false, err
+		}
+		if err := netns.Set(orig); err != nil {
+			return false, err
+		}
+		return true, nil
+	})
+	if err != nil && ns.IsOpen() {
 		ns.Close()
-		return netns.None(), err // the thread stays locked: it ends with this goroutine
+		ns = netns.None()
 	}
-	runtime.UnlockOSThread()
-	return ns, nil
+	return ns, err
 }
 
-// in runs f on a thread in namespace ns: a socket f makes is ns's.
-func in(ns netns.NsHandle, f func() error) error {
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
+// in runs f on a thread in namespace ns (a socket f makes is ns's), with
+// the namespaces kept open meanwhile; it fails once the Path is closed.
+func (p *Path) in(e *end, f func() error) error {
+	p.nsMu.RLock()
+	defer p.nsMu.RUnlock()
+	if !e.ns.IsOpen() {
+		return errors.New("veth: closed")
 	}
-	defer orig.Close()
-	if err := netns.Set(ns); err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	ferr := f()
-	if err := netns.Set(orig); err != nil {
-		return errors.Join(ferr, err) // the thread stays locked: it ends with this goroutine
-	}
-	runtime.UnlockOSThread()
-	return ferr
+	return onThread(func() (bool, error) {
+		orig, err := netns.Get()
+		if err != nil {
+			return true, err
+		}
+		defer orig.Close()
+		if err := netns.Set(e.ns); err != nil {
+			return netns.Set(orig) == nil, err
+		}
+		ferr := f()
+		if err := netns.Set(orig); err != nil {
+			return false, errors.Join(ferr, err)
+		}
+		return true, ferr
+	})
 }
 
-// listenIn listens on addr in namespace ns.
-func listenIn(ctx context.Context, ns netns.NsHandle, addr string) (ln net.Listener, err error) {
-	err = in(ns, func() error {
+// listen listens for the relay on the far end's address.
+func (p *Path) listen(ctx context.Context) (ln net.Listener, err error) {
+	err = p.in(&p.far, func() error {
 		var lc net.ListenConfig
-		ln, err = lc.Listen(ctx, "tcp4", addr)
+		ln, err = lc.Listen(ctx, "tcp4", net.JoinHostPort(farIP, "0"))
 		return err
 	})
 	return ln, err
@@ -224,7 +261,7 @@ func listenIn(ctx context.Context, ns netns.NsHandle, addr string) (ln net.Liste
 // Dial opens a connection through the path: its packets cross the pair,
 // and the relay forwards its bytes to the upstream.
 func (p *Path) Dial(ctx context.Context) (c net.Conn, err error) {
-	err = in(p.near.ns, func() error {
+	err = p.in(&p.near, func() error {
 		var d net.Dialer
 		c, err = d.DialContext(ctx, "tcp4", p.ln.Addr().String())
 		return err
@@ -233,6 +270,19 @@ func (p *Path) Dial(ctx context.Context) (c net.Conn, err error) {
 		return nil, fmt.Errorf("veth: dial through the pair: %w", err)
 	}
 	return c, nil
+}
+
+// Abort resets the relay's side of the connection dialled from local (a
+// connection's LocalAddr): a reset the dialling side sent may be lost in
+// a full queue, and would leave it open.
+func (p *Path) Abort(local string) {
+	p.mu.Lock()
+	r, ok := p.peers[local]
+	p.mu.Unlock()
+	if ok {
+		abort(r.pair)
+		abort(r.upstream)
+	}
 }
 
 // relay accepts the pair's connections and forwards each to the upstream.
@@ -252,18 +302,22 @@ func (p *Path) relay() {
 // until both directions end; a reset on one side resets the other.
 func (p *Path) forward(c net.Conn) {
 	defer p.wg.Done()
-	var d net.Dialer
-	u, err := d.DialContext(p.relayCtx, "tcp", p.upstream)
+	d := net.Dialer{Timeout: p.o.DialTimeout}
+	u, err := d.DialContext(p.relayCtx, "tcp", p.o.Upstream)
 	if err != nil {
+		if p.relayCtx.Err() == nil {
+			p.dialErrs.Add(1)
+		}
 		abort(c)
 		return
 	}
-	if !p.track(c, u) {
+	key := c.RemoteAddr().String()
+	if !p.track(key, relayed{c, u}) {
 		abort(c)
 		abort(u)
 		return
 	}
-	defer p.untrack(c, u)
+	defer p.untrack(key)
 	done := make(chan struct{})
 	go func() {
 		pipe(u, c)
@@ -295,28 +349,29 @@ func abort(c net.Conn) {
 	_ = c.Close()
 }
 
-func (p *Path) track(cs ...net.Conn) bool {
+func (p *Path) track(key string, r relayed) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return false
 	}
-	for _, c := range cs {
-		p.conns[c] = struct{}{}
-	}
+	p.peers[key] = r
 	return true
 }
 
-func (p *Path) untrack(cs ...net.Conn) {
+func (p *Path) untrack(key string) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range cs {
-		delete(p.conns, c)
-		_ = c.Close()
+	r := p.peers[key]
+	delete(p.peers, key)
+	p.mu.Unlock()
+	if r.pair != nil {
+		_ = r.pair.Close()
+		_ = r.upstream.Close()
 	}
 }
 
-// Set changes both directions' shapes, on open connections too.
+// Set changes both directions' shapes, on open connections too. If the
+// kernel refuses a change, the shapes of before are set back.
 func (p *Path) Set(up, down Shape) error {
 	if err := up.Validate(); err != nil {
 		return fmt.Errorf("veth: up: %w", err)
@@ -329,7 +384,11 @@ func (p *Path) Set(up, down Shape) error {
 	if p.closed {
 		return errors.New("veth: closed")
 	}
-	return p.apply(up, down)
+	before, beforeDown := p.up, p.down
+	if err := p.apply(up, down); err != nil {
+		return errors.Join(err, p.apply(before, beforeDown))
+	}
+	return nil
 }
 
 // Shapes are the shapes New or Set gave last.
@@ -358,15 +417,41 @@ func (p *Path) apply(up, down Shape) error {
 	return nil
 }
 
+// qdisc is the end's rate cap as it stands (with its counters), or nil.
+func (e *end) qdisc() *netlink.Tbf {
+	qs, err := e.nl.QdiscList(e.link)
+	if err != nil {
+		return nil
+	}
+	for _, q := range qs {
+		if t, ok := q.(*netlink.Tbf); ok && t.Attrs().Parent == netlink.HANDLE_ROOT {
+			return t
+		}
+	}
+	return nil
+}
+
+// overflow is how many packets the end's rate cap dropped, its queue full.
+func (e *end) overflow() int64 {
+	if q := e.qdisc(); q != nil && q.Statistics != nil && q.Statistics.Queue != nil {
+		return int64(q.Statistics.Queue.Drops)
+	}
+	return 0
+}
+
 // setRate puts a token bucket of s's rate on the end's way out, or takes
 // it away.
 func (e *end) setRate(s Shape) error {
 	attrs := netlink.QdiscAttrs{LinkIndex: e.link.Attrs().Index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT}
 	if s.Bandwidth == 0 {
-		err := e.nl.QdiscDel(&netlink.Tbf{QdiscAttrs: attrs})
-		if err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EINVAL) {
+		if e.qdisc() == nil {
+			return nil
+		}
+		drops := e.overflow()
+		if err := e.nl.QdiscDel(&netlink.Tbf{QdiscAttrs: attrs}); err != nil {
 			return fmt.Errorf("veth: remove the rate cap: %w", err)
 		}
+		e.base.Overflow += drops
 		return nil
 	}
 	burst := s.burst()
@@ -388,10 +473,7 @@ func (e *end) setRate(s Shape) error {
 // with loss > 0 a share of them (never a reset, which would otherwise
 // leave a relayed connection open) dropped and counted.
 func (e *end) setLoss(loss float64) error {
-	if seen, err := e.counts(); err == nil {
-		e.base.Packets += seen.Packets
-		e.base.Dropped += seen.Dropped
-	}
+	seen, counted := e.counts()
 	e.nft.FlushChain(e.chain)
 	tcp := []expr.Any{
 		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
@@ -417,14 +499,19 @@ func (e *end) setLoss(loss float64) error {
 	if err := e.nft.Flush(); err != nil {
 		return fmt.Errorf("veth: the loss rule (nftables): %w", err)
 	}
+	if counted {
+		e.base.Packets += seen.Packets
+		e.base.Dropped += seen.Dropped
+	}
 	return nil
 }
 
-// counts reads the end's rules' counters, since they were last replaced.
-func (e *end) counts() (Flow, error) {
+// counts reads the end's rules' counters, since they were last replaced;
+// false if they could not be read.
+func (e *end) counts() (Flow, bool) {
 	rules, err := e.nft.GetRules(e.table, e.chain)
 	if err != nil {
-		return Flow{}, err
+		return Flow{}, false
 	}
 	var f Flow
 	for _, r := range rules {
@@ -441,22 +528,30 @@ func (e *end) counts() (Flow, error) {
 			}
 		}
 	}
-	return f, nil
+	return f, true
 }
 
-// Stats count each direction's packets as they arrived at the far end and
-// those the loss rule dropped, since New.
+// Stats count each direction's packets as they arrived at the far end,
+// those the loss rule dropped and those the rate cap's full queue dropped,
+// and the relay's failed dials, since New.
 func (p *Path) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	flow := func(e *end) Flow {
-		f, _ := e.counts()
-		return Flow{Packets: e.base.Packets + f.Packets, Dropped: e.base.Dropped + f.Dropped}
+	st := Stats{Up: p.far.base, Down: p.near.base, DialErrors: p.dialErrs.Load()}
+	if !p.closed {
+		st.Up, st.Down = p.flow(&p.far, &p.near), p.flow(&p.near, &p.far)
 	}
-	if p.closed {
-		return Stats{Up: p.far.base, Down: p.near.base}
-	}
-	return Stats{Up: flow(&p.far), Down: flow(&p.near)}
+	return st
+}
+
+// flow is a direction's counts now: its arrivals at in, its way out of
+// out; p.mu is held.
+func (p *Path) flow(in, out *end) Flow {
+	f, _ := in.counts()
+	f.Dropped += in.base.Dropped
+	f.Packets += in.base.Packets
+	f.Overflow = out.base.Overflow + out.overflow()
+	return f
 }
 
 // Close resets every relayed connection, stops the relay and removes the
@@ -467,16 +562,12 @@ func (p *Path) Close() error {
 		p.mu.Unlock()
 		return nil
 	}
-	for _, e := range []*end{&p.far, &p.near} { // the final counts, for Stats
-		if f, err := e.counts(); err == nil {
-			e.base.Packets += f.Packets
-			e.base.Dropped += f.Dropped
-		}
-	}
+	up, down := p.flow(&p.far, &p.near), p.flow(&p.near, &p.far) // the final counts, for Stats
+	p.far.base, p.near.base = up, down
 	p.closed = true
-	conns := make([]net.Conn, 0, len(p.conns))
-	for c := range p.conns {
-		conns = append(conns, c)
+	conns := make([]relayed, 0, len(p.peers))
+	for _, r := range p.peers {
+		conns = append(conns, r)
 	}
 	p.mu.Unlock()
 	if p.stop != nil {
@@ -486,16 +577,20 @@ func (p *Path) Close() error {
 	if p.ln != nil {
 		err = p.ln.Close()
 	}
-	for _, c := range conns {
-		abort(c)
+	for _, r := range conns {
+		abort(r.pair)
+		abort(r.upstream)
 	}
 	p.wg.Wait()
 	return errors.Join(err, p.teardown())
 }
 
-// teardown closes the namespaces' handles: the kernel removes a namespace,
-// its pair end, qdiscs and rules once nothing refers to it.
+// teardown closes the namespaces' handles, once no thread is in them: the
+// kernel removes a namespace, its pair end, qdiscs and rules once nothing
+// refers to it.
 func (p *Path) teardown() error {
+	p.nsMu.Lock()
+	defer p.nsMu.Unlock()
 	var errs []error
 	for _, e := range []*end{&p.near, &p.far} {
 		if e.nft != nil {

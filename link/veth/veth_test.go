@@ -7,10 +7,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"net"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -103,7 +105,7 @@ func retransmits(t *testing.T, c net.Conn) uint32 {
 func TestLoss(t *testing.T) {
 	tooltest.Kernel(t)
 	t.Parallel()
-	p, err := veth.New(context.Background(), server(t), veth.Shape{Loss: 0.1}, veth.Shape{Loss: 0.1})
+	p, err := veth.New(context.Background(), veth.Options{Upstream: server(t), Up: veth.Shape{Loss: 0.1}, Down: veth.Shape{Loss: 0.1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +154,7 @@ func TestBandwidth(t *testing.T) {
 	tooltest.Kernel(t)
 	t.Parallel()
 	const rate, n, burst = 2_000_000, 3_000_000, 40_000
-	p, err := veth.New(context.Background(), server(t), veth.Shape{}, veth.Shape{Bandwidth: rate, Burst: burst})
+	p, err := veth.New(context.Background(), veth.Options{Upstream: server(t), Up: veth.Shape{}, Down: veth.Shape{Bandwidth: rate, Burst: burst}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +180,7 @@ func TestBandwidth(t *testing.T) {
 func TestClose(t *testing.T) {
 	tooltest.Kernel(t)
 	t.Parallel()
-	p, err := veth.New(context.Background(), server(t), veth.Shape{}, veth.Shape{})
+	p, err := veth.New(context.Background(), veth.Options{Upstream: server(t), Up: veth.Shape{}, Down: veth.Shape{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,5 +214,77 @@ func TestShapeValidate(t *testing.T) {
 	}
 	if err := (veth.Shape{Loss: 0.5, Bandwidth: 1, Burst: 1}).Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// With the upstream down, a connection through the path is reset and the
+// relay counts the failed dial; Abort resets the relay's side of an open
+// connection (as when the dialling side's reset is lost).
+func TestUpstreamDownAndAbort(t *testing.T) {
+	tooltest.Kernel(t)
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	p, err := veth.New(context.Background(), veth.Options{Upstream: down, DialTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	// the relay resets the connection at once: the dial itself may see it
+	if c, err := p.Dial(context.Background()); err == nil {
+		c.SetDeadline(time.Now().Add(time.Minute))
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			t.Error("a connection to a dead upstream reads")
+		}
+		c.Close()
+	}
+	deadline := time.Now().Add(time.Minute)
+	for p.Stats().DialErrors == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if st := p.Stats(); st.DialErrors != 1 {
+		t.Errorf("stats %+v; want 1 dial error", st)
+	}
+
+	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer echo.Close()
+	go func() {
+		for {
+			c, err := echo.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(c, c); c.Close() }()
+		}
+	}()
+	q, err := veth.New(context.Background(), veth.Options{Upstream: echo.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	c, err := q.Dial(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Minute))
+	buf := make([]byte, 2)
+	if _, err := c.Write([]byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "hi" {
+		t.Fatalf("echo %q, %v", buf, err)
+	}
+	// the relay has the connection once it answered; abort it from there
+	q.Abort(c.LocalAddr().String())
+	if _, err := c.Read(buf); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("read after Abort: %v; want a reset", err)
 	}
 }
