@@ -19,7 +19,10 @@ type Path struct{}
 func Probe() error { return errNotLinux }
 
 // New refuses: there is no kernel path on this system.
-func New(context.Context, string, Shape, Shape) (*Path, error) { return nil, errNotLinux }
+func New(context.Context, Options) (*Path, error) { return nil, errNotLinux }
+
+// Abort is not reached: New refuses.
+func (p *Path) Abort(string) {}
 
 // Dial is not reached: New refuses.
 func (p *Path) Dial(context.Context) (net.Conn, error) { return nil, errNotLinux }
