@@ -79,8 +79,9 @@ func fleetCPUUse(f *results.Fleet, d time.Duration) float64 {
 	return most
 }
 
-// fleetMeasurer is the measurer of a loop scenario on the fleet.
-func (r *runner) fleetMeasurer(kind study.Kind, sc *study.Scenario, ls []*live, unit string) (measurer, error) {
+// fleetMeasurer is the measurer of a loop scenario on the fleet, every
+// target's part on engine (oneEngine's: the same rule as on one machine).
+func (r *runner) fleetMeasurer(kind study.Kind, sc *study.Scenario, ls []*live, unit, engine string) (measurer, error) {
 	m := fleetLoops{r: r, parts: map[string]FleetPart{}, warmK: kind}
 	if kind == study.KindBatched {
 		m.warmK = study.KindClosed
@@ -91,8 +92,10 @@ func (r *runner) fleetMeasurer(kind study.Kind, sc *study.Scenario, ls []*live, 
 		if err != nil {
 			return nil, fmt.Errorf("target %s: call %s: %w", l.spec.Name, sc.Call, err)
 		}
+		ld := sc.Load
+		ld.Engine = engine
 		m.parts[l.spec.Name] = FleetPart{Target: l.spec.Name, Call: call, Endpoint: l.endpoints[ep], Timeout: r.s.Defaults.Timeout,
-			Kind: kind, Load: sc.Load, Unit: unit}
+			Kind: kind, Load: ld, Unit: unit}
 	}
 	return m, nil
 }

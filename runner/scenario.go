@@ -159,9 +159,6 @@ func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Sce
 		}
 		return m, nil
 	}
-	if r.o.Fleet != nil {
-		return r.fleetMeasurer(kind, sc, ls, unit)
-	}
 	m := loops{callers: map[string]load.Dialer{}, limit: limit}
 	for _, l := range ls {
 		var c load.Dialer
@@ -180,20 +177,13 @@ func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Sce
 		m.callers[l.spec.Name] = c
 	}
 	timeout, ld := r.s.Defaults.Timeout, sc.Load
-	if ld.Engine == "" && kind != study.KindBatched {
-		// one engine for every target, so that they are compared on one
-		// generator: the event loop if it can run them all
-		ld.Engine = load.EngineLoop
-		for _, l := range ls {
-			if w, err := load.EngineWire("", m.callers[l.spec.Name]); w == nil || err != nil {
-				if ld.Quantum > 0 {
-					return nil, fmt.Errorf("scenario %s: a quantum needs the event loop, which cannot run target %s's call %s (plain HTTP/1.1 or JSON-RPC to IPv4, on Linux, not round-robin)",
-						sc.Name, l.spec.Name, sc.Call)
-				}
-				ld.Engine = load.EngineWorkers
-				break
-			}
-		}
+	engine, err := oneEngine(kind, sc, ls, m.callers)
+	if err != nil {
+		return nil, err
+	}
+	ld.Engine = engine
+	if r.o.Fleet != nil {
+		return r.fleetMeasurer(kind, sc, ls, unit, engine)
 	}
 	m.shape = func(level int) loopRun { return closedLoop(level, ld, timeout, unit) }
 	switch kind {
@@ -223,6 +213,26 @@ func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Sce
 		m.warmShape = func(int) loopRun { return closedLoop(ld.Connections, study.Load{}, timeout, unit) }
 	}
 	return m, nil
+}
+
+// oneEngine is the engine every target of a scenario runs on, so that
+// they are compared on one generator, locally or on a fleet's workers: the
+// scenario's own, else the event loop if it can run every target's caller
+// (callers, by target name), else the workers; a batched loop's has none.
+func oneEngine(kind study.Kind, sc *study.Scenario, ls []*live, callers map[string]load.Dialer) (string, error) {
+	if sc.Load.Engine != "" || kind == study.KindBatched {
+		return sc.Load.Engine, nil
+	}
+	for _, l := range ls {
+		if w, err := load.EngineWire("", callers[l.spec.Name]); w == nil || err != nil {
+			if sc.Load.Quantum > 0 {
+				return "", fmt.Errorf("scenario %s: a quantum needs the event loop, which cannot run target %s's call %s (plain HTTP/1.1 or JSON-RPC to IPv4, on Linux, not round-robin)",
+					sc.Name, l.spec.Name, sc.Call)
+			}
+			return load.EngineWorkers, nil
+		}
+	}
+	return load.EngineLoop, nil
 }
 
 // levels are a scenario's levels: a closed loop's concurrencies (an amqp

@@ -1,0 +1,103 @@
+package runner
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/tandem-bench/tandem/internal/tooltest"
+	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/runner/internal/runtest"
+)
+
+// inProcessFleet is a fleet of one worker in this process: each part runs
+// as a worker runs it (Split, then RunFleetPart), and the engine each
+// part was given is recorded by target.
+type inProcessFleet struct {
+	mu      sync.Mutex
+	engines map[string][]string
+}
+
+func (f *inProcessFleet) Load(ctx context.Context, p FleetPart) (results.Sample, error) {
+	f.mu.Lock()
+	f.engines[p.Target] = append(f.engines[p.Target], p.Load.Engine)
+	f.mu.Unlock()
+	part, _, err := p.Split(0, 1)
+	if err != nil {
+		return results.Sample{}, err
+	}
+	return RunFleetPart(ctx, part, 0, 1, nil, nil)
+}
+
+// A scenario run on a fleet obeys the rule of one machine: every target
+// on one engine, the workers when the event loop cannot run one of them
+// (here a target on IPv6, which the loop does not reach). Each part goes
+// out with that engine, and each sample names it.
+func TestFleetOneEngine(t *testing.T) {
+	tooltest.Long(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("the event loop is Linux's: elsewhere every target runs on the workers anyway")
+	}
+	t.Parallel()
+	v4 := newHostCounter(t)
+	ln, err := net.Listen("tcp6", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	v6 := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, `{"ok": true}`) })}
+	go v6.Serve(ln)
+	t.Cleanup(func() { v6.Close() })
+	for _, c := range []struct {
+		name, targets, want string
+	}{
+		{"both IPv4", "[a, b]", load.EngineLoop},
+		{"one on IPv6", "[a, six]", load.EngineWorkers},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := options(t, nil)
+			f := &inProcessFleet{engines: map[string][]string{}}
+			o.Fleet = f
+			src := `
+version: 1
+name: fleet engines
+defaults: {rounds: 1, warmup: 50ms}
+targets:
+  - {name: a, endpoints: {http: "http://` + v4.addr() + `"}}
+  - {name: b, endpoints: {http: "http://` + v4.addr() + `"}}
+  - {name: six, endpoints: {http: "http://` + ln.Addr().String() + `"}}
+calls:
+  ping: {http: {path: /ping}}
+scenarios:
+  - name: s
+    call: ping
+    targets: ` + c.targets + `
+    load: {concurrency: 2}
+    requests: 50
+`
+			res, err := Run(context.Background(), runtest.Parse(t, src), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.engines) != 2 {
+				t.Fatalf("parts for %v; want two targets", f.engines)
+			}
+			for target, engines := range f.engines {
+				for _, e := range engines {
+					if e != c.want {
+						t.Errorf("target %s: a part on engine %q; want %s for every part", target, e, c.want)
+					}
+				}
+			}
+			for _, rd := range res.Scenarios[0].Rounds {
+				if rd.Engine != c.want || rd.OK == 0 {
+					t.Errorf("round of %s: engine %q, %d ok; want %s, answers", rd.Target, rd.Engine, rd.OK, c.want)
+				}
+			}
+		})
+	}
+}
