@@ -40,6 +40,21 @@ const (
 	confirmation = "the same call, one client, with TCP_QUICKACK set before every read"
 )
 
+// Confirmed reports whether two probes of a suspect confirm a delayed-ACK
+// stall: the plain probe reproduces it (SuspectShare of its answers or
+// more in the window) and the quick-ACK probe removes it (ConfirmedShare
+// or less); else why not, in words.
+func Confirmed(plain, quick float64) (bool, string) {
+	switch {
+	case plain < SuspectShare:
+		return false, fmt.Sprintf("the probe answered %.0f%% in %s, under %.0f%%: it does not reproduce the stall", plain*100, Window(), SuspectShare*100)
+	case quick > ConfirmedShare:
+		return false, fmt.Sprintf("with the client ACKing at once %.0f%% still took %s, over %.0f%%: the stall is not the delayed ACK (or the machine stalls too)",
+			quick*100, Window(), ConfirmedShare*100)
+	}
+	return true, ""
+}
+
 // Window is the stall window in words: "36–48 ms".
 func Window() string {
 	return fmt.Sprintf("%d–%d ms", StallLo.Milliseconds(), StallHi.Milliseconds())

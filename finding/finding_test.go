@@ -70,3 +70,24 @@ func TestSuspect(t *testing.T) {
 		}
 	}
 }
+
+// A stall is confirmed exactly when the plain probe reproduces it and the
+// quick-ACK probe removes it; otherwise the reason names the figure.
+func TestConfirmed(t *testing.T) {
+	for _, tc := range []struct {
+		plain, quick float64
+		ok           bool
+		why          string
+	}{
+		{0.97, 0, true, ""},
+		{finding.SuspectShare, finding.ConfirmedShare, true, ""},
+		{0.19, 0, false, "does not reproduce"},
+		{0.97, 0.06, false, "not the delayed ACK"},
+		{0.1, 0.5, false, "does not reproduce"},
+	} {
+		ok, why := finding.Confirmed(tc.plain, tc.quick)
+		if ok != tc.ok || !strings.Contains(why, tc.why) || ok && why != "" {
+			t.Errorf("Confirmed(%v, %v) = %v, %q; want %v, %q", tc.plain, tc.quick, ok, why, tc.ok, tc.why)
+		}
+	}
+}

@@ -74,40 +74,82 @@ func (r *runner) probeable(sc results.Scenario) bool {
 	return true
 }
 
-// confirmStall probes call on l twice, as it is and with the client ACKing
-// at once, in a closed loop of one client.
+// confirmStall probes call on l in a closed loop of one client, as it is
+// and with the client ACKing at once, in interleaved blocks (so that the
+// machine's own stalls fall on both alike), and makes the finding when
+// finding.Confirmed says so; else it says why not.
 func (r *runner) confirmStall(ctx context.Context, l *live, sc results.Scenario, share float64) (results.Finding, bool) {
 	call := r.s.Calls[sc.Call]
 	ep, err := call.EndpointName(l.spec)
 	if err != nil {
 		return results.Finding{}, false
 	}
-	probe := func(quick bool) (finding.Probe, error) {
+	block := func(quick bool) (results.Sample, error) {
 		c, err := driver.New(ctx, call, l.endpoints[ep], driver.Options{Timeout: r.s.Defaults.Timeout, QuickACK: quick})
 		if err != nil {
-			return finding.Probe{}, err
+			return results.Sample{}, err
 		}
 		// both probes on the workers: the loop does not speak QuickACK, and
 		// the two must differ in that alone
-		s, err := load.Closed{Concurrency: 1, Requests: probeRequests, Duration: 20 * time.Second, Timeout: r.s.Defaults.Timeout,
-			Engine: load.EngineWorkers}.Run(ctx, c)
-		if err != nil {
-			return finding.Probe{}, err
-		}
-		h, err := hdr.Merge(s.HDR)
-		if err != nil {
-			return finding.Probe{}, err
-		}
-		return finding.Probe{Sample: s, Share: hdr.Fraction(h, finding.StallLo, finding.StallHi)}, nil
+		return load.Closed{Concurrency: 1, Requests: probeRequests / probeBlocks, Duration: 20 * time.Second / probeBlocks,
+			Timeout: r.s.Defaults.Timeout, Engine: load.EngineWorkers}.Run(ctx, c)
 	}
-	plain, err := probe(false)
-	if err != nil || plain.Share < finding.SuspectShare {
-		return results.Finding{}, false // the probe does not reproduce the stall
+	var plainS, quickS []results.Sample
+	for range probeBlocks {
+		for _, quick := range []bool{false, true} {
+			s, err := block(quick)
+			if err != nil {
+				r.progress("diagnosis: %s's %s not probed: %v", l.spec.Name, sc.Call, err)
+				return results.Finding{}, false
+			}
+			if quick {
+				quickS = append(quickS, s)
+			} else {
+				plainS = append(plainS, s)
+			}
+		}
 	}
-	quick, err := probe(true)
-	if err != nil || quick.Share > finding.ConfirmedShare {
-		return results.Finding{}, false // the stall is not the delayed ACK
+	plain, err := probeOf(plainS)
+	if err != nil {
+		return results.Finding{}, false
+	}
+	quick, err := probeOf(quickS)
+	if err != nil {
+		return results.Finding{}, false
+	}
+	if ok, why := finding.Confirmed(plain.Share, quick.Share); !ok {
+		r.progress("diagnosis: no finding on %s's %s: %s", l.spec.Name, sc.Call, why)
+		return results.Finding{}, false
 	}
 	return finding.Stall{Target: l.spec.Name, Scenario: sc.Name, Call: sc.Call, Share: share, Requests: probeRequests,
 		Probe: plain, QuickACK: quick}.Finding(), true
+}
+
+// probeBlocks is how many blocks each probe is sent in, interleaved with
+// the other's.
+const probeBlocks = 4
+
+// probeOf adds a probe's blocks up: their answers' latencies merged (its
+// sample's requests, answers, distribution and histogram), and the share
+// of them inside the stall window.
+func probeOf(blocks []results.Sample) (finding.Probe, error) {
+	var s results.Sample
+	encoded := make([]string, 0, len(blocks))
+	for _, b := range blocks {
+		s.Requests += b.Requests
+		s.OK += b.OK
+		s.DurationNs += b.DurationNs
+		if b.HDR != "" { // a block without an answer has none
+			encoded = append(encoded, b.HDR)
+		}
+	}
+	h, err := hdr.Merge(encoded...)
+	if err != nil {
+		return finding.Probe{}, err
+	}
+	if s.HDR, err = hdr.Encode(h); err != nil {
+		return finding.Probe{}, err
+	}
+	s.LatencyNs = hdr.Distribution(h)
+	return finding.Probe{Sample: s, Share: hdr.Fraction(h, finding.StallLo, finding.StallHi)}, nil
 }
