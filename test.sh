@@ -85,6 +85,14 @@ go mod tidy -diff
 step "go vet"
 go vet ./...
 
+step "one place builds a load's executor (load.Spec.Run; docs/architecture.md)"
+# outside package load, a load is a load.Spec; a Batched literal only asks
+# for the requests a batched loop will send (Expected)
+built=$(git grep -nE 'load\.(Closed|Open|Batched)\{' -- '*.go' ':!*_test.go' ':!load/' | grep -v '\.Expected()' || true)
+if [ -n "$built" ]; then
+  echo "an executor built outside load.Spec.Run:"; echo "$built"; exit 1
+fi
+
 step "cross-builds: macOS and Windows (the worker engine; see README.md)"
 for platform in darwin/arm64 windows/amd64; do
   # vet type-checks the tests too, so a Linux-only test without its build tag fails here

@@ -91,7 +91,7 @@ func (r *runner) confirmStall(ctx context.Context, l *live, sc results.Scenario,
 		}
 		// both probes on the workers: the loop does not speak QuickACK, and
 		// the two must differ in that alone
-		return load.Closed{Concurrency: 1, Requests: probeRequests / probeBlocks, Duration: 20 * time.Second / probeBlocks,
+		return load.Spec{Kind: load.KindClosed, Clients: 1, Requests: probeRequests / probeBlocks, Duration: 20 * time.Second / probeBlocks,
 			Timeout: r.s.Defaults.Timeout, Engine: load.EngineWorkers}.Run(ctx, c)
 	}
 	var plainS, quickS []results.Sample

@@ -129,17 +129,19 @@ func RunFleetPart(ctx context.Context, p FleetPart, index, count int, tap *load.
 		return results.Sample{}, fmt.Errorf("target %s: %w", p.Target, err)
 	}
 	ld := p.Load
+	spec := load.Spec{Kind: load.Kind(p.Kind), Requests: p.Requests, Duration: p.Bound, Timeout: p.Timeout, Unit: p.Unit,
+		Engine: ld.Engine, Quantum: ld.Quantum, Tap: tap, Live: live}
 	switch p.Kind {
 	case study.KindOpen:
-		sch := load.Shard{Schedule: schedule(ld, p.Bound), Index: index, Count: count}
-		return load.Open{Schedule: sch, Connections: ld.Connections, Requests: p.Requests, Duration: p.Bound, MaxWaiting: ld.MaxWaiting,
-			Timeout: p.Timeout, Unit: p.Unit, Engine: ld.Engine, Quantum: ld.Quantum, Tap: tap, Live: live}.Run(ctx, c)
+		spec.Schedule = load.Shard{Schedule: schedule(ld, p.Bound), Index: index, Count: count}
+		spec.Connections, spec.MaxWaiting = ld.Connections, ld.MaxWaiting
 	case study.KindBatched:
-		return load.Batched{Connections: ld.Connections, PerPeriod: ld.Batch.PerPeriod, Period: ld.Batch.Period, Duration: p.Bound,
-			Timeout: p.Timeout, Unit: p.Unit, Tap: tap, Live: live}.Run(ctx, c)
+		spec.Connections, spec.PerPeriod, spec.Period = ld.Connections, ld.Batch.PerPeriod, ld.Batch.Period
+		spec.Engine, spec.Quantum = "", 0
 	case study.KindClosed:
-		return load.Closed{Concurrency: p.Clients, Requests: p.Requests, Duration: p.Bound, Timeout: p.Timeout, Unit: p.Unit,
-			Engine: ld.Engine, Quantum: ld.Quantum, Tap: tap, Live: live}.Run(ctx, c)
+		spec.Clients = p.Clients
+	default:
+		return results.Sample{}, fmt.Errorf("a %s scenario does not run on a fleet", p.Kind)
 	}
-	return results.Sample{}, fmt.Errorf("a %s scenario does not run on a fleet", p.Kind)
+	return spec.Run(ctx, c)
 }

@@ -26,7 +26,7 @@ func (r *runner) probeRTT(ctx context.Context) {
 		if err != nil {
 			continue
 		}
-		closed := load.Closed{Concurrency: 1, Timeout: r.s.Defaults.Timeout}
+		closed := load.Spec{Kind: load.KindClosed, Clients: 1, Timeout: r.s.Defaults.Timeout}
 		closed.Requests, closed.Duration = rttWarmup, rttBound
 		if _, err := closed.Run(ctx, c); err != nil {
 			continue

@@ -103,8 +103,8 @@ func (m loops) caller(l *live) load.Dialer {
 // closedLoop is a closed loop of clients at the given concurrency.
 func closedLoop(clients int, l study.Load, timeout time.Duration, unit string) loopRun {
 	return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration, live *load.Live) (results.Sample, error) {
-		return load.Closed{Concurrency: clients, Requests: requests, Duration: bound, Timeout: timeout, Unit: unit, Engine: l.Engine,
-			Quantum: l.Quantum, Live: live}.Run(ctx, d)
+		return load.Spec{Kind: load.KindClosed, Clients: clients, Requests: requests, Duration: bound, Timeout: timeout, Unit: unit,
+			Engine: l.Engine, Quantum: l.Quantum, Live: live}.Run(ctx, d)
 	}
 }
 
@@ -194,14 +194,14 @@ func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Sce
 				if rec != nil {
 					sch = recorded(sc.Replay, rec)
 				}
-				return load.Open{Schedule: sch, Connections: ld.Connections, Requests: requests, Duration: bound,
+				return load.Spec{Kind: load.KindOpen, Schedule: sch, Connections: ld.Connections, Requests: requests, Duration: bound,
 					MaxWaiting: ld.MaxWaiting, Timeout: timeout, Unit: unit, Engine: ld.Engine, Quantum: ld.Quantum, Live: live}.Run(ctx, d)
 			}
 		}
 	case study.KindBatched:
 		m.shape = func(int) loopRun {
 			return func(ctx context.Context, d load.Dialer, _ int64, bound time.Duration, live *load.Live) (results.Sample, error) {
-				return load.Batched{Connections: ld.Connections, PerPeriod: ld.Batch.PerPeriod, Period: ld.Batch.Period,
+				return load.Spec{Kind: load.KindBatched, Connections: ld.Connections, PerPeriod: ld.Batch.PerPeriod, Period: ld.Batch.Period,
 					Duration: bound, Timeout: timeout, Unit: unit, Live: live}.Run(ctx, d)
 			}
 		}

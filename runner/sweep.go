@@ -412,10 +412,10 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 		}
 		live.Window = win
 		if sw.Load == study.SweepOpen {
-			return load.Open{Schedule: load.Constant{Rate: rate * float64(conns), Duration: sending}, Connections: conns, Duration: sending,
-				Timeout: r.s.Defaults.Timeout, Drain: drain, Live: live}.Run(ctx, caller)
+			return load.Spec{Kind: load.KindOpen, Schedule: load.Constant{Rate: rate * float64(conns), Duration: sending}, Connections: conns,
+				Duration: sending, Timeout: r.s.Defaults.Timeout, Drain: drain, Live: live}.Run(ctx, caller)
 		}
-		return load.Batched{Connections: conns, PerPeriod: int(math.Round(rate)), Period: time.Second,
+		return load.Spec{Kind: load.KindBatched, Connections: conns, PerPeriod: int(math.Round(rate)), Period: time.Second,
 			Duration: sending, Timeout: r.s.Defaults.Timeout, Drain: drain, Live: live}.Run(ctx, caller)
 	})
 	c.Perturbations = events

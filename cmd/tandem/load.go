@@ -433,6 +433,8 @@ func (o loadOptions) executor(d load.Dialer, live *load.Live) (func(context.Cont
 	if o.part != nil {
 		tap = o.part.Tap
 	}
+	spec := load.Spec{Kind: load.KindClosed, Clients: o.concurrency, Requests: o.requests, Duration: o.duration, Timeout: o.timeout,
+		Unit: o.unit, Engine: o.engine, Quantum: o.quantum, Tap: tap, Live: live}
 	switch {
 	case o.rate != "":
 		sch, err := load.ParseRate(o.rate, o.duration, o.step)
@@ -442,17 +444,14 @@ func (o loadOptions) executor(d load.Dialer, live *load.Live) (func(context.Cont
 		if o.part != nil { // a worker's share: every Count-th arrival from its Index
 			sch = load.Shard{Schedule: sch, Index: o.part.Index, Count: o.part.Count}
 		}
-		return bind(load.Open{Schedule: sch, Connections: o.connections, Requests: o.requests, Duration: o.duration,
-			MaxWaiting: o.maxWaiting, Timeout: o.timeout, Live: live, Tap: tap, Unit: o.unit, Engine: o.engine, Quantum: o.quantum}.Run, d), nil
+		spec.Kind, spec.Schedule, spec.Connections, spec.MaxWaiting = load.KindOpen, sch, o.connections, o.maxWaiting
 	case o.batch > 0:
 		if o.duration <= 0 {
 			return nil, errors.New("--batch needs --duration")
 		}
-		return bind(load.Batched{Connections: o.connections, PerPeriod: o.batch, Period: o.period, Duration: o.duration, Timeout: o.timeout,
-			Live: live, Tap: tap, Unit: o.unit}.Run, d), nil
+		spec.Kind, spec.Connections, spec.PerPeriod, spec.Period = load.KindBatched, o.connections, o.batch, o.period
 	}
-	return bind(load.Closed{Concurrency: o.concurrency, Requests: o.requests, Duration: o.duration, Timeout: o.timeout, Live: live, Tap: tap, Unit: o.unit,
-		Engine: o.engine, Quantum: o.quantum}.Run, d), nil
+	return bind(spec.Run, d), nil
 }
 
 // warm sends for --warmup first, in a closed loop, and discards it.
@@ -460,7 +459,7 @@ func (o loadOptions) warm(ctx context.Context, d load.Dialer) error {
 	if o.warmup <= 0 {
 		return nil
 	}
-	warm := load.Closed{Concurrency: max(o.concurrency, o.connections), Duration: o.warmup, Timeout: o.timeout, Engine: o.engine}
+	warm := load.Spec{Kind: load.KindClosed, Clients: max(o.concurrency, o.connections), Duration: o.warmup, Timeout: o.timeout, Engine: o.engine}
 	if n, ok := o.onceRows(); ok {
 		warm.Requests = int64(min(n, 1<<62)) // its rows, as the run
 	}
