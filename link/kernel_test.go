@@ -34,18 +34,7 @@ func TestKernelPath(t *testing.T) {
 	if st.Up.Packets < 300 || st.Down.Packets < 300 || st.Up.Lost == 0 || st.Down.Lost == 0 {
 		t.Errorf("stats %+v; want hundreds of packets each way, some dropped", st)
 	}
-	l.Cut()
-	if _, err := c.Read(make([]byte, 1)); !isReset(err) {
-		t.Errorf("read after Cut: %v, want a reset", err)
-	}
-	select {
-	case err := <-srv.ended:
-		if !isReset(err) {
-			t.Errorf("the upstream's end of the cut connection: %v, want a reset", err)
-		}
-	case <-time.After(hang):
-		t.Fatal("the upstream's connection did not end after Cut")
-	}
+	cutResets(t, l, c, srv)
 	l.Restore()
 	if err := l.Set(Conditions{}, Conditions{}); err != nil {
 		t.Fatal(err)

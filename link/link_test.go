@@ -386,12 +386,10 @@ func TestBandwidthNeverExceedsCapPlusBucket(t *testing.T) {
 	}
 }
 
-func TestCutResetsOpenConnectionsAndRefusesNewOnes(t *testing.T) {
-	srv := newServer(t, echo)
-	l := newLink(t, Options{Upstream: srv.addr(), Up: Conditions{Delay: time.Millisecond}})
-	c := dial(t, l.Addr())
-	roundTrip(t, c, []byte("hello"))
-
+// cutResets cuts l and holds that c, open through it, and the upstream's
+// end of it (srv's) were reset.
+func cutResets(t *testing.T, l *Link, c net.Conn, srv *server) {
+	t.Helper()
 	l.Cut()
 	if l.State() != Disconnected {
 		t.Fatalf("state %v after Cut, want disconnected", l.State())
@@ -407,6 +405,15 @@ func TestCutResetsOpenConnectionsAndRefusesNewOnes(t *testing.T) {
 	case <-time.After(hang):
 		t.Fatal("the upstream's connection did not end after Cut")
 	}
+}
+
+func TestCutResetsOpenConnectionsAndRefusesNewOnes(t *testing.T) {
+	srv := newServer(t, echo)
+	l := newLink(t, Options{Upstream: srv.addr(), Up: Conditions{Delay: time.Millisecond}})
+	c := dial(t, l.Addr())
+	roundTrip(t, c, []byte("hello"))
+
+	cutResets(t, l, c, srv)
 
 	dialReset(t, l.Addr(), "a connection made while cut")
 	eventually(t, "the refused connection counted", func() bool { return l.Stats().Refused == 1 })

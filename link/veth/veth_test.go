@@ -84,6 +84,30 @@ func exchange(t *testing.T, c net.Conn, n int) {
 	}
 }
 
+// newPath makes a Path for o, closed when the test ends.
+func newPath(t *testing.T, o veth.Options) *veth.Path {
+	t.Helper()
+	p, err := veth.New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// dialPath dials through p, the connection closed when the test ends and
+// its deadline a hang guard of within.
+func dialPath(t *testing.T, p *veth.Path, within time.Duration) net.Conn {
+	t.Helper()
+	c, err := p.Dial(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(within))
+	return c
+}
+
 // retransmits is the kernel's count of segments the connection sent again.
 func retransmits(t *testing.T, c net.Conn) uint32 {
 	t.Helper()
@@ -105,16 +129,8 @@ func retransmits(t *testing.T, c net.Conn) uint32 {
 func TestLoss(t *testing.T) {
 	tooltest.Kernel(t)
 	t.Parallel()
-	p, err := veth.New(context.Background(), veth.Options{Upstream: server(t), Up: veth.Shape{Loss: 0.1}, Down: veth.Shape{Loss: 0.1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	c, err := p.Dial(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.SetDeadline(time.Now().Add(5 * time.Minute)) // a hang guard
+	p := newPath(t, veth.Options{Upstream: server(t), Up: veth.Shape{Loss: 0.1}, Down: veth.Shape{Loss: 0.1}})
+	c := dialPath(t, p, 5*time.Minute)
 	exchange(t, c, 1<<20)
 	if r := retransmits(t, c); r == 0 {
 		t.Error("no retransmission on a path that loses 10 %")
@@ -135,11 +151,7 @@ func TestLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := p.Stats()
-	c, err = p.Dial(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.SetDeadline(time.Now().Add(time.Minute))
+	c = dialPath(t, p, time.Minute)
 	exchange(t, c, 256<<10) // (a busy machine may still make TCP probe a late ACK: no count of retransmissions here)
 	c.Close()
 	after := p.Stats()
@@ -154,17 +166,8 @@ func TestBandwidth(t *testing.T) {
 	tooltest.Kernel(t)
 	t.Parallel()
 	const rate, n, burst = 2_000_000, 3_000_000, 40_000
-	p, err := veth.New(context.Background(), veth.Options{Upstream: server(t), Up: veth.Shape{}, Down: veth.Shape{Bandwidth: rate, Burst: burst}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	c, err := p.Dial(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Minute))
+	p := newPath(t, veth.Options{Upstream: server(t), Down: veth.Shape{Bandwidth: rate, Burst: burst}})
+	c := dialPath(t, p, 5*time.Minute)
 	t0 := time.Now()
 	exchange(t, c, n)
 	took := time.Since(t0)
@@ -229,11 +232,7 @@ func TestUpstreamDownAndAbort(t *testing.T) {
 	}
 	down := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	p, err := veth.New(context.Background(), veth.Options{Upstream: down, DialTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := newPath(t, veth.Options{Upstream: down, DialTimeout: 2 * time.Second})
 	// the relay resets the connection at once: the dial itself may see it
 	if c, err := p.Dial(context.Background()); err == nil {
 		c.SetDeadline(time.Now().Add(time.Minute))
@@ -264,17 +263,8 @@ func TestUpstreamDownAndAbort(t *testing.T) {
 			go func() { io.Copy(c, c); c.Close() }()
 		}
 	}()
-	q, err := veth.New(context.Background(), veth.Options{Upstream: echo.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	c, err := q.Dial(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(time.Minute))
+	q := newPath(t, veth.Options{Upstream: echo.Addr().String()})
+	c := dialPath(t, q, time.Minute)
 	buf := make([]byte, 2)
 	if _, err := c.Write([]byte("hi")); err != nil {
 		t.Fatal(err)
