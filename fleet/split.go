@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tandem-bench/tandem/internal/human"
+	"github.com/tandem-bench/tandem/load"
 )
 
 // Split is the index-th of count shares of total by largest remainder:
@@ -36,18 +37,18 @@ type Share struct {
 // which the words say. A share without a client or connection, or
 // without a request when the whole has a count, is an error: the run
 // cannot be split so.
-func ShareOf(kind string, conns int, requests int64, index, count int) (Share, error) {
+func ShareOf(kind load.Kind, conns int, requests int64, index, count int) (Share, error) {
 	sh := Share{Conns: int(Split(int64(conns), count, index)), Requests: Split(requests, count, index)}
 	what := "connection"
 	switch kind {
-	case "closed":
+	case load.KindClosed:
 		what = "client"
 		sh.Words = "closed loop: " + human.Plural(sh.Conns, what)
-	case "open":
+	case load.KindOpen:
 		sh.Words = fmt.Sprintf("open loop: every %s arrival from the %s, over %s", human.Ordinal(count), human.Ordinal(index+1),
 			human.Plural(sh.Conns, what))
 	default:
-		sh.Words = kind + " loop: " + human.Plural(sh.Conns, what)
+		sh.Words = string(kind) + " loop: " + human.Plural(sh.Conns, what)
 	}
 	if sh.Conns < 1 {
 		return sh, fmt.Errorf("%s over %d workers: worker %d gets none; give at least one per worker", human.Plural(conns, what), count, index+1)

@@ -1,6 +1,10 @@
 package fleet
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/tandem-bench/tandem/load"
+)
 
 func TestSplitSumsExactly(t *testing.T) {
 	for _, tc := range []struct {
@@ -24,7 +28,7 @@ func TestSplitSumsExactly(t *testing.T) {
 
 func TestShareOf(t *testing.T) {
 	for _, tc := range []struct {
-		kind         string
+		kind         load.Kind
 		conns        int
 		requests     int64
 		index, count int

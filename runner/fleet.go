@@ -107,7 +107,7 @@ func (p FleetPart) Split(index, count int) (FleetPart, string, error) {
 	if p.Kind == study.KindClosed {
 		conns = p.Clients
 	}
-	sh, err := fleet.ShareOf(string(p.Kind), conns, p.Requests, index, count)
+	sh, err := fleet.ShareOf(load.Kind(p.Kind), conns, p.Requests, index, count)
 	if err != nil {
 		return p, "", fmt.Errorf("%s: %w", p.Target, err)
 	}

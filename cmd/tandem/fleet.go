@@ -128,27 +128,27 @@ func (sp loadSpec) options() (loadOptions, error) {
 // --requests is split too. Shares are by largest remainder and sum to the
 // whole; a part left without a connection or client is an error.
 func (o loadOptions) share(index, count int) (loadOptions, string, error) {
-	kind, conns := "closed", o.concurrency
+	kind, conns := load.KindClosed, o.concurrency
 	switch {
 	case o.rate != "":
-		kind, conns = "open", o.connections
+		kind, conns = load.KindOpen, o.connections
 	case o.batch > 0:
-		kind, conns = "batched", o.connections
+		kind, conns = load.KindBatched, o.connections
 	}
 	sh, err := fleet.ShareOf(kind, conns, o.requests, index, count)
 	if err != nil {
 		flag := "--connections"
-		if kind == "closed" {
+		if kind == load.KindClosed {
 			flag = "--concurrency"
 		}
 		return o, "", fmt.Errorf("%s: %w", flag, err)
 	}
 	o.requests, o.connections = sh.Requests, sh.Conns
-	if kind == "closed" {
+	if kind == load.KindClosed {
 		o.concurrency = sh.Conns
 	}
 	words := sh.Words
-	if kind == "open" {
+	if kind == load.KindOpen {
 		words += " (of " + o.rate + "/s)"
 	}
 	return o, words, nil
@@ -359,7 +359,7 @@ func checkStudyFleet(s *study.Study, only []string, n int) error {
 		}
 		for _, c := range levels {
 			for index := range n {
-				if _, err := fleet.ShareOf(string(kind), c, sc.Requests, index, n); err != nil {
+				if _, err := fleet.ShareOf(load.Kind(kind), c, sc.Requests, index, n); err != nil {
 					errs = append(errs, fmt.Errorf("scenario %s: %w", sc.Name, err))
 					break
 				}
