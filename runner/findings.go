@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/tandem-bench/tandem/driver"
@@ -110,11 +111,19 @@ func (r *runner) confirmStall(ctx context.Context, l *live, sc results.Scenario,
 		}
 	}
 	plain, err := probeOf(plainS)
+	if err == nil && plain.Sample.OK == 0 {
+		err = errors.New("the probe got no answer")
+	}
 	if err != nil {
+		r.progress("diagnosis: no finding on %s's %s: %v", l.spec.Name, sc.Call, err)
 		return results.Finding{}, false
 	}
 	quick, err := probeOf(quickS)
+	if err == nil && quick.Sample.OK == 0 {
+		err = errors.New("the probe with TCP_QUICKACK got no answer")
+	}
 	if err != nil {
+		r.progress("diagnosis: no finding on %s's %s: %v", l.spec.Name, sc.Call, err)
 		return results.Finding{}, false
 	}
 	if ok, why := finding.Confirmed(plain.Share, quick.Share); !ok {
@@ -126,8 +135,10 @@ func (r *runner) confirmStall(ctx context.Context, l *live, sc results.Scenario,
 }
 
 // probeBlocks is how many blocks each probe is sent in, interleaved with
-// the other's.
-const probeBlocks = 4
+// the other's. Each block is a connection of its own, whose first answers
+// Linux acknowledges at once (its quick-ACK start): more blocks would
+// dilute the plain probe's share.
+const probeBlocks = 2
 
 // probeOf adds a probe's blocks up: their answers' latencies merged (its
 // sample's requests, answers, distribution and histogram), and the share
@@ -139,7 +150,7 @@ func probeOf(blocks []results.Sample) (finding.Probe, error) {
 		s.Requests += b.Requests
 		s.OK += b.OK
 		s.DurationNs += b.DurationNs
-		if b.HDR != "" { // a block without an answer has none
+		if b.HDR != "" {
 			encoded = append(encoded, b.HDR)
 		}
 	}

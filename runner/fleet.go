@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/tandem-bench/tandem/driver"
@@ -79,9 +80,24 @@ func fleetCPUUse(f *results.Fleet, d time.Duration) float64 {
 	return most
 }
 
-// fleetMeasurer is the measurer of a loop scenario on the fleet, every
-// target's part on engine (oneEngine's: the same rule as on one machine).
-func (r *runner) fleetMeasurer(kind study.Kind, sc *study.Scenario, ls []*live, unit, engine string) (measurer, error) {
+// fleetMeasurer is the measurer of a loop scenario on the fleet. The
+// engine rule is one machine's (oneEngine, on the targets' callers), with
+// what depends on the workers' own machines left to them: where a target
+// cannot run on the event loop, every part goes out on the workers; where
+// all can, the part leaves the engine to each worker, whose system decides
+// for all its targets alike (a macOS worker runs them on the workers). A
+// coordinator that is not Linux cannot tell, and leaves it to them too.
+func (r *runner) fleetMeasurer(kind study.Kind, sc *study.Scenario, ls []*live, callers map[string]load.Dialer, unit string) (measurer, error) {
+	engine := sc.Load.Engine
+	if runtime.GOOS == "linux" {
+		e, err := oneEngine(kind, sc, ls, callers)
+		if err != nil {
+			return nil, err
+		}
+		if e == load.EngineWorkers {
+			engine = e
+		}
+	}
 	m := fleetLoops{r: r, parts: map[string]FleetPart{}, warmK: kind}
 	if kind == study.KindBatched {
 		m.warmK = study.KindClosed

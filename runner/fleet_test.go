@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"net"
@@ -36,8 +37,10 @@ func (f *inProcessFleet) Load(ctx context.Context, p FleetPart) (results.Sample,
 
 // A scenario run on a fleet obeys the rule of one machine: every target
 // on one engine, the workers when the event loop cannot run one of them
-// (here a target on IPv6, which the loop does not reach). Each part goes
-// out with that engine, and each sample names it.
+// (here a target on IPv6, which the loop does not reach): each part goes
+// out with it. Where the loop can run them all, the parts leave it to the
+// worker (its system decides, for all its targets alike); each sample
+// names the engine that ran.
 func TestFleetOneEngine(t *testing.T) {
 	tooltest.Long(t)
 	if runtime.GOOS != "linux" {
@@ -55,7 +58,7 @@ func TestFleetOneEngine(t *testing.T) {
 	for _, c := range []struct {
 		name, targets, want string
 	}{
-		{"both IPv4", "[a, b]", load.EngineLoop},
+		{"both IPv4", "[a, b]", ""},
 		{"one on IPv6", "[a, six]", load.EngineWorkers},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -93,9 +96,10 @@ scenarios:
 					}
 				}
 			}
+			ran := cmp.Or(c.want, load.EngineLoop) // left to a Linux worker: the loop, for both
 			for _, rd := range res.Scenarios[0].Rounds {
-				if rd.Engine != c.want || rd.OK == 0 {
-					t.Errorf("round of %s: engine %q, %d ok; want %s, answers", rd.Target, rd.Engine, rd.OK, c.want)
+				if rd.Engine != ran || rd.OK == 0 {
+					t.Errorf("round of %s: engine %q, %d ok; want %s, answers", rd.Target, rd.Engine, rd.OK, ran)
 				}
 			}
 		})

@@ -177,14 +177,14 @@ func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Sce
 		m.callers[l.spec.Name] = c
 	}
 	timeout, ld := r.s.Defaults.Timeout, sc.Load
+	if r.o.Fleet != nil {
+		return r.fleetMeasurer(kind, sc, ls, m.callers, unit)
+	}
 	engine, err := oneEngine(kind, sc, ls, m.callers)
 	if err != nil {
 		return nil, err
 	}
 	ld.Engine = engine
-	if r.o.Fleet != nil {
-		return r.fleetMeasurer(kind, sc, ls, unit, engine)
-	}
 	m.shape = func(level int) loopRun { return closedLoop(level, ld, timeout, unit) }
 	switch kind {
 	case study.KindOpen:
