@@ -65,11 +65,23 @@ func TestQuickGridAgainstCometBFT(t *testing.T) {
 	if m := res.Targets[0].Metrics; m == nil || time.Duration(m.IntervalNs) != 200*time.Millisecond {
 		t.Errorf("metrics %+v; want scrapes every 200ms", m)
 	}
+	// whether a scrape falls between a batch and its block is a matter of
+	// phase: a cell of one small batch a second can miss it every time (one
+	// run in about ten did); every cell records the size, and the busiest
+	// cells, whose batches wait longer, must see them
+	var busiest float64
 	for _, c := range res.Sweeps[0].Cells {
 		t.Logf("cell c=%d r=%v: mempool max %v, mean %v", c.Connections, c.Rate, c.Metrics["mempool_size_max"], c.Metrics["mempool_size_mean"])
-		if c.Metrics["mempool_size_max"] <= 0 {
-			t.Errorf("cell c=%d r=%v: mempool max %v; want the batches seen in the mempool", c.Connections, c.Rate, c.Metrics["mempool_size_max"])
+		mx, ok := c.Metrics["mempool_size_max"]
+		if !ok {
+			t.Errorf("cell c=%d r=%v: no mempool size recorded (metrics %v)", c.Connections, c.Rate, c.Metrics)
 		}
+		if c.Connections*int(c.Rate) >= 200 {
+			busiest = max(busiest, mx)
+		}
+	}
+	if busiest <= 0 {
+		t.Errorf("the busiest cells' mempool max %v; want their batches seen in the mempool", busiest)
 	}
 }
 
