@@ -155,27 +155,14 @@ func (r *runner) perturbSides(ctx context.Context, l *live, p *study.Perturbatio
 		ev.Error = "no link between the sides: the nodes' starts name no peer on another side"
 		return ev
 	}
-	if ev.Degraded, err = disturbFor(ctx, links, p); err != nil {
-		ev.Error = err.Error()
-	}
-	ev.DownNs = int64(time.Since(t0))
-	ev.AnswersAfterNs, ev.ReadyAfterNs = ev.DownNs, ev.DownNs // the generator reached every node all along
-	if ev.Error != "" {
+	if !disturbPeerLinks(ctx, links, p, &ev, t0) {
 		return ev
 	}
 	caught := ""
 	if l.spec.Group.Height != nil {
-		for _, n := range l.nodes {
-			if n.proc == nil {
-				continue
-			}
-			at, behind, err := r.catchUp(ctx, l, n, max(l.spec.Ready.Timeout, 2*time.Minute))
-			ev.BehindAtReady = max(ev.BehindAtReady, behind)
-			if err != nil {
-				ev.Error = err.Error()
-				return ev
-			}
-			ev.CaughtUpNs = max(ev.CaughtUpNs, int64(at.Sub(t0)))
+		if err := r.caughtUp(ctx, l, l.nodes, &ev, t0); err != nil {
+			ev.Error = err.Error()
+			return ev
 		}
 		caught = fmt.Sprintf(", every node caught up after %v (%d behind at most when the sides met again)",
 			time.Duration(ev.CaughtUpNs).Round(time.Millisecond), ev.BehindAtReady)
@@ -202,13 +189,7 @@ func (r *runner) perturbPeers(ctx context.Context, l *live, n *node, p *study.Pe
 			links = append(links, pl.Link)
 		}
 	}
-	var err error
-	if ev.Degraded, err = disturbFor(ctx, links, p); err != nil {
-		ev.Error = err.Error()
-	}
-	ev.DownNs = int64(time.Since(t0))
-	ev.AnswersAfterNs, ev.ReadyAfterNs = ev.DownNs, ev.DownNs // the generator reached it all along
-	if ev.Error != "" {
+	if !disturbPeerLinks(ctx, links, p, &ev, t0) {
 		return ev
 	}
 	what := "its peers"
@@ -224,18 +205,46 @@ func (r *runner) perturbPeers(ctx context.Context, l *live, n *node, p *study.Pe
 	}
 	caught := ""
 	if g := l.spec.Group; g.Height != nil {
-		at, behind, err := r.catchUp(ctx, l, n, max(l.spec.Ready.Timeout, 2*time.Minute))
-		ev.BehindAtReady = behind
-		if err != nil {
+		if err := r.caughtUp(ctx, l, []*node{n}, &ev, t0); err != nil {
 			ev.Error = err.Error()
 			return ev
 		}
-		ev.CaughtUpNs = int64(at.Sub(t0))
-		caught = fmt.Sprintf(", caught up after %v (%d behind when its peers came back)", time.Duration(ev.CaughtUpNs).Round(time.Millisecond), behind)
+		caught = fmt.Sprintf(", caught up after %v (%d behind when its peers came back)", time.Duration(ev.CaughtUpNs).Round(time.Millisecond), ev.BehindAtReady)
 	}
 	r.progressEvent(Event{Target: l.spec.Name}, "perturbation on %s: %s %s for %v%s", l.nodeName(n), what, pastTense(p.Action),
 		time.Duration(ev.DownNs).Round(time.Millisecond), caught)
 	return ev
+}
+
+// disturbPeerLinks disturbs links between a group's nodes for p.For (see
+// disturbFor) and records in ev how long: the generator reached the nodes
+// all along, so they answered as soon as it ended. False if it failed.
+func disturbPeerLinks(ctx context.Context, links []*link.Link, p *study.Perturbation, ev *results.Perturbation, t0 time.Time) bool {
+	var err error
+	if ev.Degraded, err = disturbFor(ctx, links, p); err != nil {
+		ev.Error = err.Error()
+	}
+	ev.DownNs = int64(time.Since(t0))
+	ev.AnswersAfterNs, ev.ReadyAfterNs = ev.DownNs, ev.DownNs
+	return ev.Error == ""
+}
+
+// caughtUp waits, by the group's height probe, until each running node of
+// nodes has caught up with the others, and records in ev when the last
+// did and the most any was behind.
+func (r *runner) caughtUp(ctx context.Context, l *live, nodes []*node, ev *results.Perturbation, t0 time.Time) error {
+	for _, n := range nodes {
+		if n.proc == nil {
+			continue
+		}
+		at, behind, err := r.catchUp(ctx, l, n, max(l.spec.Ready.Timeout, 2*time.Minute))
+		ev.BehindAtReady = max(ev.BehindAtReady, behind)
+		if err != nil {
+			return err
+		}
+		ev.CaughtUpNs = max(ev.CaughtUpNs, int64(at.Sub(t0)))
+	}
+	return nil
 }
 
 // pastTense says what a network perturbation did to a node's peers.
