@@ -149,10 +149,13 @@ func closedJob(c load.Dialer) fleet.Job {
 		if err := json.Unmarshal(p.Spec, &sp); err != nil {
 			return fleet.Report{}, err
 		}
-		n := fleet.Split(sp.Requests, p.Count, p.Index)
-		clients := fleet.Split(sp.Clients, p.Count, p.Index)
-		p.Describe(fmt.Sprintf("%d requests over %d clients", n, clients))
-		s, err := load.Closed{Concurrency: int(clients), Requests: n, Tap: p.Tap, Live: p.Live}.Run(ctx, c)
+		part, words, err := load.Spec{Kind: load.KindClosed, Clients: int(sp.Clients), Requests: sp.Requests}.Split(p.Index, p.Count)
+		if err != nil {
+			return fleet.Report{}, err
+		}
+		p.Describe(words)
+		part.Tap, part.Live = p.Tap, p.Live
+		s, err := part.Run(ctx, c)
 		return fleet.Report{Sample: s}, err
 	}
 }

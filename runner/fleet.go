@@ -2,12 +2,15 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"time"
 
 	"github.com/tandem-bench/tandem/driver"
+	"github.com/tandem-bench/tandem/finding"
 	"github.com/tandem-bench/tandem/fleet"
+	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
@@ -20,29 +23,37 @@ type Fleet interface {
 	Load(ctx context.Context, p FleetPart) (results.Sample, error)
 }
 
-// FleetPart is one run of a scenario's loop as a fleet's workers get it:
-// the call to one target's endpoint, and the loop.
+// FleetPart is one run of a load as a fleet's workers get it, as JSON:
+// the call to one target's endpoint and the load, whole (each worker takes
+// its share with Split).
 type FleetPart struct {
-	Target   string        `json:"target"`
-	Call     *study.Call   `json:"call"`
-	Endpoint string        `json:"endpoint"`
-	Timeout  time.Duration `json:"timeout"`
-	// Kind is closed, open or batched; Clients a closed loop's.
-	Kind    study.Kind `json:"kind"`
-	Clients int        `json:"clients,omitempty"`
-	Load    study.Load `json:"load"`
-	// Requests (0: until Bound) and Bound are the whole run's.
-	Requests int64         `json:"requests,omitempty"`
-	Bound    time.Duration `json:"bound,omitempty"`
-	Unit     string        `json:"unit"`
+	// Target names the target in errors (a study's target, or tandem
+	// load's URL without its password).
+	Target   string      `json:"target"`
+	Call     *study.Call `json:"call"`
+	Endpoint string      `json:"endpoint"`
+	// Shared, for a closed loop over gRPC, is the connections its clients
+	// share (0: one each).
+	Shared int `json:"shared,omitempty"`
+	// QuickACK acknowledges every segment at once (driver.Options).
+	QuickACK bool `json:"quickack,omitempty"`
+	// Check reaches the target and sends it one request before the load
+	// (driver.Preflight): tandem load's check, which a study's targets
+	// passed when they started.
+	Check bool      `json:"check,omitempty"`
+	Spec  load.Spec `json:"spec"`
 }
 
 // fleetLoops measures a scenario's loop on the fleet.
 type fleetLoops struct {
-	r     *runner
-	parts map[string]FleetPart // by target, level and bounds unset
-	warmK study.Kind           // the warm-up's kind (a batched load's is closed)
-	level int
+	r       *runner
+	parts   map[string]FleetPart // by target, the load unset
+	kind    study.Kind
+	warmK   study.Kind // the warm-up's kind (a batched load's is closed)
+	ld      study.Load
+	timeout time.Duration
+	unit    string
+	level   int
 }
 
 func (m fleetLoops) at(level int) measurer {
@@ -52,11 +63,11 @@ func (m fleetLoops) at(level int) measurer {
 
 func (m fleetLoops) part(l *live, kind study.Kind, requests int64, bound time.Duration) FleetPart {
 	p := m.parts[l.spec.Name]
-	p.Kind, p.Requests, p.Bound = kind, requests, bound
-	p.Clients = m.level
-	if kind == study.KindClosed && p.Clients == 0 {
-		p.Clients = max(p.Load.Connections, 1) // a batched load's warm-up
+	level := m.level
+	if kind == study.KindClosed && level == 0 {
+		level = max(m.ld.Connections, 1) // a batched load's warm-up
 	}
+	p.Spec = loopSpec(kind, m.ld, level, requests, bound, m.timeout, m.unit)
 	return p
 }
 
@@ -65,7 +76,7 @@ func (m fleetLoops) warm(ctx context.Context, l *live, d time.Duration) (results
 }
 
 func (m fleetLoops) measure(ctx context.Context, l *live, requests int64, bound time.Duration, _ *load.Live) (results.Sample, error) {
-	return m.r.o.Fleet.Load(ctx, m.part(l, m.parts[l.spec.Name].Kind, requests, bound))
+	return m.r.o.Fleet.Load(ctx, m.part(l, m.kind, requests, bound))
 }
 
 // fleetCPUUse is the largest share of its cores a worker's process used
@@ -98,7 +109,8 @@ func (r *runner) fleetMeasurer(kind study.Kind, sc *study.Scenario, ls []*live, 
 			engine = e
 		}
 	}
-	m := fleetLoops{r: r, parts: map[string]FleetPart{}, warmK: kind}
+	m := fleetLoops{r: r, parts: map[string]FleetPart{}, kind: kind, warmK: kind, ld: sc.Load, timeout: r.s.Defaults.Timeout, unit: unit}
+	m.ld.Engine = engine
 	if kind == study.KindBatched {
 		m.warmK = study.KindClosed
 	}
@@ -108,56 +120,76 @@ func (r *runner) fleetMeasurer(kind study.Kind, sc *study.Scenario, ls []*live, 
 		if err != nil {
 			return nil, fmt.Errorf("target %s: call %s: %w", l.spec.Name, sc.Call, err)
 		}
-		ld := sc.Load
-		ld.Engine = engine
-		m.parts[l.spec.Name] = FleetPart{Target: l.spec.Name, Call: call, Endpoint: l.endpoints[ep], Timeout: r.s.Defaults.Timeout,
-			Kind: kind, Load: ld, Unit: unit}
+		m.parts[l.spec.Name] = FleetPart{Target: l.spec.Name, Call: call, Endpoint: l.endpoints[ep]}
 	}
 	return m, nil
 }
 
-// Split narrows a part to the index-th of count shares, exactly (see
-// fleet.ShareOf) and returns the share in words.
+// Split narrows a part to the index-th of count shares (load.Spec.Split)
+// and returns the share in words.
 func (p FleetPart) Split(index, count int) (FleetPart, string, error) {
-	conns := max(p.Load.Connections, 1)
-	if p.Kind == study.KindClosed {
-		conns = p.Clients
-	}
-	sh, err := fleet.ShareOf(load.Kind(p.Kind), conns, p.Requests, index, count)
+	spec, words, err := p.Spec.Split(index, count)
 	if err != nil {
 		return p, "", fmt.Errorf("%s: %w", p.Target, err)
 	}
-	p.Requests = sh.Requests
-	if p.Kind == study.KindClosed {
-		p.Clients = sh.Conns
-	} else {
-		p.Load.Connections = sh.Conns
-	}
-	return p, sh.Words, nil
+	p.Spec = spec
+	return p, words, nil
 }
 
 // RunFleetPart runs a worker's share of a part (from Split): the driver of
-// the call, the loop narrowed to the share, started through tap, counted
-// in live.
-func RunFleetPart(ctx context.Context, p FleetPart, index, count int, tap *load.Tap, live *load.Live) (results.Sample, error) {
-	c, err := driver.New(ctx, p.Call, p.Endpoint, driver.Options{Timeout: p.Timeout})
+// the call, the check if the part asks for it, the warm-up, and the load,
+// started through tap and counted in live.
+func RunFleetPart(ctx context.Context, p FleetPart, tap *load.Tap, live *load.Live) (results.Sample, error) {
+	if p.Spec.Kind != load.KindClosed && p.Spec.Kind != load.KindOpen && p.Spec.Kind != load.KindBatched {
+		return results.Sample{}, fmt.Errorf("a %s load does not run on a fleet", p.Spec.Kind)
+	}
+	c, err := driver.New(ctx, p.Call, p.Endpoint, driver.Options{Timeout: p.Spec.Timeout, QuickACK: p.QuickACK, Connections: p.Shared})
 	if err != nil {
 		return results.Sample{}, fmt.Errorf("target %s: %w", p.Target, err)
 	}
-	ld := p.Load
-	spec := load.Spec{Kind: load.Kind(p.Kind), Requests: p.Requests, Duration: p.Bound, Timeout: p.Timeout, Unit: p.Unit,
-		Engine: ld.Engine, Quantum: ld.Quantum, Tap: tap, Live: live}
-	switch p.Kind {
-	case study.KindOpen:
-		spec.Schedule = load.Shard{Schedule: schedule(ld, p.Bound), Index: index, Count: count}
-		spec.Connections, spec.MaxWaiting = ld.Connections, ld.MaxWaiting
-	case study.KindBatched:
-		spec.Connections, spec.PerPeriod, spec.Period = ld.Connections, ld.Batch.PerPeriod, ld.Batch.Period
-		spec.Engine, spec.Quantum = "", 0
-	case study.KindClosed:
-		spec.Clients = p.Clients
-	default:
-		return results.Sample{}, fmt.Errorf("a %s scenario does not run on a fleet", p.Kind)
+	if p.Check {
+		u, err := driver.TargetURL(p.Target)
+		if err != nil {
+			return results.Sample{}, err
+		}
+		if err := driver.Preflight(ctx, u, c, p.Spec.Timeout); err != nil {
+			return results.Sample{}, err
+		}
 	}
-	return spec.Run(ctx, c)
+	if p.Spec.Unit == "" {
+		p.Spec.Unit = driver.Unit(c)
+	}
+	if w, ok := p.Spec.WarmUp(); ok {
+		if _, err := w.Run(ctx, c); err != nil {
+			return results.Sample{}, fmt.Errorf("target %s: warm-up: %w", p.Target, err)
+		}
+	}
+	p.Spec.Tap, p.Spec.Live = tap, live
+	return p.Spec.Run(ctx, c)
+}
+
+// FleetJob is a fleet worker's job (fleet.Worker.Job): it reads the part
+// the coordinator sent, takes its share, runs it and reports what it
+// measured, with the generator's CPU time and what that says.
+func FleetJob(ctx context.Context, p *fleet.Part) (fleet.Report, error) {
+	var whole FleetPart
+	if err := json.Unmarshal(p.Spec, &whole); err != nil {
+		return fleet.Report{}, fmt.Errorf("malformed part: %w", err)
+	}
+	part, words, err := whole.Split(p.Index, p.Count)
+	if err != nil {
+		return fleet.Report{}, err
+	}
+	p.Describe(words)
+	cpu0, _ := host.CPUTime()
+	s, err := RunFleetPart(ctx, part, p.Tap, p.Live)
+	cpu1, _ := host.CPUTime()
+	if err != nil {
+		return fleet.Report{}, err
+	}
+	conns := part.Spec.Connections
+	if part.Spec.Kind == load.KindClosed {
+		conns = part.Spec.Clients
+	}
+	return fleet.Report{Share: words, Sample: s, CPUNs: int64(cpu1 - cpu0), Warnings: finding.Generator(s, cpu1-cpu0, conns)}, nil
 }

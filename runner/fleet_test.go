@@ -3,6 +3,7 @@ package runner
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -10,15 +11,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tandem-bench/tandem/fleet"
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/runner/internal/runtest"
 )
 
-// inProcessFleet is a fleet of one worker in this process: each part runs
-// as a worker runs it (Split, then RunFleetPart), and the engine each
-// part was given is recorded by target.
+// inProcessFleet is a fleet of one worker in this process: each part
+// travels as JSON and runs as a worker runs it (FleetJob: Split, then
+// RunFleetPart), and the engine each part was given is recorded by target.
 type inProcessFleet struct {
 	mu      sync.Mutex
 	engines map[string][]string
@@ -26,13 +28,14 @@ type inProcessFleet struct {
 
 func (f *inProcessFleet) Load(ctx context.Context, p FleetPart) (results.Sample, error) {
 	f.mu.Lock()
-	f.engines[p.Target] = append(f.engines[p.Target], p.Load.Engine)
+	f.engines[p.Target] = append(f.engines[p.Target], p.Spec.Engine)
 	f.mu.Unlock()
-	part, _, err := p.Split(0, 1)
+	b, err := json.Marshal(p)
 	if err != nil {
 		return results.Sample{}, err
 	}
-	return RunFleetPart(ctx, part, 0, 1, nil, nil)
+	rep, err := FleetJob(ctx, &fleet.Part{Assignment: fleet.Assignment{Index: 0, Count: 1, Spec: b}})
+	return rep.Sample, err
 }
 
 // A scenario run on a fleet obeys the rule of one machine: every target

@@ -100,11 +100,30 @@ func (m loops) caller(l *live) load.Dialer {
 	return c
 }
 
+// loopSpec is a run of a scenario's loop of the given kind at a level (a
+// closed loop's clients), of requests (0: until bound) and bound: the
+// one description of it, whether it runs here or on a fleet's workers.
+func loopSpec(kind study.Kind, ld study.Load, level int, requests int64, bound, timeout time.Duration, unit string) load.Spec {
+	spec := load.Spec{Kind: load.Kind(kind), Requests: requests, Duration: bound, Timeout: timeout, Unit: unit,
+		Engine: ld.Engine, Quantum: ld.Quantum}
+	switch kind {
+	case study.KindOpen:
+		spec.Schedule, spec.Connections, spec.MaxWaiting = schedule(ld, bound), ld.Connections, ld.MaxWaiting
+	case study.KindBatched:
+		spec.Connections, spec.PerPeriod, spec.Period = ld.Connections, ld.Batch.PerPeriod, ld.Batch.Period
+		spec.Requests, spec.Engine, spec.Quantum = 0, "", 0 // a batched loop is bounded by time, on its one engine
+	default:
+		spec.Clients = level
+	}
+	return spec
+}
+
 // closedLoop is a closed loop of clients at the given concurrency.
 func closedLoop(clients int, l study.Load, timeout time.Duration, unit string) loopRun {
 	return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration, live *load.Live) (results.Sample, error) {
-		return load.Spec{Kind: load.KindClosed, Clients: clients, Requests: requests, Duration: bound, Timeout: timeout, Unit: unit,
-			Engine: l.Engine, Quantum: l.Quantum, Live: live}.Run(ctx, d)
+		spec := loopSpec(study.KindClosed, l, clients, requests, bound, timeout, unit)
+		spec.Live = live
+		return spec.Run(ctx, d)
 	}
 }
 
@@ -190,19 +209,20 @@ func (r *runner) measurerFor(ctx context.Context, kind study.Kind, sc *study.Sce
 	case study.KindOpen:
 		m.shape = func(int) loopRun {
 			return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration, live *load.Live) (results.Sample, error) {
-				sch := schedule(ld, bound)
+				spec := loopSpec(kind, ld, 0, requests, bound, timeout, unit)
 				if rec != nil {
-					sch = recorded(sc.Replay, rec)
+					spec.Schedule = recorded(sc.Replay, rec)
 				}
-				return load.Spec{Kind: load.KindOpen, Schedule: sch, Connections: ld.Connections, Requests: requests, Duration: bound,
-					MaxWaiting: ld.MaxWaiting, Timeout: timeout, Unit: unit, Engine: ld.Engine, Quantum: ld.Quantum, Live: live}.Run(ctx, d)
+				spec.Live = live
+				return spec.Run(ctx, d)
 			}
 		}
 	case study.KindBatched:
 		m.shape = func(int) loopRun {
-			return func(ctx context.Context, d load.Dialer, _ int64, bound time.Duration, live *load.Live) (results.Sample, error) {
-				return load.Spec{Kind: load.KindBatched, Connections: ld.Connections, PerPeriod: ld.Batch.PerPeriod, Period: ld.Batch.Period,
-					Duration: bound, Timeout: timeout, Unit: unit, Live: live}.Run(ctx, d)
+			return func(ctx context.Context, d load.Dialer, requests int64, bound time.Duration, live *load.Live) (results.Sample, error) {
+				spec := loopSpec(kind, ld, 0, requests, bound, timeout, unit)
+				spec.Live = live
+				return spec.Run(ctx, d)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -38,11 +39,6 @@ type fleetOptions struct {
 // active says the flags ask for a distributed run.
 func (f fleetOptions) active() bool { return f.workers != 0 || f.localWorkers != 0 } // a negative count is refused by checkFleet
 
-// fleetFlagNames are the flags of the fleet itself, which workers do not get.
-var fleetFlagNames = map[string]bool{"workers": true, "local-workers": true, "nats": true, "fleet": true,
-	"on-worker-loss": true, "join-wait": true, "format": true, "cpuprofile": true,
-	"nats-creds": true, "nats-nkey": true, "nats-ca": true, "nats-cert": true, "nats-key": true}
-
 func fleetFlags(f *pflag.FlagSet, o *fleetOptions) {
 	f.IntVar(&o.workers, "workers", 0, "spread the load over this many workers that join by themselves (tandem worker --nats URL, or a Kubernetes Job: tandem k8s job)")
 	f.IntVar(&o.localWorkers, "local-workers", 0, "spread the load over this many worker processes started on this machine")
@@ -51,107 +47,6 @@ func fleetFlags(f *pflag.FlagSet, o *fleetOptions) {
 	f.StringVar(&o.onLoss, "on-worker-loss", "fail", "with --workers or --local-workers: fail (stop the run) or continue (run to the end without it) when a worker is lost (silent for 10 s); either way tandem load exits 1, its figures missing the lost share")
 	f.DurationVar(&o.joinWait, "join-wait", 2*time.Minute, "with --workers: how long to wait for the workers to join")
 	natsAuthFlags(f, &o.auth)
-}
-
-// loadSpec is the whole load as a coordinator hands it to every worker:
-// the target, the load's flags as given, and --data read here.
-type loadSpec struct {
-	Target string   `json:"target"`
-	Args   []string `json:"args"`
-	Data   *string  `json:"data,omitempty"`
-	// Part, in a study run on a fleet, is the scenario's loop instead.
-	Part *runner.FleetPart `json:"part,omitempty"`
-}
-
-// specOf is the spec of the load cmd's flags describe.
-func specOf(f *pflag.FlagSet, target string, o loadOptions) (loadSpec, error) {
-	sp := loadSpec{Target: target}
-	var err error
-	f.Visit(func(fl *pflag.Flag) {
-		switch {
-		case fleetFlagNames[fl.Name]:
-		case fl.Name == "data":
-			body, e := readData(o.data)
-			if e != nil {
-				err = e
-				return
-			}
-			data := string(body)
-			sp.Data = &data
-		default:
-			if sv, ok := fl.Value.(pflag.SliceValue); ok {
-				for _, v := range sv.GetSlice() {
-					sp.Args = append(sp.Args, "--"+fl.Name+"="+v)
-				}
-				return
-			}
-			sp.Args = append(sp.Args, "--"+fl.Name+"="+fl.Value.String())
-		}
-	})
-	return sp, err
-}
-
-// options are the spec's load options, checked as tandem load checks its
-// flags.
-func (sp loadSpec) options() (loadOptions, error) {
-	var o loadOptions
-	f := pflag.NewFlagSet("load", pflag.ContinueOnError)
-	f.SetOutput(io.Discard)
-	loadFlags(f, &o)
-	if err := f.Parse(sp.Args); err != nil {
-		return o, fmt.Errorf("the load's flags: %w", err)
-	}
-	o.concurrencySet = f.Changed("concurrency")
-	o.connectionsSet = f.Changed("connections")
-	if sp.Data != nil {
-		o.body = []byte(*sp.Data) // read by the coordinator: the workers need not have the file
-	}
-	if err := errors.Join(loadFlagBounds(o), o.checkShape()); err != nil {
-		return o, err
-	}
-	if o.requests <= 0 && o.duration <= 0 && !strings.Contains(o.rate, ",") {
-		o.duration = 10 * time.Second
-	}
-	if o.rate != "" {
-		if _, err := load.ParseRate(o.rate, o.duration, o.step); err != nil {
-			return o, fmt.Errorf("--rate: %w", err)
-		}
-	}
-	return o, nil
-}
-
-// share narrows o to the index-th of count parts of its load, exactly:
-// an open loop takes every count-th arrival of the whole schedule from
-// its index (so constant pacing is staggered by index/(count·rate)) and
-// a share of the connections; a closed loop a share of the clients; a
-// batched loop a share of the connections, each sending the whole batch;
-// --requests is split too. Shares are by largest remainder and sum to the
-// whole; a part left without a connection or client is an error.
-func (o loadOptions) share(index, count int) (loadOptions, string, error) {
-	kind, conns := load.KindClosed, o.concurrency
-	switch {
-	case o.rate != "":
-		kind, conns = load.KindOpen, o.connections
-	case o.batch > 0:
-		kind, conns = load.KindBatched, o.connections
-	}
-	sh, err := fleet.ShareOf(kind, conns, o.requests, index, count)
-	if err != nil {
-		flag := "--connections"
-		if kind == load.KindClosed {
-			flag = "--concurrency"
-		}
-		return o, "", fmt.Errorf("%s: %w", flag, err)
-	}
-	o.requests, o.connections = sh.Requests, sh.Conns
-	if kind == load.KindClosed {
-		o.concurrency = sh.Conns
-	}
-	words := sh.Words
-	if kind == load.KindOpen {
-		words += " (of " + o.rate + "/s)"
-	}
-	return o, words, nil
 }
 
 // runFleet coordinates a distributed tandem load: it starts (or joins) a
@@ -167,20 +62,16 @@ func runFleet(cmd *cobra.Command, target string, o loadOptions, stdout, stderr i
 		return badInput(errors.New("--cpuprofile profiles this process: run it on one worker's load instead"))
 	}
 	n := max(fo.workers, fo.localWorkers)
-	sp, err := specOf(cmd.Flags(), target, o)
-	if err != nil {
-		return badInput(err)
-	}
-	whole, err := sp.options()
+	part, err := o.fleetPart(target)
 	if err != nil {
 		return badInput(err)
 	}
 	for i := range n { // refuse a split that leaves a worker nothing, before anything starts
-		if _, _, err := whole.share(i, n); err != nil {
-			return badInput(err)
+		if _, _, err := part.Spec.Split(i, n); err != nil {
+			return badInput(fmt.Errorf("%s: %w", o.shareFlag(), err))
 		}
 	}
-	spec, err := json.Marshal(sp)
+	spec, err := json.Marshal(part)
 	if err != nil {
 		return err
 	}
@@ -358,8 +249,9 @@ func checkStudyFleet(s *study.Study, only []string, n int) error {
 			levels = []int{max(sc.Load.Connections, 1)}
 		}
 		for _, c := range levels {
+			whole := load.Spec{Kind: load.Kind(kind), Clients: c, Connections: c, Requests: sc.Requests}
 			for index := range n {
-				if _, err := fleet.ShareOf(load.Kind(kind), c, sc.Requests, index, n); err != nil {
+				if _, _, err := whole.Split(index, n); err != nil {
 					errs = append(errs, fmt.Errorf("scenario %s: %w", sc.Name, err))
 					break
 				}
@@ -405,7 +297,7 @@ func openStudyFleet(ctx context.Context, fo fleetOptions, stderr io.Writer) (*st
 
 // Load runs one part of the study on the fleet.
 func (f *studyFleet) Load(ctx context.Context, p runner.FleetPart) (results.Sample, error) {
-	spec, err := json.Marshal(loadSpec{Part: &p})
+	spec, err := json.Marshal(p)
 	if err != nil {
 		return results.Sample{}, err
 	}
@@ -546,6 +438,9 @@ Its id defaults to worker-$JOB_COMPLETION_INDEX in a Kubernetes Indexed Job
 			if !validFleetName(name) {
 				return badInput(fmt.Errorf("--fleet %q: want letters, digits, - and _", name))
 			}
+			if runtime.GOMAXPROCS(0) < 2 {
+				runtime.GOMAXPROCS(2) // a P for an open loop's waits, or the event loop's, beside the rest (see load.Open)
+			}
 			hostname, _ := os.Hostname()
 			if h := os.Getenv("TANDEM_WORKER_HOST"); h != "" { // a Kubernetes pod's node
 				hostname = h
@@ -568,7 +463,7 @@ Its id defaults to worker-$JOB_COMPLETION_INDEX in a Kubernetes Indexed Job
 				return badInput(fmt.Errorf("--nats %s: %w", natsURL, err))
 			}
 			defer nc.Close()
-			w := &fleet.Worker{Conn: nc, Fleet: name, ID: id, Host: hostname, Version: version, Wait: wait, Job: workerJob,
+			w := &fleet.Worker{Conn: nc, Fleet: name, ID: id, Host: hostname, Version: version, Wait: wait, Job: runner.FleetJob,
 				Log: func(s string) { fmt.Fprintf(stderr, "tandem: worker %s: %s\n", id, s) }}
 			err = w.Run(cmd.Context())
 			switch {
@@ -600,66 +495,4 @@ func defaultWorkerID(hostname string) string {
 		h = "worker"
 	}
 	return fmt.Sprintf("%s-%d", h, os.Getpid())
-}
-
-// workerJob runs a worker's share of a tandem load spec: the same checks,
-// driver, warm-up and executor as tandem load on one machine, narrowed to
-// the share, started through the fleet's Tap.
-func workerJob(ctx context.Context, p *fleet.Part) (fleet.Report, error) {
-	var sp loadSpec
-	if err := json.Unmarshal(p.Spec, &sp); err != nil {
-		return fleet.Report{}, fmt.Errorf("malformed spec: %w", err)
-	}
-	if sp.Part != nil {
-		return studyPartJob(ctx, p, *sp.Part)
-	}
-	whole, err := sp.options()
-	if err != nil {
-		return fleet.Report{}, err
-	}
-	o, desc, err := whole.share(p.Index, p.Count)
-	if err != nil {
-		return fleet.Report{}, err
-	}
-	p.Describe(desc)
-	d, o, err := prepareLoad(ctx, sp.Target, o)
-	if err != nil {
-		return fleet.Report{}, err
-	}
-	o.part = p
-	exec, err := o.executor(d, p.Live)
-	if err != nil {
-		return fleet.Report{}, err
-	}
-	if err := o.warm(ctx, d); err != nil {
-		return fleet.Report{}, err
-	}
-	cpu0, _ := host.CPUTime()
-	s, err := exec(ctx)
-	cpu1, _ := host.CPUTime()
-	if err != nil {
-		return fleet.Report{}, err
-	}
-	cpu := cpu1 - cpu0
-	return fleet.Report{Share: desc, Sample: s, Warnings: diagnose(s, cpu, o.connections), CPUNs: int64(cpu)}, nil
-}
-
-// studyPartJob runs a worker's share of a study's loop.
-func studyPartJob(ctx context.Context, p *fleet.Part, whole runner.FleetPart) (fleet.Report, error) {
-	part, desc, err := whole.Split(p.Index, p.Count)
-	if err != nil {
-		return fleet.Report{}, err
-	}
-	p.Describe(desc)
-	cpu0, _ := host.CPUTime()
-	s, err := runner.RunFleetPart(ctx, part, p.Index, p.Count, p.Tap, p.Live)
-	cpu1, _ := host.CPUTime()
-	if err != nil {
-		return fleet.Report{}, err
-	}
-	conns := part.Clients
-	if part.Kind != study.KindClosed {
-		conns = part.Load.Connections
-	}
-	return fleet.Report{Share: desc, Sample: s, CPUNs: int64(cpu1 - cpu0), Warnings: diagnose(s, cpu1-cpu0, conns)}, nil
 }

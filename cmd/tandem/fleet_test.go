@@ -9,15 +9,19 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/signal"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/tandem-bench/tandem/hdr"
 	"github.com/tandem-bench/tandem/internal/tooltest"
+	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/runner"
 )
 
 // countingServer is a real HTTP target that counts what it serves.
@@ -162,39 +166,51 @@ func TestLoadFleetBadInput(t *testing.T) {
 	}
 }
 
-// TestLoadSpecRoundTrip: the flags a coordinator hands on reach the
-// worker as given, repeated ones and --data read from a file included.
-func TestLoadSpecRoundTrip(t *testing.T) {
-	c := loadCmd(nil, nil)
+// TestLoadFleetPart: what a coordinator ships to its workers is the call
+// and the load as data, not flags: repeated headers, --data read from a
+// file and the whole schedule arrive as given, the fleet's own flags and
+// the output format do not travel, and the target's password is only where
+// the workers need it to connect (the fleet's bus is authenticated), not
+// in the name errors show.
+func TestLoadFleetPart(t *testing.T) {
 	dir := t.TempDir()
 	file := dir + "/body.json"
-	if err := os.WriteFile(file, []byte(`@{"x":1}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Flags().Parse([]string{"--header", "A: 1", "--header", "B: 2,3", "--rate", "100,200", "--step", "1s",
-		"--connections", "4", "--data", "@" + file, "--local-workers", "2", "--format", "json"}); err != nil {
+	if err := os.WriteFile(file, []byte(`{"x":1}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var o loadOptions
-	o.data = "@" + file
-	sp, err := specOf(c.Flags(), "http://127.0.0.1:1/", o)
+	f := pflag.NewFlagSet("load", pflag.ContinueOnError)
+	loadFlags(f, &o)
+	fleetFlags(f, &o.fleet)
+	if err := f.Parse([]string{"--header", "A: 1", "--header", "B: 2,3", "--rate", "100,200", "--step", "1s",
+		"--connections", "4", "--data", "@" + file, "--warmup", "2s", "--format", "json", "--local-workers", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	part, err := o.fleetPart("http://user:Secret@127.0.0.1:1/put")
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := sp.options()
+	b, err := json.Marshal(part)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := back.body
-	if strings.Join(back.headers, "|") != "A: 1|B: 2,3" || back.rate != "100,200" || back.step != time.Second ||
-		back.connections != 4 || string(body) != `@{"x":1}` || back.format != "text" {
-		t.Errorf("round trip: headers %q rate %q step %v connections %d body %q format %q",
-			back.headers, back.rate, back.step, back.connections, body, back.format)
+	var back runner.FleetPart
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
 	}
-	for _, a := range sp.Args {
-		if strings.Contains(a, "local-workers") || strings.Contains(a, "format") {
-			t.Errorf("the fleet's own flag %s reached the workers", a)
+	want := load.Steps{{Rate: 100, Duration: time.Second}, {Rate: 200, Duration: time.Second}}
+	h := back.Call.HTTP
+	if h == nil || h.Headers["A"] != "1" || h.Headers["B"] != "2,3" || h.Body.V != `{"x":1}` || back.Spec.Kind != load.KindOpen ||
+		back.Spec.Connections != 4 || back.Spec.Warmup != 2*time.Second || !reflect.DeepEqual(back.Spec.Schedule, want) || !back.Check {
+		t.Errorf("round trip: %s", b)
+	}
+	for _, not := range []string{"--", "json"} {
+		if strings.Contains(string(b), not) {
+			t.Errorf("%q travelled: %s", not, b)
 		}
+	}
+	if strings.Contains(back.Target, "Secret") || !strings.Contains(back.Endpoint, "Secret") {
+		t.Errorf("target %q, endpoint %q: want the password in the endpoint only", back.Target, back.Endpoint)
 	}
 }
 

@@ -16,13 +16,14 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/driver/amqpdrv"
-	"github.com/tandem-bench/tandem/fleet"
+	"github.com/tandem-bench/tandem/finding"
 	"github.com/tandem-bench/tandem/internal/amqpconf"
 	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
+	"github.com/tandem-bench/tandem/runner"
 	"github.com/tandem-bench/tandem/study"
 	"github.com/tandem-bench/tandem/values"
 	"golang.org/x/term"
@@ -43,9 +44,7 @@ type loadOptions struct {
 	timeout                      time.Duration
 	headers, protos, importPaths []string
 	data, rpcMethod, params      string
-	// body, if set, is --data as the coordinator of a distributed run read it.
-	body                      []byte
-	http2, insecure, quickACK bool
+	http2, insecure, quickACK    bool
 	// valuesFile is --values: per-request values, seeded by seed; set is
 	// it opened for the run.
 	valuesFile string
@@ -63,9 +62,6 @@ type loadOptions struct {
 	format, cpuprofile string
 	// fleet, when it names workers, spreads the load over them.
 	fleet fleetOptions
-	// part, in a worker, is its share of a distributed load and the Tap
-	// its executor starts through.
-	part *fleet.Part
 }
 
 func loadCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -184,7 +180,7 @@ func loadFlags(f *pflag.FlagSet, o *loadOptions) {
 // the target, runs the load shape o names and prints what it measured.
 func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io.Writer) error {
 	ctx := cmd.Context()
-	u, err := targetURL(target)
+	u, err := driver.TargetURL(target)
 	if err != nil {
 		return badInput(err)
 	}
@@ -254,7 +250,7 @@ func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io
 			parts = append(parts, mc.Call)
 		}
 	}
-	return finish(ctx, stdout, o.format, report.SampleRun{Sample: s, Parts: parts, Warnings: diagnose(s, cpu, conns)})
+	return finish(ctx, stdout, o.format, report.SampleRun{Sample: s, Parts: parts, Warnings: finding.Generator(s, cpu, conns)})
 }
 
 // openValues opens --values for the run: a feeder read once bounds its
@@ -336,16 +332,13 @@ func (o loadOptions) onceRows() (n uint64, ok bool) {
 // engine and rate suit it, reaches the target and settles the unit of
 // work: what a run does before its load, on one machine or on each worker.
 func prepareLoad(ctx context.Context, target string, o loadOptions) (load.Dialer, loadOptions, error) {
-	u, err := targetURL(target)
+	u, err := driver.TargetURL(target)
 	if err != nil {
 		return nil, o, badInput(err)
 	}
-	body := o.body
-	if body == nil {
-		var err error
-		if body, err = readData(o.data); err != nil {
-			return nil, o, badInput(err)
-		}
+	body, err := readData(o.data)
+	if err != nil {
+		return nil, o, badInput(err)
 	}
 	d, err := loadDialer(ctx, target, body, o)
 	if err != nil {
@@ -357,19 +350,11 @@ func prepareLoad(ctx context.Context, target string, o loadOptions) (load.Dialer
 	if w, _ := load.EngineWire(o.engine, d); (w != nil || o.rate != "" || o.batch > 0) && runtime.GOMAXPROCS(0) < 2 {
 		runtime.GOMAXPROCS(2) // a P for the open loop's waits, or the event loop's, beside the rest (see load.Open)
 	}
-	if o.rate != "" {
-		if _, err := load.ParseRate(o.rate, o.duration, o.step); err != nil {
-			return nil, o, badInput(fmt.Errorf("--rate: %w", err))
-		}
-	}
-	if err := preflight(ctx, u, d, o.timeout); err != nil {
+	if err := driver.Preflight(ctx, u, d, o.timeout); err != nil {
 		return nil, o, badInput(err)
 	}
 	if o.unit == "" {
-		o.unit = "request"
-		if s, ok := d.(interface{ Streaming() bool }); ok && s.Streaming() {
-			o.unit = "message" // a server stream's work is its messages
-		}
+		o.unit = driver.Unit(d)
 	}
 	return d, o, nil
 }
@@ -425,41 +410,87 @@ func (o loadOptions) checkEngine(d load.Dialer) error {
 	return nil
 }
 
-// executor is the run of o's load shape on d: an open loop with --rate, a
-// batched one with --batch, else a closed loop. live, if not nil, counts
-// as the run goes.
-func (o loadOptions) executor(d load.Dialer, live *load.Live) (func(context.Context) (results.Sample, error), error) {
-	var tap *load.Tap
-	if o.part != nil {
-		tap = o.part.Tap
-	}
-	spec := load.Spec{Kind: load.KindClosed, Clients: o.concurrency, Requests: o.requests, Duration: o.duration, Timeout: o.timeout,
-		Unit: o.unit, Engine: o.engine, Quantum: o.quantum, Tap: tap, Live: live}
+// spec is the load o's flags describe: an open loop with --rate, a
+// batched one with --batch, else a closed loop.
+func (o loadOptions) spec() (load.Spec, error) {
+	spec := load.Spec{Kind: load.KindClosed, Clients: o.concurrency, Requests: o.requests, Duration: o.duration, Warmup: o.warmup,
+		Timeout: o.timeout, Unit: o.unit, Engine: o.engine, Quantum: o.quantum}
 	switch {
 	case o.rate != "":
 		sch, err := load.ParseRate(o.rate, o.duration, o.step)
 		if err != nil {
-			return nil, fmt.Errorf("--rate: %w", err)
-		}
-		if o.part != nil { // a worker's share: every Count-th arrival from its Index
-			sch = load.Shard{Schedule: sch, Index: o.part.Index, Count: o.part.Count}
+			return spec, fmt.Errorf("--rate: %w", err)
 		}
 		spec.Kind, spec.Schedule, spec.Connections, spec.MaxWaiting = load.KindOpen, sch, o.connections, o.maxWaiting
 	case o.batch > 0:
 		if o.duration <= 0 {
-			return nil, errors.New("--batch needs --duration")
+			return spec, errors.New("--batch needs --duration")
 		}
 		spec.Kind, spec.Connections, spec.PerPeriod, spec.Period = load.KindBatched, o.connections, o.batch, o.period
 	}
+	return spec, nil
+}
+
+// shareFlag is the flag whose count a fleet splits.
+func (o loadOptions) shareFlag() string {
+	if o.rate == "" && o.batch == 0 {
+		return "--concurrency"
+	}
+	return "--connections"
+}
+
+// fleetPart is the load as a fleet's workers get it: the call the target
+// URL and the flags describe (--data read here: the workers need not have
+// the file), and the spec, whole.
+func (o loadOptions) fleetPart(target string) (runner.FleetPart, error) {
+	spec, err := o.spec()
+	if err != nil {
+		return runner.FleetPart{}, err
+	}
+	body, err := readData(o.data)
+	if err != nil {
+		return runner.FleetPart{}, err
+	}
+	uo, err := o.urlOptions(body)
+	if err != nil {
+		return runner.FleetPart{}, err
+	}
+	call, endpoint, err := driver.CallFromURL(target, uo)
+	if err != nil {
+		return runner.FleetPart{}, err
+	}
+	u, err := driver.TargetURL(target)
+	if err != nil {
+		return runner.FleetPart{}, err
+	}
+	shared, err := o.sharedConnections(call)
+	if err != nil {
+		return runner.FleetPart{}, err
+	}
+	return runner.FleetPart{Target: u.Redacted(), Call: call, Endpoint: endpoint, Shared: shared, QuickACK: o.quickACK, Check: true, Spec: spec}, nil
+}
+
+// executor is the run of o's load on d; live, if not nil, counts as the
+// run goes.
+func (o loadOptions) executor(d load.Dialer, live *load.Live) (func(context.Context) (results.Sample, error), error) {
+	spec, err := o.spec()
+	if err != nil {
+		return nil, err
+	}
+	spec.Live = live
 	return bind(spec.Run, d), nil
 }
 
 // warm sends for --warmup first, in a closed loop, and discards it.
 func (o loadOptions) warm(ctx context.Context, d load.Dialer) error {
-	if o.warmup <= 0 {
+	spec, err := o.spec()
+	if err != nil {
+		return badInput(err)
+	}
+	warm, ok := spec.WarmUp()
+	if !ok {
 		return nil
 	}
-	warm := load.Spec{Kind: load.KindClosed, Clients: max(o.concurrency, o.connections), Duration: o.warmup, Timeout: o.timeout, Engine: o.engine}
 	if n, ok := o.onceRows(); ok {
 		warm.Requests = int64(min(n, 1<<62)) // its rows, as the run
 	}
@@ -503,9 +534,6 @@ func (o loadOptions) measure(ctx context.Context, exec func(context.Context) (re
 	}
 	return s, cpu, nil
 }
-
-// reachTimeout bounds the reachability check's connection.
-const reachTimeout = 2 * time.Second
 
 // finish prints the sample of a run that ctx ran and says how the run
 // ended: stopped early (marked interrupted; interruptedExit gives the exit
@@ -583,16 +611,10 @@ func loadDialer(ctx context.Context, target string, body []byte, o loadOptions) 
 		}
 		return m, nil
 	}
-	hdr := map[string]string{}
-	for _, h := range o.headers {
-		k, v, ok := strings.Cut(h, ":")
-		if !ok {
-			return nil, fmt.Errorf("--header %q: want Name: value", h)
-		}
-		hdr[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	uo, err := o.urlOptions(body)
+	if err != nil {
+		return nil, err
 	}
-	uo := driver.URLOptions{Body: body, RPCMethod: o.rpcMethod, Params: o.params, Headers: hdr,
-		Protos: o.protos, ImportPaths: o.importPaths, HTTP2: o.http2, Insecure: o.insecure}
 	var vals *driver.Values
 	if o.set != nil {
 		uo.Values = o.specs
@@ -602,18 +624,42 @@ func loadDialer(ctx context.Context, target string, body []byte, o loadOptions) 
 	if err != nil {
 		return nil, err
 	}
-	shared := 0
-	if o.rate == "" && o.batch == 0 && o.connectionsSet { // a closed loop's clients share connections
-		if call.GRPC == nil {
-			return nil, errors.New("--connections with --concurrency: gRPC only (its calls share a connection as streams); a closed loop over any other protocol has a connection per client")
-		}
-		shared = o.connections
+	shared, err := o.sharedConnections(call)
+	if err != nil {
+		return nil, err
 	}
 	d, err := driver.New(ctx, call, endpoint, driver.Options{Timeout: o.timeout, QuickACK: o.quickACK, Connections: shared, Values: vals})
 	if err != nil && vals != nil {
 		return nil, fmt.Errorf("the request with --values %s: %w", o.valuesFile, err)
 	}
 	return d, err
+}
+
+// urlOptions are the flags that describe the request, with body for
+// --data; --header values are Name: value.
+func (o loadOptions) urlOptions(body []byte) (driver.URLOptions, error) {
+	hdr := map[string]string{}
+	for _, h := range o.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok {
+			return driver.URLOptions{}, fmt.Errorf("--header %q: want Name: value", h)
+		}
+		hdr[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return driver.URLOptions{Body: body, RPCMethod: o.rpcMethod, Params: o.params, Headers: hdr,
+		Protos: o.protos, ImportPaths: o.importPaths, HTTP2: o.http2, Insecure: o.insecure}, nil
+}
+
+// sharedConnections is the connections a closed loop's clients share
+// (--connections with --concurrency, gRPC only), else 0: one each.
+func (o loadOptions) sharedConnections(call *study.Call) (int, error) {
+	if o.rate != "" || o.batch > 0 || !o.connectionsSet {
+		return 0, nil
+	}
+	if call.GRPC == nil {
+		return 0, errors.New("--connections with --concurrency: gRPC only (its calls share a connection as streams); a closed loop over any other protocol has a connection per client")
+	}
+	return o.connections, nil
 }
 
 // progressLine redraws one status line on a terminal every half second

@@ -22,6 +22,7 @@ import (
 
 	"github.com/buger/jsonparser"
 	"github.com/coder/websocket"
+	"github.com/tandem-bench/tandem/finding"
 	"github.com/tandem-bench/tandem/internal/golden"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
@@ -39,7 +40,7 @@ func TestLoadReportsGolden(t *testing.T) {
 	s := results.Sample{Requests: 40_000, OK: 39_990, Errors: map[string]int64{"http:503": 7, "timeout": 3}, DurationNs: 10_000_000_000,
 		Throughput: 3_999, Unit: "message", UnitsPerS: 39_990, LatencyNs: d(200_000), ServiceTimeNs: d(100_000),
 		ScheduleLagNs: &lag, FirstMessageNs: &first, Dropped: 10_000, OfferedRate: 5_000, AchievedRate: 4_000}
-	warnings := diagnose(s, 0, 2)
+	warnings := finding.Generator(s, 0, 2)
 	for _, c := range []struct {
 		file   string
 		render func(*bytes.Buffer) error
@@ -392,7 +393,7 @@ func TestDiagnoseBusyGenerator(t *testing.T) {
 		{"workers with room", results.Sample{DurationNs: sec, Engine: "workers"}, cores * time.Second / 2, false},
 	} {
 		got := false
-		for _, w := range diagnose(c.s, c.cpu, 1) {
+		for _, w := range finding.Generator(c.s, c.cpu, 1) {
 			got = got || strings.Contains(w, "may have been the bottleneck")
 		}
 		if got != c.want {

@@ -1,4 +1,4 @@
-package main
+package driver
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"github.com/tandem-bench/tandem/load"
 )
 
-// targetURL parses a load target and checks its port, if it names one.
+// TargetURL parses a load target and checks its port, if it names one.
 // Its errors do not repeat the target, which may hold a password.
-func targetURL(target string) (*url.URL, error) {
+func TargetURL(target string) (*url.URL, error) {
 	u, err := url.Parse(target)
 	if err != nil {
 		var ue *url.Error
@@ -72,7 +72,7 @@ func (e *unreachable) reason() string {
 	case errors.Is(e.err, syscall.ECONNREFUSED):
 		return "connection refused"
 	case load.TransportStatus(e.err) == "timeout":
-		return "no connection within " + reachTimeout.String()
+		return "no connection within " + ReachTimeout.String()
 	case errors.As(e.err, &op) && op.Err != nil:
 		return op.Err.Error() // "connect: network is unreachable"
 	}
@@ -81,7 +81,7 @@ func (e *unreachable) reason() string {
 
 // reach resolves addr's host and opens one TCP connection to it.
 func reach(ctx context.Context, addr string) error {
-	c, err := (&net.Dialer{Timeout: reachTimeout}).DialContext(ctx, "tcp", addr)
+	c, err := (&net.Dialer{Timeout: ReachTimeout}).DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return &unreachable{addr: addr, err: err}
 	}
@@ -89,12 +89,15 @@ func reach(ctx context.Context, addr string) error {
 	return nil
 }
 
-// preflight checks the target u before the run, so an unreachable target
+// ReachTimeout bounds the reachability check's connection.
+const ReachTimeout = 2 * time.Second
+
+// Preflight checks the target u before the run, so an unreachable target
 // or a TLS mismatch is one clear error, not a run of failures: it resolves
-// the host and opens one TCP connection (for at most reachTimeout), then
+// the host and opens one TCP connection (for at most ReachTimeout), then
 // sends one request. Everything else (statuses the target chose, garbage,
 // resets, timeouts) is what the run is there to measure, and passes.
-func preflight(ctx context.Context, u *url.URL, d load.Dialer, timeout time.Duration) error {
+func Preflight(ctx context.Context, u *url.URL, d load.Dialer, timeout time.Duration) error {
 	target := u.Redacted()
 	addr, err := endpoint(u)
 	if err != nil {
@@ -125,4 +128,13 @@ func preflight(ctx context.Context, u *url.URL, d load.Dialer, timeout time.Dura
 		return fmt.Errorf("cannot use %s: the first request failed: %s", target, res.Status)
 	}
 	return nil
+}
+
+// Unit is the unit of work of a load on d: message where d calls a server
+// stream (its work is the messages it streams), else request.
+func Unit(d load.Dialer) string {
+	if s, ok := d.(interface{ Streaming() bool }); ok && s.Streaming() {
+		return "message"
+	}
+	return "request"
 }

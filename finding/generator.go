@@ -1,4 +1,4 @@
-package main
+package finding
 
 import (
 	"fmt"
@@ -10,9 +10,13 @@ import (
 	"github.com/tandem-bench/tandem/results"
 )
 
-// diagnose says why an open or batched loop did not reach its offered
-// rate, from what was measured: drops, busy connections, generator CPU.
-func diagnose(s results.Sample, cpu time.Duration, connections int) []string {
+// Generator says where a load run fell short of what it was asked, from
+// what was measured: a generator that may have been the bottleneck (the
+// event loop's thread, or the process on every core), and why an open or
+// batched loop did not reach its offered rate (drops, busy connections).
+// connections are the clients or connections that carried the load; cpu
+// is the process's CPU time over the run.
+func Generator(s results.Sample, cpu time.Duration, connections int) []string {
 	var warnings []string
 	elapsed := time.Duration(s.DurationNs)
 	switch {
