@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/tandem-bench/tandem/adhoc"
 	"github.com/tandem-bench/tandem/fleet"
 	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/internal/k8sjob"
@@ -52,7 +53,7 @@ func fleetFlags(f *pflag.FlagSet, o *fleetOptions) {
 // runFleet coordinates a distributed tandem load: it starts (or joins) a
 // NATS server, starts the local workers, runs the coordinator and prints
 // the tallies added up as tandem load prints one machine's run.
-func runFleet(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io.Writer) error {
+func runFleet(cmd *cobra.Command, target string, l *adhoc.Load, o loadOptions, stdout, stderr io.Writer) error {
 	ctx := cmd.Context()
 	fo := o.fleet
 	if err := checkFleet(fo); err != nil {
@@ -62,13 +63,13 @@ func runFleet(cmd *cobra.Command, target string, o loadOptions, stdout, stderr i
 		return badInput(errors.New("--cpuprofile profiles this process: run it on one worker's load instead"))
 	}
 	n := max(fo.workers, fo.localWorkers)
-	part, err := o.fleetPart(target)
+	part, err := l.FleetPart(target)
 	if err != nil {
 		return badInput(err)
 	}
 	for i := range n { // refuse a split that leaves a worker nothing, before anything starts
 		if _, _, err := part.Spec.Split(i, n); err != nil {
-			return badInput(fmt.Errorf("%s: %w", o.shareFlag(), err))
+			return badInput(fmt.Errorf("%s: %w", o.ShareFlag(), err))
 		}
 	}
 	spec, err := json.Marshal(part)

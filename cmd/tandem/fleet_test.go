@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"github.com/tandem-bench/tandem/adhoc"
 	"github.com/tandem-bench/tandem/hdr"
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/load"
@@ -186,7 +189,11 @@ func TestLoadFleetPart(t *testing.T) {
 		"--connections", "4", "--data", "@" + file, "--warmup", "2s", "--format", "json", "--local-workers", "2"}); err != nil {
 		t.Fatal(err)
 	}
-	part, err := o.fleetPart("http://user:Secret@127.0.0.1:1/put")
+	l, err := adhoc.Open(context.Background(), o.Options, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := l.FleetPart("http://user:Secret@127.0.0.1:1/put")
 	if err != nil {
 		t.Fatal(err)
 	}
