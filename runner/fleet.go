@@ -3,8 +3,10 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/tandem-bench/tandem/driver"
@@ -192,4 +194,72 @@ func FleetJob(ctx context.Context, p *fleet.Part) (fleet.Report, error) {
 		conns = part.Spec.Clients
 	}
 	return fleet.Report{Share: words, Sample: s, CPUNs: int64(cpu1 - cpu0), Warnings: finding.Generator(s, cpu1-cpu0, conns)}, nil
+}
+
+// CheckFleet refuses a study whose loops (those only leaves; all if
+// empty) cannot be split over n workers: every level, and its warm-up, needs a client or
+// connection per worker, and a request count a request per worker.
+func CheckFleet(s *study.Study, only []string, n int) error {
+	var errs []error
+	for i := range s.Scenarios {
+		sc := &s.Scenarios[i]
+		kind := s.Kind(sc)
+		if sc.Sweep != nil || len(only) > 0 && !slices.Contains(only, sc.Name) ||
+			kind != study.KindClosed && kind != study.KindOpen && kind != study.KindBatched {
+			continue
+		}
+		levels := []int(sc.Load.Concurrency)
+		if kind != study.KindClosed {
+			levels = []int{max(sc.Load.Connections, 1)}
+		}
+		for _, c := range levels {
+			whole := load.Spec{Kind: load.Kind(kind), Clients: c, Connections: c, Requests: sc.Requests}
+			for index := range n {
+				if _, _, err := whole.Split(index, n); err != nil {
+					errs = append(errs, fmt.Errorf("scenario %s: %w", sc.Name, err))
+					break
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		errs = append(errs, errors.New("raise them, run fewer workers, or leave those scenarios out with --only"))
+	}
+	return errors.Join(errs...)
+}
+
+// FleetSession runs a study's loops on a fleet's session: each part goes
+// out as JSON and comes back merged (fleet.Outcome.Sample). Where a worker
+// is lost, it says so through Cancel, once, and keeps why in Lost.
+type FleetSession struct {
+	Session *fleet.Session
+	// Where and OnLoss are what Outcome.Sample records.
+	Where, OnLoss string
+	// Cancel stops the run when a worker is lost and the run fails.
+	Cancel context.CancelCauseFunc
+	// Lost is why the run stopped, if a worker was lost.
+	Lost error
+}
+
+// Load runs one part of the study on the fleet.
+func (f *FleetSession) Load(ctx context.Context, p FleetPart) (results.Sample, error) {
+	spec, err := json.Marshal(p)
+	if err != nil {
+		return results.Sample{}, err
+	}
+	out, err := f.Session.Run(ctx, spec)
+	if errors.Is(err, fleet.ErrWorkerLost) && f.Lost == nil {
+		f.Lost = err
+		if f.Cancel != nil {
+			f.Cancel(err)
+		}
+	}
+	if out == nil {
+		return results.Sample{}, err
+	}
+	s, _ := out.Sample(f.Where, f.OnLoss)
+	if why := out.Failed(); err == nil && why != "" && ctx.Err() == nil {
+		err = fmt.Errorf("the fleet's run is not whole: %s", why) // the round fails: its load was not what was asked
+	}
+	return s, err
 }

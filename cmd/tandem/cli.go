@@ -255,9 +255,9 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 		o.Events = stepLines(stderr)
 		fmt.Fprintf(stderr, "plan: %d steps, about %s (-v shows every round)\n", len(plan.Steps), plan.Total.Round(time.Second))
 	}
-	var sf *studyFleet
-	if ro.fleet.active() {
-		if err := checkStudyFleet(s, ro.only, max(ro.fleet.workers, ro.fleet.localWorkers)); err != nil {
+	var sf *runner.FleetSession
+	if ro.fleet.Active() {
+		if err := runner.CheckFleet(s, ro.only, ro.fleet.Count()); err != nil {
 			return badInput(err)
 		}
 		var stop func()
@@ -268,14 +268,14 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
-		sf.cancel, o.Fleet = cancel, sf
+		sf.Cancel, o.Fleet = cancel, sf
 	}
 	res, runErr := runner.Run(ctx, s, o)
 	if status != nil {
 		status.close()
 	}
-	if sf != nil && sf.lost != nil {
-		runErr = &exitError{exitCheckFailed, fmt.Errorf("the run stopped: %w", sf.lost)}
+	if sf != nil && sf.Lost != nil {
+		runErr = &exitError{exitCheckFailed, fmt.Errorf("the run stopped: %w", sf.Lost)}
 	}
 	if res == nil {
 		return runErr

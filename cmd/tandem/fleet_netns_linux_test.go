@@ -116,7 +116,7 @@ func TestWorkersInNetworkNamespaces(t *testing.T) {
 		w := exec.Command("ip", "netns", "exec", ns, os.Args[0], "worker", "--nats", nats.URL(), "--fleet", "netns",
 			"--id", ids[i], "--wait", "30s")
 		seed, _ := nats.WorkerSeed(ids[i])
-		w.Env = append(os.Environ(), nkeyEnv+"="+string(seed))
+		w.Env = append(os.Environ(), fleet.NKeyEnv+"="+string(seed))
 		var errb bytes.Buffer
 		w.Stderr = &errb
 		if err := w.Start(); err != nil {

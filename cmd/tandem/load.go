@@ -160,7 +160,7 @@ func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io
 		return badInput(err)
 	}
 	if u.Scheme == "amqp" || u.Scheme == "amqps" {
-		if o.fleet.active() {
+		if o.fleet.Active() {
 			return badInput(errors.New("--workers, --local-workers: an AMQP load runs on one machine"))
 		}
 		s, err := adhoc.RunAMQP(ctx, target, o.Options)
@@ -177,7 +177,7 @@ func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io
 		return badInput(err)
 	}
 	defer l.Close()
-	if o.fleet.active() {
+	if o.fleet.Active() {
 		return runFleet(cmd, target, l, o, stdout, stderr)
 	}
 	d, err := l.Dial(ctx, target)
@@ -364,4 +364,3 @@ func loadStatus(live *load.Live, elapsed, total time.Duration, requests int64) s
 	}
 	return s
 }
-
