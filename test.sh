@@ -94,6 +94,18 @@ if [ -n "$built" ]; then
   echo "an executor built outside load.Spec.Run:"; echo "$built"; exit 1
 fi
 
+step "seams: protocols behind driver, a fleet's part as data (docs/architecture.md)"
+# runner and cmd/tandem reach a protocol's package only through driver's
+# table (a broker's too), and the fleet ships a part as data, not flags
+seams=$(git grep -nE '"github.com/tandem-bench/tandem/driver/[a-z]+drv"' -- 'runner/*.go' 'cmd/tandem/*.go' ':!*_test.go' || true)
+if [ -n "$seams" ]; then
+  echo "a protocol's package imported past driver's table:"; echo "$seams"; exit 1
+fi
+flags=$(git grep -nE 'pflag|"args"' -- 'runner/*.go' 'fleet/*.go' 'load/*.go' ':!*_test.go' || true)
+if [ -n "$flags" ]; then
+  echo "command-line flags in what a fleet ships:"; echo "$flags"; exit 1
+fi
+
 step "cross-builds: macOS and Windows (the worker engine; see README.md)"
 for platform in darwin/arm64 windows/amd64; do
   # vet type-checks the tests too, so a Linux-only test without its build tag fails here

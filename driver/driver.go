@@ -18,14 +18,12 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/comet"
-	"github.com/tandem-bench/tandem/driver/amqpdrv"
 	"github.com/tandem-bench/tandem/driver/grpcdrv"
 	"github.com/tandem-bench/tandem/driver/httpdrv"
 	"github.com/tandem-bench/tandem/driver/internal/vary"
 	"github.com/tandem-bench/tandem/driver/wsdrv"
 	"github.com/tandem-bench/tandem/internal/redact"
 	"github.com/tandem-bench/tandem/load"
-	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/study"
 	"github.com/tandem-bench/tandem/values"
 )
@@ -85,6 +83,9 @@ type protocol struct {
 	schemes []string
 	form    string
 	fromURL func(u *url.URL, o URLOptions) (*study.Call, string, error)
+	// broker, for a protocol whose calls run whole through a broker, is
+	// how they are run (see Broker).
+	broker *brokerProtocol
 }
 
 // protocols lists every protocol, in the order `tandem load` tries a
@@ -99,7 +100,7 @@ func protocols() []protocol {
 		{key: study.ProtoWS, new: newWS, schemes: []string{"ws", "wss"}, fromURL: wsFromURL,
 			form: "ws(s)://HOST/PATH with --jsonrpc METHOD (JSON-RPC 2.0 over WebSocket, answers matched by id)"},
 		{key: study.ProtoCometBFT, new: newCometBFT},
-		{key: study.ProtoAMQP}, // run whole: NewBroker
+		{key: study.ProtoAMQP, broker: amqpBrokers()}, // run whole: NewBroker
 		tcp(),
 	}
 }
@@ -377,49 +378,13 @@ func newCometBFT(_ context.Context, call *study.Call, endpoint string, o Options
 	return asker[*wsdrv.Conn]{c, c.DialConn}, nil
 }
 
-// NewAsker returns what sends call to endpoint once: its Caller, or for an
-// amqp call its Broker.
+// NewAsker returns what sends call to endpoint once: its Caller, or for a
+// broker's call its Broker.
 func NewAsker(ctx context.Context, call *study.Call, endpoint string, o Options) (Asker, error) {
-	if call.AMQP != nil {
+	if IsBroker(call) {
 		return NewBroker(call, endpoint, o)
 	}
 	return New(ctx, call, endpoint, o)
-}
-
-// Broker runs an amqp call. A broker is not asked request by request: Run
-// publishes and consumes a whole run through one queue.
-type Broker struct{ opts amqpdrv.Options }
-
-// NewBroker returns the Broker of an amqp call at endpoint (an amqp:// URL).
-func NewBroker(call *study.Call, endpoint string, o Options) (*Broker, error) {
-	a := call.AMQP
-	if a == nil {
-		return nil, fmt.Errorf("a %s call is not run through a broker", call.Protocol())
-	}
-	return &Broker{opts: amqpdrv.Options{URL: endpoint, Queue: a.Queue, QueueType: a.QueueType, Prefetch: a.Prefetch,
-		Size: a.Size, Confirm: a.Confirm, Ack: a.Ack, Timeout: o.Timeout}}, nil
-}
-
-// Ask publishes and consumes one message.
-func (a *Broker) Ask(ctx context.Context) ([][]byte, load.Result, error) {
-	s, err := a.Run(ctx, 1, 0)
-	if err != nil {
-		return nil, load.Result{}, err
-	}
-	if s.OK != 1 {
-		return nil, load.Result{Status: "amqp"}, nil
-	}
-	return [][]byte{[]byte("{}")}, load.Result{Units: 1}, nil
-}
-
-// Run publishes and consumes messages (or for d when messages is 0).
-func (a *Broker) Run(ctx context.Context, messages int64, d time.Duration) (results.Sample, error) {
-	o := a.opts
-	o.Messages, o.Duration = messages, d
-	if messages > 0 {
-		o.Duration = 0 // the count bounds the run; the timeout bounds the wait
-	}
-	return amqpdrv.Run(ctx, o)
 }
 
 func joinURL(base, path string) string {

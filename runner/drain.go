@@ -3,13 +3,13 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/tandem-bench/tandem/driver/amqpdrv"
-	"github.com/tandem-bench/tandem/internal/amqpconf"
+	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/internal/redact"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/target"
@@ -43,7 +43,11 @@ func (r *runner) buildConsumer(ctx context.Context, l *live, e *expander) error 
 	if !c.Raw {
 		l.res.Command = e.shown(c.Command, spec.Command)
 	}
-	r.progress("target %s: consumer %s on %s", name, strings.Join(l.res.Command, " "), redact.URLs(l.endpoints["amqp"]))
+	var on []string
+	for _, ep := range slices.Sorted(maps.Keys(l.endpoints)) {
+		on = append(on, redact.URLs(l.endpoints[ep]))
+	}
+	r.progress("target %s: consumer %s on %s", name, strings.Join(l.res.Command, " "), strings.Join(on, ", "))
 	return nil
 }
 
@@ -78,30 +82,22 @@ func (r *runner) consumerSpec(l *live, e *expander) (target.Spec, error) {
 
 // drainRun is one run of a drain scenario on a consumer target: a fresh
 // queue filled with n messages, the consumer started on it, the drain
-// timed by watching the queue.
+// timed by watching the queue (driver.Broker.Drain).
 func (r *runner) drainRun(ctx context.Context, l *live, callName string, n int64) (results.Sample, error) {
-	a := r.s.Calls[callName].AMQP
 	if n <= 0 {
 		n = drainWarmup
 	}
-	// the study is validated: its queue type and ack mode are known ones
-	qt, _ := amqpconf.QueueType(a.QueueType)
-	ack, _ := amqpconf.Ack(a.Ack)
-	prefetch, size := amqpconf.Prefetch(a.Prefetch), amqpconf.Size(a.Size)
-	url := l.endpoints["amqp"]
-	o := amqpdrv.DrainOptions{URL: url, Queue: a.Queue, QueueType: qt, Prefetch: prefetch, AutoAck: ack == amqpconf.AckAuto,
-		Size: size, Messages: n, Stall: r.s.Defaults.Timeout}
-	if o.Queue == "" {
-		o.Queue = "tandem-" + l.spec.Name
+	b, err := r.broker(l, callName)
+	if err != nil {
+		return results.Sample{}, err
 	}
-	return amqpdrv.Drain(ctx, o, func(ctx context.Context, queue string) (amqpdrv.Consumer, error) {
+	d := driver.DrainRun{Messages: n, Queue: "tandem-" + l.spec.Name, Stall: r.s.Defaults.Timeout}
+	return b.Drain(ctx, d, func(ctx context.Context, env []string) (driver.Consumer, error) {
 		spec, err := r.consumerSpec(l, r.expanders[l.spec.Name])
 		if err != nil {
 			return nil, err
 		}
-		spec.Env = append(spec.Env, "TANDEM_AMQP_URL="+url, "TANDEM_QUEUE="+queue, "TANDEM_QUEUE_TYPE="+qt,
-			"TANDEM_PREFETCH="+strconv.Itoa(prefetch), "TANDEM_ACK="+ack, "TANDEM_MESSAGES="+strconv.FormatInt(n, 10),
-			"TANDEM_SIZE="+strconv.Itoa(size))
+		spec.Env = append(spec.Env, env...)
 		p, err := target.Start(ctx, spec)
 		if err != nil {
 			return nil, err
@@ -111,7 +107,7 @@ func (r *runner) drainRun(ctx context.Context, l *live, callName string, n int64
 	})
 }
 
-// consumerProc is a consumer command as an amqpdrv.Consumer.
+// consumerProc is a consumer command as a driver.Consumer.
 type consumerProc struct {
 	p     *target.Process
 	grace time.Duration

@@ -3,9 +3,11 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
-	"github.com/tandem-bench/tandem/driver/amqpdrv"
+	"github.com/tandem-bench/tandem/driver"
 	"github.com/tandem-bench/tandem/internal/redact"
 	"github.com/tandem-bench/tandem/load"
 )
@@ -15,8 +17,8 @@ import (
 func (r *runner) probeRTT(ctx context.Context) {
 	for _, l := range r.live {
 		fa := l.spec.Ready.FirstAnswer
-		if u, ok := l.endpoints["amqp"]; ok && l.err == nil && fa == nil {
-			r.probeBroker(ctx, l, u)
+		if name, ok := r.brokerCall(l); ok && l.err == nil && fa == nil {
+			r.probeBroker(ctx, l, name)
 			continue
 		}
 		if l.err != nil || fa == nil {
@@ -42,13 +44,33 @@ func (r *runner) probeRTT(ctx context.Context) {
 	}
 }
 
-// probeBroker times the broker behind a target's amqp endpoint, once per
-// broker.
-func (r *runner) probeBroker(ctx context.Context, l *live, url string) {
+// brokerCall is the first of the study's broker calls (by name) that
+// target l serves: its broker is the one its RTT probe times.
+func (r *runner) brokerCall(l *live) (string, bool) {
+	for _, name := range slices.Sorted(maps.Keys(r.s.Calls)) {
+		call := r.s.Calls[name]
+		if !driver.IsBroker(call) {
+			continue
+		}
+		if ep, err := call.EndpointName(l.spec); err == nil && l.endpoints[ep] != "" {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// probeBroker times the broker behind a target's broker call, once per
+// broker (by its endpoint).
+func (r *runner) probeBroker(ctx context.Context, l *live, callName string) {
+	ep, _ := r.s.Calls[callName].EndpointName(l.spec)
+	url := l.endpoints[ep]
 	rtt, ok := r.brokerRTT[url]
 	if !ok {
-		var err error
-		if rtt, err = amqpdrv.ProbeRTT(ctx, url, brokerRTTWarmup, brokerRTTCalls); err != nil {
+		b, err := r.broker(l, callName)
+		if err == nil {
+			rtt, err = b.RTT(ctx, brokerRTTWarmup, brokerRTTCalls)
+		}
+		if err != nil {
 			if ctx.Err() == nil {
 				r.warn(fmt.Sprintf("target %s: the broker's round trip (basic.qos) could not be timed: %v", l.spec.Name, err))
 			}

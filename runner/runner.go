@@ -546,8 +546,8 @@ func (r *runner) askerAt(ctx context.Context, l *live, endpoints map[string]stri
 }
 
 // broker builds the Broker of an amqp call for one target.
-func (r *runner) broker(l *live, callName string) (*driver.Broker, error) {
-	return build(r, l, callName, func(call *study.Call, endpoint string, o driver.Options) (*driver.Broker, error) {
+func (r *runner) broker(l *live, callName string) (driver.Broker, error) {
+	return build(r, l, callName, func(call *study.Call, endpoint string, o driver.Options) (driver.Broker, error) {
 		return driver.NewBroker(call, endpoint, o)
 	})
 }

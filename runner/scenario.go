@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/driver"
-	"github.com/tandem-bench/tandem/internal/amqpconf"
 	"github.com/tandem-bench/tandem/internal/host"
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/load"
@@ -146,16 +145,19 @@ func (m drains) measure(ctx context.Context, l *live, requests int64, _ time.Dur
 
 // brokers measures an amqp call: every run publishes and consumes through
 // one queue.
-type brokers map[string]*driver.Broker
+type brokers map[string]driver.Broker
 
 func (m brokers) at(int) measurer { return m }
 
 func (m brokers) warm(ctx context.Context, l *live, d time.Duration) (results.Sample, error) {
-	return m[l.spec.Name].Run(ctx, 0, d)
+	return m[l.spec.Name].Run(ctx, driver.BrokerRun{Duration: d})
 }
 
 func (m brokers) measure(ctx context.Context, l *live, requests int64, bound time.Duration, _ *load.Live) (results.Sample, error) {
-	return m[l.spec.Name].Run(ctx, requests, bound)
+	if requests > 0 {
+		bound = 0 // the count bounds the run; the timeout bounds the wait
+	}
+	return m[l.spec.Name].Run(ctx, driver.BrokerRun{Messages: requests, Duration: bound})
 }
 
 // measurerFor builds the measurer of a scenario of the given kind for its
@@ -349,8 +351,8 @@ func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
 	case "recovery":
 		rs.Metric = "recovery_ns"
 	}
-	if c := r.s.Calls[sc.Call]; c != nil && c.AMQP != nil {
-		rs.Load.Prefetch = amqpconf.Prefetch(c.AMQP.Prefetch)
+	if c := r.s.Calls[sc.Call]; c != nil {
+		rs.Load.Prefetch = driver.Prefetch(c)
 	}
 	mu, err := r.newMulti(sc)
 	if err != nil {

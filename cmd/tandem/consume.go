@@ -4,7 +4,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"github.com/tandem-bench/tandem/driver/amqpdrv"
+	"github.com/tandem-bench/tandem/driver"
 )
 
 // consumeCmd is tandem's raw consumer loop as a process of its own: what a
@@ -21,7 +21,7 @@ A study's consumer targets with raw: true run it; docs/study-format.md says more
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return amqpdrv.ConsumeEnv(cmd.Context(), os.Getenv)
+			return driver.Consume(cmd.Context(), os.Getenv)
 		},
 	}
 }

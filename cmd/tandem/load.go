@@ -149,8 +149,7 @@ func loadFlags(f *pflag.FlagSet, o *loadOptions) {
 // the target, runs the load shape o names and prints what it measured.
 func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io.Writer) error {
 	ctx := cmd.Context()
-	u, err := driver.TargetURL(target)
-	if err != nil {
+	if _, err := driver.TargetURL(target); err != nil {
 		return badInput(err)
 	}
 	if _, err := outputFormat(o.format, report.ForSample); err != nil {
@@ -159,11 +158,11 @@ func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io
 	if err := adhoc.Check(o.Options); err != nil {
 		return badInput(err)
 	}
-	if u.Scheme == "amqp" || u.Scheme == "amqps" {
+	if b, ok := adhoc.Broker(target, o.Options); ok {
 		if o.fleet.Active() {
-			return badInput(errors.New("--workers, --local-workers: an AMQP load runs on one machine"))
+			return badInput(errors.New("--workers, --local-workers: a broker's load runs on one machine"))
 		}
-		s, err := adhoc.RunAMQP(ctx, target, o.Options)
+		s, err := adhoc.RunBroker(ctx, b, o.Options)
 		if err != nil && ctx.Err() == nil {
 			return badInput(err)
 		}
