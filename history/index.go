@@ -121,11 +121,11 @@ func indexOf(r *results.Results) index {
 			}
 			if sum.N > 0 {
 				x.points = append(x.points, Point{Series: Series{sc.Name, sum.Target, sum.Concurrency, "headline"}, ConfigFP: cfg,
-					Direction: sc.Direction, Unit: headlineUnit(sc), Value: sum.Best, Rounds: rounds})
+					Direction: string(sc.Direction), Unit: headlineUnit(sc), Value: sum.Best, Rounds: rounds})
 			}
 			if requests > 0 {
 				x.points = append(x.points, Point{Series: Series{sc.Name, sum.Target, sum.Concurrency, "error_share"}, ConfigFP: cfg,
-					Direction: "lower", Unit: "share", Value: float64(requests-ok) / float64(requests), Rounds: shares})
+					Direction: string(results.Lower), Unit: "share", Value: float64(requests-ok) / float64(requests), Rounds: shares})
 			}
 		}
 		for _, c := range sc.Comparisons {
@@ -140,7 +140,7 @@ func indexOf(r *results.Results) index {
 		for _, p := range sw.Saturation {
 			if p.HighestOK > 0 {
 				x.points = append(x.points, Point{Series: Series{sw.Scenario, sw.Target, p.Connections, "knee_rate"}, ConfigFP: cfg,
-					Direction: "higher", Unit: "/s per connection", Value: p.HighestOK})
+					Direction: string(results.Higher), Unit: "/s per connection", Value: p.HighestOK})
 			}
 		}
 	}
@@ -150,8 +150,8 @@ func indexOf(r *results.Results) index {
 		}
 		cfg := fingerprint([]any{c.Source, c.Ops})
 		x.points = append(x.points,
-			Point{Series: Series{c.Name, "", 0, "instructions_per_op"}, ConfigFP: cfg, Direction: "lower", Unit: "instructions", Value: c.InstructionsPerOp},
-			Point{Series: Series{c.Name, "", 0, "allocations_per_op"}, ConfigFP: cfg, Direction: "lower", Unit: "allocations", Value: c.AllocationsPerOp})
+			Point{Series: Series{c.Name, "", 0, "instructions_per_op"}, ConfigFP: cfg, Direction: string(results.Lower), Unit: "instructions", Value: c.InstructionsPerOp},
+			Point{Series: Series{c.Name, "", 0, "allocations_per_op"}, ConfigFP: cfg, Direction: string(results.Lower), Unit: "allocations", Value: c.AllocationsPerOp})
 	}
 	if c := r.Compat; c != nil {
 		by := map[string]*Difference{}
@@ -205,7 +205,7 @@ func startupPoints(tg results.Target) []Point {
 				rounds = append(rounds, float64(v))
 			}
 		}
-		out = append(out, Point{Series: Series{"startup", tg.Name, 0, m.metric}, ConfigFP: cfg, Direction: "lower", Unit: m.unit,
+		out = append(out, Point{Series: Series{"startup", tg.Name, 0, m.metric}, ConfigFP: cfg, Direction: string(results.Lower), Unit: m.unit,
 			Value: float64(m.of(*tg.Startup)), Rounds: rounds})
 	}
 	return out
@@ -214,7 +214,7 @@ func startupPoints(tg results.Target) []Point {
 // headlineUnit is the unit of a scenario's headline: ns of latency, or
 // units per second.
 func headlineUnit(sc results.Scenario) string {
-	if sc.Direction == "higher" {
+	if sc.Direction == results.Higher {
 		return sc.Unit + "s/s"
 	}
 	return "ns"

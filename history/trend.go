@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	moremath "github.com/aclements/go-moremath/stats"
+	"github.com/tandem-bench/tandem/results"
 	"math"
 	"slices"
 	"time"
@@ -200,7 +201,7 @@ func moverVerdict(before, after Point, floor float64) stats.Verdict {
 		return out
 	}
 	sh := stats.TwoSampleShift(logs(before), logs(after), 0.05)
-	v := sh.Verdict(MoverFloor, after.Direction == "higher")
+	v := sh.Verdict(MoverFloor, after.Direction == string(results.Higher))
 	if v.Speed() && math.Abs(sh.Est) <= math.Log1p(floor) {
 		return stats.Inconclusive // within the series' scatter between runs
 	}
@@ -248,7 +249,7 @@ func (s *Store) TopMovers(ctx context.Context, study, branch string, n int) ([]M
 		floor := runFloor(append([]float64{b.Value}, earlier[b.Series.Key()+"\x00"+b.ConfigFP]...))
 		m := Mover{Series: a.Series, Unit: a.Unit, Before: b.Value, After: a.Value, Comparable: a.ConfigFP == b.ConfigFP,
 			Change: (a.Value - b.Value) / b.Value, Verdict: moverVerdict(b, a, floor), Floor: floor}
-		if a.Direction == "higher" {
+		if a.Direction == string(results.Higher) {
 			m.Change = -m.Change
 		}
 		out = append(out, m)

@@ -87,7 +87,7 @@ func CSV(w io.Writer, r *results.Results) error {
 	for _, sc := range r.Scenarios {
 		for _, rd := range sc.Rounds {
 			l := rd.LatencyNs
-			cw.Write([]string{csvText(sc.Name), csvText(sc.Call), csvText(sc.Metric), csvText(sc.Direction), strconv.Itoa(rd.Concurrency),
+			cw.Write([]string{csvText(sc.Name), csvText(sc.Call), csvText(sc.Metric), csvText(string(sc.Direction)), strconv.Itoa(rd.Concurrency),
 				strconv.Itoa(rd.Round), strconv.Itoa(rd.Order), csvText(rd.Target), strconv.FormatBool(rd.Failed), f(rd.Headline), i(rd.Requests),
 				i(rd.OK), i(total(rd.Errors)), i(rd.DurationNs), f(rd.Throughput), f(rd.UnitsPerS), csvText(rd.Unit), i(l.Min), f(l.Mean), i(l.P50), i(l.P90), i(l.P99), i(l.P999), i(l.Max),
 				f(rd.OfferedRate), f(rd.AchievedRate), i(rd.Dropped), f(rd.GeneratorCPUUse), "round", "", "", "", ""})
@@ -142,7 +142,7 @@ func Bench(w io.Writer, r *results.Results) error {
 				continue
 			}
 			name := benchName(sc.Name) + "/target=" + notName.ReplaceAllString(rd.Target, "_")
-			if sc.Load.Model == "closed" {
+			if sc.Load.Model == results.ModelClosed {
 				name += fmt.Sprintf("/c=%d", rd.Concurrency)
 			}
 			fmt.Fprintf(w, "%s\t%d\t%d ns/op\t%d p90-ns\t%d p99-ns\t%.6g %ss/s\n", name, rd.OK, rd.LatencyNs.P50,

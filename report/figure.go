@@ -230,7 +230,7 @@ func scenarioFigures(id string, sc *results.Scenario, col colours) []figure {
 	var out []figure
 	for li, level := range levels(sc) {
 		name := sc.Name
-		if len(levels(sc)) > 1 || sc.Load.Model == "closed" {
+		if len(levels(sc)) > 1 || sc.Load.Model == results.ModelClosed {
 			name = fmt.Sprintf("%s, %s", sc.Name, loadCell(sc.Load, level))
 		}
 		var spec, secs, answers []line
@@ -307,10 +307,10 @@ func roundsFigure(id, name string, sc *results.Scenario, level int, col colours)
 		lines = append(lines, line{label: tgt, color: col[tgt], pts: by[tgt]})
 	}
 	what, unit := "p50 latency", "ns"
-	if sc.Direction == "higher" {
+	if sc.Direction == results.Higher {
 		what, unit = "throughput ("+sc.Unit+"s)", "/s"
 	}
-	if sc.Load.Model == "drain" && sc.Direction == "lower" {
+	if sc.Load.Model == results.ModelDrain && sc.Direction == results.Lower {
 		what = "drain time"
 	}
 	return aligned(figure{ID: id, Title: "Each round: " + name, Kind: "xy", X: "round", Y: what, YUnit: unit, XInt: true}, lines)

@@ -35,12 +35,14 @@ type glance struct {
 // a class that colours it and the section it links to.
 type mark struct {
 	Anchor, Head, Text, Class string
+	// Tone is a verdict's (toneOf).
+	Tone tone
 }
 
 // shortVerdict says a comparison in a few words: the ratio of a real
 // difference, the reason of one withheld.
 func shortVerdict(sc *results.Scenario, c results.Comparison) string {
-	s := speedWords(c.Candidate, c.Base, c.Verdict, c.Ratio, sc.Direction == "higher", c.Reason, c.Estimate)
+	s := speedWords(c.Candidate, c.Base, c.Verdict, c.Ratio, sc.Direction == results.Higher, c.Reason, c.Estimate)
 	if c.ClientBound && c.Verdict.Speed() {
 		s += " (client-bound)"
 	}
@@ -86,13 +88,14 @@ func newGlance(r *results.Results) glance {
 		sc := &r.Scenarios[i]
 		for _, level := range levels(sc) {
 			head := sc.Name
-			if len(levels(sc)) > 1 || sc.Load.Model == "closed" {
+			if len(levels(sc)) > 1 || sc.Load.Model == results.ModelClosed {
 				head += ", " + loadCell(sc.Load, level)
 			}
 			n := 0
 			for _, c := range sc.Comparisons {
 				if c.Concurrency == level {
-					g.Verdicts = append(g.Verdicts, mark{Anchor: scenarioAnchor(i), Head: head, Text: shortVerdict(sc, c), Class: verdictClass(c.Verdict)})
+					g.Verdicts = append(g.Verdicts, mark{Anchor: scenarioAnchor(i), Head: head, Text: shortVerdict(sc, c), Class: verdictClass(c.Verdict),
+						Tone: toneOf(c.Verdict)})
 					n++
 				}
 			}

@@ -23,7 +23,7 @@ func TestReplayNote(t *testing.T) {
 			"replays t.jsonl (3 recorded requests, sha256 abababababab…) in order, as fast as the clients go, closed loop"},
 	} {
 		rp := c.rp
-		sc := &results.Scenario{Name: "s", Call: "replay t.jsonl", Direction: "lower", Unit: "request", Load: results.Load{Model: c.model}, Replay: &rp}
+		sc := &results.Scenario{Name: "s", Call: "replay t.jsonl", Direction: "lower", Unit: "request", Load: results.Load{Model: results.Model(c.model)}, Replay: &rp}
 		if note := scenarioTable(sc).Note; !strings.HasPrefix(note, c.want) {
 			t.Errorf("note %q; want %q", note, c.want)
 		}

@@ -28,10 +28,50 @@ type table struct {
 	Note   string
 	Header []string
 	Rows   [][]string
+	// Tones, if set, are each row's tone (the colour of its last cell in
+	// a terminal), from the typed verdict or state it shows.
+	Tones []tone
+}
+
+// row appends a row of the given tone.
+func (t *table) row(r []string, k tone) {
+	if len(t.Tones) < len(t.Rows) {
+		t.Tones = append(t.Tones, make([]tone, len(t.Rows)-len(t.Tones))...)
+	}
+	t.Rows = append(t.Rows, r)
+	t.Tones = append(t.Tones, k)
+}
+
+// tone is how a verdict or a state reads: bad (slower, failing,
+// saturated), good (faster), unsure (inconclusive, withheld) or quiet
+// (indistinguishable, a noise reference).
+type tone int
+
+const (
+	toneNone tone = iota
+	toneBad
+	toneGood
+	toneUnsure
+	toneQuiet
+)
+
+// toneOf is a verdict's tone.
+func toneOf(v stats.Verdict) tone {
+	switch v {
+	case stats.Slower, stats.Failing:
+		return toneBad
+	case stats.Faster:
+		return toneGood
+	case stats.Withheld, stats.Inconclusive:
+		return toneUnsure
+	case stats.Indistinguishable, stats.NoiseReference:
+		return toneQuiet
+	}
+	return toneNone
 }
 
 func value(sc *results.Scenario, v float64) string {
-	if sc.Direction == "higher" {
+	if sc.Direction == results.Higher {
 		return human.Number(v) + "/s"
 	}
 	return human.Duration(v)
@@ -39,7 +79,7 @@ func value(sc *results.Scenario, v float64) string {
 
 // verdictText says a comparison in words; only a real difference gets a ratio.
 func verdictText(sc *results.Scenario, c results.Comparison) string {
-	s := speedWords(c.Candidate, c.Base, c.Verdict, c.Ratio, sc.Direction == "higher", c.Reason, c.Estimate)
+	s := speedWords(c.Candidate, c.Base, c.Verdict, c.Ratio, sc.Direction == results.Higher, c.Reason, c.Estimate)
 	if len(c.Unstable) > 0 {
 		s += fmt.Sprintf(" (unstable: %s)", strings.Join(c.Unstable, ", "))
 	}
@@ -148,7 +188,7 @@ func setupTables(r *results.Results) []table {
 		if judged {
 			v := "baseline"
 			if c := t.StartupVerdict; c != nil {
-				v = verdictText(&results.Scenario{Direction: "lower"}, *c)
+				v = verdictText(&results.Scenario{Direction: results.Lower}, *c)
 			} else if t.Startup == nil {
 				v = "–"
 			}
@@ -173,12 +213,12 @@ func setupTables(r *results.Results) []table {
 func scenarioTable(sc *results.Scenario) table {
 	metric := "p50 latency"
 	switch {
-	case sc.Direction == "higher":
+	case sc.Direction == results.Higher:
 		metric = "throughput (" + sc.Unit + "s/s)"
 	case sc.Metric == "recovery_ns":
 		metric = "recovery"
 	}
-	open := sc.Load.Model == "open" || sc.Load.Model == "batched"
+	open := sc.Load.Model == results.ModelOpen || sc.Load.Model == results.ModelBatched
 	header := []string{"target", "load", metric + ": best [median … worst]", "rounds", "errors"}
 	if open {
 		header = append(header, "offered", "achieved", "dropped")
@@ -199,7 +239,7 @@ func scenarioTable(sc *results.Scenario) table {
 	case sc.Part != nil:
 		t.Note = fmt.Sprintf("call %s, step %d of the flow %s, %s loop, %s is better", sc.Call, sc.Part.Index+1, sc.Part.Of, sc.Load.Model, sc.Direction)
 	}
-	if sc.Load.Model == "drain" {
+	if sc.Load.Model == results.ModelDrain {
 		t.Note = fmt.Sprintf("call %s: each run fills a fresh queue and times the consumer's drain, first delivery to last ack; %s is better", sc.Call, sc.Direction)
 	}
 	if sc.Requests > 0 {
@@ -212,10 +252,10 @@ func scenarioTable(sc *results.Scenario) table {
 		t.Note += fmt.Sprintf("; the calls drawn by weight, the same sequence to every target (sha256 %s… over %d requests)", v.SHA256[:min(12, len(v.SHA256))], v.Requests)
 	}
 	for _, s := range sc.Summary {
-		verdict := "baseline"
+		verdict, tn := "baseline", toneNone
 		for _, c := range sc.Comparisons {
 			if c.Candidate == s.Target && c.Concurrency == s.Concurrency {
-				verdict = verdictText(sc, c)
+				verdict, tn = verdictText(sc, c), toneOf(c.Verdict)
 			}
 		}
 		cell := "no successful round"
@@ -237,7 +277,7 @@ func scenarioTable(sc *results.Scenario) table {
 				rateCell(sc, s.Target, s.Concurrency, func(rd results.Round) float64 { return rd.AchievedRate }),
 				fmt.Sprintf("%d of %d", side.Dropped, side.Arrivals))
 		}
-		t.Rows = append(t.Rows, append(row, verdict))
+		t.row(append(row, verdict), tn)
 	}
 	return t
 }
@@ -427,7 +467,7 @@ func perturbationRows(title, where string, runs []perturbedRun) (table, bool) {
 // (÷ speed, looped) or as fast as a closed loop's clients go.
 func replayPace(sc *results.Scenario) string {
 	rp := sc.Replay
-	if sc.Load.Model != "open" {
+	if sc.Load.Model != results.ModelOpen {
 		return "in order, as fast as the clients go"
 	}
 	s := "on the recorded timetable"
@@ -491,8 +531,9 @@ func withParts(t table, sc *results.Scenario, parts []*results.Scenario) table {
 		if p.Part.Share > 0 {
 			label = fmt.Sprintf("%s (%s)", p.Call, percent(p.Part.Share))
 		}
-		for _, row := range scenarioTable(p).Rows {
-			t.Rows = append(t.Rows, append([]string{label}, row...))
+		pt := scenarioTable(p)
+		for i, row := range pt.Rows {
+			t.row(append([]string{label}, row...), pt.Tones[i])
 		}
 	}
 	t.Note += "; each part judged on its own, in the run's family"

@@ -63,7 +63,7 @@ func writeSummary(b *strings.Builder, r *results.Results, color bool, width int)
 		for _, m := range ms {
 			c := ""
 			if paint && color {
-				c = colour(m.Text)
+				c = m.Tone.ansi()
 			}
 			for _, l := range wrapLine(prefix+m.Head+": ", m.Text, width) {
 				if c != "" {

@@ -40,9 +40,9 @@ func sweepTables(sweeps []results.Sweep) []table {
 			}
 		}
 		for i, c := range sw.Cells {
-			state := "ok"
+			state, tn := "ok", toneNone
 			if c.Saturated {
-				state = "SATURATED"
+				state, tn = "SATURATED", toneBad
 			}
 			if c.LatencyGrows {
 				state += ", latency grows"
@@ -72,7 +72,7 @@ func sweepTables(sweeps []results.Sweep) []table {
 				row = append(row, metricCell(c.Metrics, "blocks_per_min"), metricCell(c.Metrics, "processing_txs_per_min"),
 					metricCell(c.Metrics, "mempool_size_max"))
 			}
-			t.Rows = append(t.Rows, append(row, state))
+			t.row(append(row, state), tn)
 		}
 		var notes []string
 		notes = append(notes, fmt.Sprintf("%s load, confirmed by %s; saturated when %s", sw.Load, confirmWord(sw.Confirm), sw.Rule))
@@ -124,21 +124,21 @@ func cellSummaryTables(sweeps []results.Sweep) []table {
 				continue
 			}
 			for _, cs := range sw.Summary {
-				v := "baseline"
+				v, tn := "baseline", toneNone
 				if len(sw.Verdicts) > 0 {
 					v = "–"
 				}
 				for _, cv := range sw.Verdicts {
 					if cv.Connections == cs.Connections && cv.Rate == cs.Rate {
-						v = cellVerdictText(sw.Target, cv)
+						v, tn = cellVerdictText(sw.Target, cv), toneOf(cv.Verdict)
 					}
 				}
 				lat, p99 := "–", "–"
 				if cs.MeanLatencyNs.Best > 0 {
 					lat, p99 = spread(cs.MeanLatencyNs, human.Duration), spread(cs.P99LatencyNs, human.Duration)
 				}
-				t.Rows = append(t.Rows, []string{verdict.CellKey{Connections: cs.Connections, Rate: cs.Rate}.String(), sw.Target,
-					fmt.Sprint(cs.Runs), fmt.Sprint(cs.Saturated), spread(cs.ConfirmedPerS, perS), lat, p99, v})
+				t.row([]string{verdict.CellKey{Connections: cs.Connections, Rate: cs.Rate}.String(), sw.Target,
+					fmt.Sprint(cs.Runs), fmt.Sprint(cs.Saturated), spread(cs.ConfirmedPerS, perS), lat, p99, v}, tn)
 			}
 		}
 		ts = append(ts, t)

@@ -29,17 +29,16 @@ const (
 	red, green, yellow, dim, reset = "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[2m", "\x1b[0m"
 )
 
-// colour picks the colour of a verdict or state cell by what it says ("" for
-// none).
-func colour(c string) string {
-	switch {
-	case strings.Contains(c, " slower") || strings.Contains(c, " is failing: ") || strings.HasPrefix(c, "SATURATED"):
+// ansi is the tone's colour in a terminal ("" for none).
+func (k tone) ansi() string {
+	switch k {
+	case toneBad:
 		return red
-	case strings.Contains(c, " faster"):
+	case toneGood:
 		return green
-	case strings.Contains(c, "withheld") || strings.Contains(c, "inconclusive"):
+	case toneUnsure:
 		return yellow
-	case strings.Contains(c, "indistinguishable") || strings.HasPrefix(c, "noise reference"):
+	case toneQuiet:
 		return dim
 	}
 	return ""
@@ -112,7 +111,7 @@ func writeTable(b *strings.Builder, t table, color bool, width int) {
 			stuck[widest] = true
 		}
 	}
-	verdicts := color && (strings.HasPrefix(t.Title, "Scenario ") || strings.HasPrefix(t.Title, "Sweep "))
+	toned := color && len(t.Tones) == len(t.Rows)
 	line := func(row []string, paint string) {
 		var l strings.Builder
 		for i, c := range row {
@@ -129,9 +128,8 @@ func writeTable(b *strings.Builder, t table, color bool, width int) {
 	}
 	for i, row := range rows {
 		paint := ""
-		if i > 0 && verdicts && len(t.Rows[i-1]) > 0 {
-			last := t.Rows[i-1]
-			paint = colour(last[len(last)-1])
+		if i > 0 && toned {
+			paint = t.Tones[i-1].ansi()
 		}
 		height := 0
 		for _, lines := range row {

@@ -288,10 +288,10 @@ type Scenario struct {
 	// Metric is what a round's headline value is: "latency_p50_ns" or
 	// "units_per_s".
 	Metric string `json:"metric"`
-	// Direction is "lower" or "higher": which headline value is better.
-	Direction string `json:"direction"`
-	Unit      string `json:"unit"`
-	Load      Load   `json:"load"`
+	// Direction is lower or higher: which headline value is better.
+	Direction Direction `json:"direction"`
+	Unit      string    `json:"unit"`
+	Load      Load      `json:"load"`
 	// Requests is the request count of each measured run, frozen by
 	// calibration; 0 when runs are bounded by duration alone.
 	Requests int64 `json:"requests"`
@@ -364,11 +364,31 @@ type ValuesDigest struct {
 	SHA256   string `json:"sha256"`
 }
 
+// Direction says which of a scenario's headline values is better.
+type Direction string
+
+// The directions.
+const (
+	Lower  Direction = "lower"
+	Higher Direction = "higher"
+)
+
+// Model is a scenario's load model.
+type Model string
+
+// The load models: a closed, an open or a batched loop, or consumers
+// draining a queue tandem filled.
+const (
+	ModelClosed  Model = "closed"
+	ModelOpen    Model = "open"
+	ModelBatched Model = "batched"
+	ModelDrain   Model = "drain"
+)
+
 // Load is a scenario's load shape.
 type Load struct {
-	// Model is "closed", "open", "batched" or "drain" (consumers draining a
-	// queue tandem filled).
-	Model       string  `json:"model"`
+	// Model is the load's model (a broker's call records its load shape's).
+	Model       Model   `json:"model"`
 	Concurrency []int   `json:"concurrency,omitempty"`
 	Rate        float64 `json:"rate,omitempty"`
 	Connections int     `json:"connections,omitempty"`
@@ -1203,7 +1223,7 @@ func (sc *Scenario) Side(target string, level int) stats.Side {
 			rs = append(rs, rd.Outcome())
 		}
 	}
-	return stats.NewSide(target, rs, sc.Direction == "higher")
+	return stats.NewSide(target, rs, sc.Direction == Higher)
 }
 
 // Degraded are a path's conditions during a degrade perturbation.

@@ -184,7 +184,7 @@ func partRounds(rd results.Round, parts []*results.Scenario) {
 			prd.Errors = map[string]int64{}
 		}
 		if !prd.Failed {
-			prd.Headline = headline(prd.Sample, p.Direction == "higher")
+			prd.Headline = headline(prd.Sample, p.Direction == results.Higher)
 			if math.IsNaN(prd.Headline) {
 				prd.Failed, prd.Error, prd.Headline = true, "no successful "+p.Unit, 0
 			}

@@ -279,7 +279,7 @@ func resultsLoad(kind study.Kind, l study.Load, d time.Duration) results.Load {
 	if kind == study.KindBroker {
 		model = l.Model() // recorded by its load shape, as it is written
 	}
-	out := results.Load{Model: string(model), Concurrency: l.Concurrency, Connections: l.Connections, Engine: l.Engine,
+	out := results.Load{Model: results.Model(model), Concurrency: l.Concurrency, Connections: l.Connections, Engine: l.Engine,
 		QuantumNs: int64(l.Quantum)}
 	switch model {
 	case study.KindOpen:
@@ -340,7 +340,7 @@ func (r *runner) scenario(ctx context.Context, sc *study.Scenario) error {
 	if rec != nil && bound == 0 && kind == study.KindOpen {
 		bound = recorded(sc.Replay, rec).Len() // one pass, or 0 for a loop bounded by its requests
 	}
-	rs := results.Scenario{Name: sc.Name, Call: sc.Call, Metric: "latency_p50_ns", Direction: "lower", Unit: unit,
+	rs := results.Scenario{Name: sc.Name, Call: sc.Call, Metric: "latency_p50_ns", Direction: results.Lower, Unit: unit,
 		Load: resultsLoad(kind, sc.Load, bound), Rounds: []results.Round{}, Summary: []results.Summary{}, Comparisons: []results.Comparison{}}
 	if rec != nil {
 		replayResults(&rs, sc.Replay, rec, kind)

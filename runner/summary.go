@@ -28,12 +28,12 @@ func (r *runner) serverBound(sc *study.Scenario, out *results.Scenario, level in
 	if base == nil || base.res.RTTNs == 0 {
 		return false, ""
 	}
-	drain := out.Load.Model == "drain"
+	drain := out.Load.Model == results.ModelDrain
 	window := float64(level)
 	switch {
 	case out.Load.Prefetch > 0:
 		window = float64(out.Load.Prefetch) // a consumer's deliveries in flight
-	case out.Load.Model != "closed":
+	case out.Load.Model != results.ModelClosed:
 		window = float64(max(out.Load.Connections, 1))
 	case level <= 1:
 		return false, "server-bound not judged: at one client every request waits a round trip by construction"
@@ -107,7 +107,7 @@ func (r *runner) summarize(sc *study.Scenario, out *results.Scenario, ls []*live
 			c.Reason += "; " + why
 		}
 		b, cand := out.Side(c.Base, level).Summary, out.Side(c.Candidate, level).Summary
-		if out.Load.Model == "drain" && c.Verdict.Speed() && cand.Best > 0 && b.Best > 0 {
+		if out.Load.Model == results.ModelDrain && c.Verdict.Speed() && cand.Best > 0 && b.Best > 0 {
 			// a layer's overhead: the time per message it adds to the baseline's
 			c.Reason += fmt.Sprintf("; %+.2f µs per message against %s", 1e6/cand.Best-1e6/b.Best, c.Base)
 		}

@@ -116,7 +116,7 @@ type Change struct {
 	judge     func(alpha float64) stats.Judgement
 	unhealthy bool
 	tooFew    bool
-	direction string
+	direction results.Direction
 }
 
 // Where is the row a change is about: a level (c=N), a sweep's cell, a
@@ -279,7 +279,7 @@ func Within(r *results.Results, o Options) (Comparison, error) {
 	if r.Interrupted {
 		c.Failures = append(c.Failures, "the run was interrupted: what it lacks is not measured")
 	}
-	row := func(kind, scenario string, level int, cmp results.Comparison, direction string) Change {
+	row := func(kind, scenario string, level int, cmp results.Comparison, direction results.Direction) Change {
 		ch := Change{Kind: kind, Scenario: scenario, Target: cmp.Candidate + " vs " + cmp.Base, Concurrency: level, P: 1,
 			Verdict: cmp.Verdict, Reason: cmp.Reason, ClientBound: cmp.ClientBound, Estimate: cmp.Estimate,
 			unhealthy: cmp.Verdict == stats.Withheld && cmp.Unhealthy != "", tooFew: cmp.Verdict == stats.Withheld && cmp.TooFewRounds}
@@ -464,7 +464,7 @@ func (ch *Change) fill(b, h stats.Side) {
 }
 
 // setJudgement copies a judgement of head against base into a change.
-func (ch *Change) setJudgement(j stats.Judgement, direction string) {
+func (ch *Change) setJudgement(j stats.Judgement, direction results.Direction) {
 	ch.Verdict, ch.Reason, ch.ClientBound, ch.Estimate = j.Verdict, j.Reason, j.ClientBound, j.Estimate
 	ch.Ratio, ch.Change = 0, 0
 	if j.Verdict.Speed() {

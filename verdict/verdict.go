@@ -26,7 +26,7 @@ func PolicyOf(r *results.Results) stats.Policy {
 
 // Metric is how a scenario's headline reads: its direction and its units.
 func Metric(sc *results.Scenario) stats.Metric {
-	if sc.Direction == "higher" {
+	if sc.Direction == results.Higher {
 		return stats.Metric{HigherBetter: true, Format: func(v float64) string { return human.Number(v) + "/s" }}
 	}
 	return stats.Metric{Format: human.Duration}

@@ -18,7 +18,7 @@ func Latency(study string, at time.Time, p50s ...float64) *results.Results {
 	r.Study.Name = study
 	r.CreatedAt = at
 	r.Machine = results.Machine{CPUModel: "cpu", Cores: 2, OS: "linux", Arch: "amd64"}
-	sc := results.Scenario{Name: "lat", Call: "get", Metric: "p50", Direction: "lower", Unit: "request",
+	sc := results.Scenario{Name: "lat", Call: "get", Metric: "p50", Direction: results.Lower, Unit: "request",
 		Load: results.Load{Model: "closed", Concurrency: []int{1}}}
 	var vals []float64
 	for i, v := range p50s {
