@@ -157,6 +157,49 @@ type member struct {
 // every worker's clock. Close ends the session.
 func (c *Coordinator) Open(ctx context.Context) (*Session, error) {
 	c.defaults()
+	s, err := c.newSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.failed = "the fleet did not come together"
+			s.Close()
+		}
+	}()
+	// beats from the start: a worker that joins early must not lose its
+	// lease while the others come
+	s.beats.Go(s.sendBeats)
+	j := &joins{s: s, joining: true, full: make(chan struct{})}
+	if err := s.subscribe(s.sub.join(), j.handle); err != nil {
+		return nil, err
+	}
+	c.logf("waiting for %d workers (fleet %s, run %s)", c.Workers, c.Fleet, s.run)
+	select {
+	case <-j.full:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	case <-time.After(c.JoinWait):
+		s.mu.Lock()
+		n := len(s.workers)
+		j.joining = false
+		s.mu.Unlock()
+		return nil, fmt.Errorf("fleet: %d of %d workers joined within %v", n, c.Workers, c.JoinWait)
+	}
+	if err := s.subscribe(s.sub.workerBeats(), s.onBeat); err != nil {
+		return nil, err
+	}
+	if err := s.measureClocks(ctx); err != nil {
+		return nil, err
+	}
+	ok = true
+	return s, nil
+}
+
+// newSession makes a session under a new run id, with its keys and the
+// JetStream stream for its tallies.
+func (c *Coordinator) newSession(ctx context.Context) (*Session, error) {
 	run, err := runID()
 	if err != nil {
 		return nil, err
@@ -173,107 +216,94 @@ func (c *Coordinator) Open(ctx context.Context) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fleet: JetStream stream for the tallies: %w", err)
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			s.failed = "the fleet did not come together"
-			s.Close()
-		}
-	}()
-	// beats from the start: a worker that joins early must not lose its
-	// lease while the others come
-	s.beats.Go(func() {
-		t := time.NewTicker(beatEvery)
-		defer t.Stop()
-		for {
-			c.Conn.Publish(s.sub.beat(), nil)
-			select {
-			case <-s.beatsDone:
-				return
-			case <-t.C:
-			}
-		}
-	})
-	full := make(chan struct{})
-	joining := true
-	if err := s.subscribe(s.sub.join(), func(m *nats.Msg) {
-		var req joinRequest
-		if err := json.Unmarshal(m.Data, &req); err != nil || req.ID == "" {
-			respond(m, joinReply{Refused: "malformed join request"})
-			return
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if w := s.byID[req.ID]; w != nil && w.nonce == req.Nonce && req.Nonce != "" { // asked again: the same answer
-			respond(m, joinReply{Run: run, Index: w.index, Count: c.Workers, LeaseNs: int64(c.Lease), Key: s.keys.pub})
-			return
-		}
-		switch {
-		case s.byID[req.ID] != nil && !joining:
-			respond(m, joinReply{Refused: fmt.Sprintf("worker %s is already in run %s, which is under way: no joining mid-run", req.ID, run)})
-		case s.byID[req.ID] != nil:
-			respond(m, joinReply{Refused: fmt.Sprintf("a worker named %s already joined: give each worker its own --id", req.ID)})
-		case !joining:
-			respond(m, joinReply{Refused: fmt.Sprintf("run %s is under way with its %d workers: no joining mid-run", run, c.Workers)})
-		case req.Version != c.Version:
-			respond(m, joinReply{Refused: fmt.Sprintf("worker %s runs tandem %s, the coordinator %s: run one version", req.ID, req.Version, c.Version)})
-		case !validKey(req.Key):
-			respond(m, joinReply{Refused: fmt.Sprintf("worker %s sent no key to seal its messages with", req.ID)})
-		default:
-			w := &member{id: req.ID, host: req.Host, cores: req.Cores, heard: time.Now(), nonce: req.Nonce, index: len(s.workers), key: req.Key}
-			s.workers = append(s.workers, w)
-			s.byID[req.ID] = w
-			respond(m, joinReply{Run: run, Index: len(s.workers) - 1, Count: c.Workers, LeaseNs: int64(c.Lease), Key: s.keys.pub})
-			if c.Joined != nil {
-				c.Joined(w.id, w.host)
-			}
-			if len(s.workers) == c.Workers {
-				joining = false
-				close(full)
-			}
-		}
-	}); err != nil {
-		return nil, err
-	}
-	c.logf("waiting for %d workers (fleet %s, run %s)", c.Workers, c.Fleet, run)
-	select {
-	case <-full:
-	case <-ctx.Done():
-		return nil, context.Cause(ctx)
-	case <-time.After(c.JoinWait):
-		s.mu.Lock()
-		n := len(s.workers)
-		joining = false
-		s.mu.Unlock()
-		return nil, fmt.Errorf("fleet: %d of %d workers joined within %v", n, c.Workers, c.JoinWait)
-	}
-	if err := s.subscribe(s.sub.workerBeats(), func(m *nats.Msg) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		id := workerOf(m.Subject)
-		w := s.byID[id]
-		var b beat
-		if w == nil || s.keys.open(m.Data, w.key, &b) != nil {
-			s.forge(id, "a heartbeat")
-			return
-		}
-		w.heard = time.Now()
-		w.messages++
-		w.nbytes += int64(len(m.Data))
-		switch {
-		case b.Part != 0:
-			w.part, w.idle = b.Part, time.Time{}
-		case w.idle.IsZero() || w.part != 0:
-			w.part, w.idle = 0, time.Now()
-		}
-	}); err != nil {
-		return nil, err
-	}
-	if err := s.measureClocks(ctx); err != nil {
-		return nil, err
-	}
-	ok = true
 	return s, nil
+}
+
+// sendBeats publishes the coordinator's heartbeat every beatEvery until
+// beatsDone closes.
+func (s *Session) sendBeats() {
+	t := time.NewTicker(beatEvery)
+	defer t.Stop()
+	for {
+		s.c.Conn.Publish(s.sub.beat(), nil)
+		select {
+		case <-s.beatsDone:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// joins is the state of a session's join requests: whether it still
+// takes workers, and a channel closed once it has them all.
+type joins struct {
+	s       *Session
+	joining bool // under s.mu
+	full    chan struct{}
+}
+
+// handle answers a join request: the same answer to one asked again, a
+// refusal, or the worker's place in the run.
+func (j *joins) handle(m *nats.Msg) {
+	s, c, run := j.s, j.s.c, j.s.run
+	var req joinRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil || req.ID == "" {
+		respond(m, joinReply{Refused: "malformed join request"})
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w := s.byID[req.ID]; w != nil && w.nonce == req.Nonce && req.Nonce != "" { // asked again: the same answer
+		respond(m, joinReply{Run: run, Index: w.index, Count: c.Workers, LeaseNs: int64(c.Lease), Key: s.keys.pub})
+		return
+	}
+	switch {
+	case s.byID[req.ID] != nil && !j.joining:
+		respond(m, joinReply{Refused: fmt.Sprintf("worker %s is already in run %s, which is under way: no joining mid-run", req.ID, run)})
+	case s.byID[req.ID] != nil:
+		respond(m, joinReply{Refused: fmt.Sprintf("a worker named %s already joined: give each worker its own --id", req.ID)})
+	case !j.joining:
+		respond(m, joinReply{Refused: fmt.Sprintf("run %s is under way with its %d workers: no joining mid-run", run, c.Workers)})
+	case req.Version != c.Version:
+		respond(m, joinReply{Refused: fmt.Sprintf("worker %s runs tandem %s, the coordinator %s: run one version", req.ID, req.Version, c.Version)})
+	case !validKey(req.Key):
+		respond(m, joinReply{Refused: fmt.Sprintf("worker %s sent no key to seal its messages with", req.ID)})
+	default:
+		w := &member{id: req.ID, host: req.Host, cores: req.Cores, heard: time.Now(), nonce: req.Nonce, index: len(s.workers), key: req.Key}
+		s.workers = append(s.workers, w)
+		s.byID[req.ID] = w
+		respond(m, joinReply{Run: run, Index: len(s.workers) - 1, Count: c.Workers, LeaseNs: int64(c.Lease), Key: s.keys.pub})
+		if c.Joined != nil {
+			c.Joined(w.id, w.host)
+		}
+		if len(s.workers) == c.Workers {
+			j.joining = false
+			close(j.full)
+		}
+	}
+}
+
+// onBeat notes a worker's heartbeat: heard now, and the part it says it
+// runs (or since when none).
+func (s *Session) onBeat(m *nats.Msg) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := workerOf(m.Subject)
+	w := s.byID[id]
+	var b beat
+	if w == nil || s.keys.open(m.Data, w.key, &b) != nil {
+		s.forge(id, "a heartbeat")
+		return
+	}
+	w.heard = time.Now()
+	w.messages++
+	w.nbytes += int64(len(m.Data))
+	switch {
+	case b.Part != 0:
+		w.part, w.idle = b.Part, time.Time{}
+	case w.idle.IsZero() || w.part != 0:
+		w.part, w.idle = 0, time.Now()
+	}
 }
 
 // forge counts a message sent as worker id that failed authentication
@@ -353,187 +383,262 @@ func (s *Session) Run(ctx context.Context, spec json.RawMessage) (*Outcome, erro
 	if err := s.forgery(); err != nil { // an earlier part's: the session is not trusted
 		return nil, err
 	}
-	out := &Outcome{}
-	byID := map[string]*WorkerOutcome{}
 	// clocks drift over a long session: measure them again for each part
 	if err := s.measureClocks(ctx); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.part++
-	part := s.part
-	for _, m := range s.workers {
-		if m.lost {
-			continue
-		}
-		w := &WorkerOutcome{ID: m.id, Host: m.host, Cores: m.cores, Index: len(out.Workers), ClockOffset: m.offset, RTT: m.rtt,
-			seqs: map[int64]bool{}}
-		out.Workers = append(out.Workers, w)
-		byID[m.id] = w
-	}
-	s.mu.Unlock()
+	p := s.newPart()
+	out := p.out
 	if len(out.Workers) == 0 {
 		return nil, errors.New("fleet: every worker is lost")
 	}
-	reported := make(chan struct{}, len(out.Workers))
-	var addErr error
-	cons, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{s.sub.partSnaps(part)}})
-	if err != nil {
-		return nil, fmt.Errorf("fleet: %w", err)
-	}
-	cc, err := cons.Consume(func(m jetstream.Msg) {
-		var sn snapshot
-		id := m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:]
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		w, mem := byID[id], s.byID[id]
-		if mem == nil || s.keys.open(m.Data(), mem.key, &sn) != nil || sn.Worker != id || sn.Part != part {
-			s.forge(id, "a tally")
-			return
-		}
-		if w == nil {
-			return // a worker lost before this part: not in it
-		}
-		mem.heard = time.Now()
-		w.Messages++
-		w.Bytes += int64(len(m.Data()))
-		if w.seqs[sn.Seq] {
-			out.Duplicates++
-			return
-		}
-		if err := out.Sum.Add(sn.Tally); err != nil {
-			if addErr == nil { // not counted as received: the worker's tallies are incomplete
-				addErr = fmt.Errorf("fleet: worker %s, tally %d: %w", w.ID, sn.Seq, err)
-			}
-		} else {
-			w.seqs[sn.Seq] = true
-			w.Tallies++
-			w.Requests += sn.Tally.Requests
-			w.OK += sn.Tally.OK
-		}
-		if sn.Final != nil && w.Report == nil {
-			w.Report = sn.Final
-			if w.Lost {
-				w.Late = true // written off, yet it reported: not waited for any more
-			} else {
-				reported <- struct{}{}
-			}
-		}
-	})
-	if err != nil {
-		return nil, fmt.Errorf("fleet: %w", err)
-	}
-	consuming := true
-	endConsume := func() { // no handler runs once this returns
-		if consuming {
-			cc.Stop()
-			<-cc.Closed()
-			consuming = false
-		}
-	}
-	defer endConsume()
-	stop := func(worker, reason string) { // not under s.mu: a flush may wait
-		b, _ := json.Marshal(stopMsg{Part: part, Worker: worker, Reason: reason})
-		c.Conn.Publish(s.sub.stop(), b)
-		c.Conn.Flush()
-	}
-	if err := s.assign(ctx, part, spec, out.Workers); err != nil {
-		stop("", err.Error())
+	if err := p.consume(ctx); err != nil {
 		return nil, err
 	}
-	var maxRTT time.Duration
-	for _, w := range out.Workers {
-		maxRTT = max(maxRTT, w.RTT)
+	defer p.endConsume()
+	if err := s.assign(ctx, p.part, spec, out.Workers); err != nil {
+		p.stop("", err.Error())
+		return nil, err
 	}
-	out.Agreed = time.Now().Add(max(200*time.Millisecond, 20*maxRTT))
-	for _, w := range out.Workers {
-		b, err := s.keys.seal(startMsg{Part: part, AtUnixNs: out.Agreed.Add(w.ClockOffset).UnixNano()}, s.keyOf(w.ID))
-		if err == nil {
-			err = c.Conn.Publish(s.sub.worker(w.ID, "start"), b)
-		}
-		if err != nil {
-			stop("", "start not sent")
-			return nil, fmt.Errorf("fleet: start: %w", err)
-		}
+	if err := p.start(); err != nil {
+		return nil, err
 	}
-	c.logf("part %d: start at %s on every worker", part, out.Agreed.Format("15:04:05.000"))
 	msgs0, bytes0 := c.Conn.Stats().InMsgs, c.Conn.Stats().InBytes
 
 	// wait for every report, watching for silence
-	var lostErr error
-	waiting := len(out.Workers)
+	p.waiting = len(out.Workers)
 	check := time.NewTicker(100 * time.Millisecond)
 	defer check.Stop()
 	done := ctx.Done()
 	var interrupted <-chan time.Time
-	disconnected := false
-	for waiting > 0 {
+	for p.waiting > 0 {
 		select {
-		case <-reported:
-			waiting--
+		case <-p.reported:
+			p.waiting--
 			continue
 		case <-done:
 			out.Stopped = "interrupted"
-			stop("", "interrupted at the coordinator")
+			p.stop("", "interrupted at the coordinator")
 			done = nil
 			interrupted = time.After(c.Lease + c.Lost)
 			continue
 		case <-interrupted:
-			waiting = 0
+			p.waiting = 0
 			continue
 		case <-check.C:
 		}
 		if c.Conn.IsClosed() {
 			return out, errors.New("fleet: the coordinator's NATS connection is closed: the workers stop within their lease")
 		}
-		if c.Conn.Status() != nats.CONNECTED { // the coordinator's own outage: no worker is to blame
-			disconnected = true
+		p.check()
+	}
+	return out, p.finish(msgs0, bytes0)
+}
+
+// partRun is the state of one Session.Run that its tally handler, its
+// checks for silence and its end share.
+type partRun struct {
+	s    *Session
+	part int
+	out  *Outcome
+	byID map[string]*WorkerOutcome
+	// reported has a value for each worker's report.
+	reported chan struct{}
+	// addErr is the first tally that did not add up (under s.mu).
+	addErr error
+	cc     jetstream.ConsumeContext
+	// consuming says the tally handler may still run.
+	consuming bool
+
+	// waiting counts the reports still awaited; lostErr is the first
+	// loss that stops the part; disconnected says the coordinator's own
+	// connection was down at the last check.
+	waiting      int
+	lostErr      error
+	disconnected bool
+}
+
+// newPart counts a new part and makes its outcome, with every worker not
+// lost in it.
+func (s *Session) newPart() *partRun {
+	p := &partRun{s: s, out: &Outcome{}, byID: map[string]*WorkerOutcome{}}
+	s.mu.Lock()
+	s.part++
+	p.part = s.part
+	for _, m := range s.workers {
+		if m.lost {
 			continue
 		}
-		var stops [][2]string
-		s.mu.Lock()
-		if disconnected { // back: every worker gets its time again
-			disconnected = false
-			for _, w := range out.Workers {
-				s.byID[w.ID].heard = time.Now()
-			}
+		w := &WorkerOutcome{ID: m.id, Host: m.host, Cores: m.cores, Index: len(p.out.Workers), ClockOffset: m.offset, RTT: m.rtt,
+			seqs: map[int64]bool{}}
+		p.out.Workers = append(p.out.Workers, w)
+		p.byID[m.id] = w
+	}
+	s.mu.Unlock()
+	p.reported = make(chan struct{}, len(p.out.Workers))
+	return p
+}
+
+// consume starts adding up the part's tallies as they come from the
+// stream.
+func (p *partRun) consume(ctx context.Context) error {
+	cons, err := p.s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{p.s.sub.partSnaps(p.part)}})
+	if err != nil {
+		return fmt.Errorf("fleet: %w", err)
+	}
+	p.cc, err = cons.Consume(p.onTally)
+	if err != nil {
+		return fmt.Errorf("fleet: %w", err)
+	}
+	p.consuming = true
+	return nil
+}
+
+// onTally adds a worker's tally to the sum, once, and takes the report
+// the last one carries.
+func (p *partRun) onTally(m jetstream.Msg) {
+	s, out := p.s, p.out
+	var sn snapshot
+	id := m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, mem := p.byID[id], s.byID[id]
+	if mem == nil || s.keys.open(m.Data(), mem.key, &sn) != nil || sn.Worker != id || sn.Part != p.part {
+		s.forge(id, "a tally")
+		return
+	}
+	if w == nil {
+		return // a worker lost before this part: not in it
+	}
+	mem.heard = time.Now()
+	w.Messages++
+	w.Bytes += int64(len(m.Data()))
+	if w.seqs[sn.Seq] {
+		out.Duplicates++
+		return
+	}
+	if err := out.Sum.Add(sn.Tally); err != nil {
+		if p.addErr == nil { // not counted as received: the worker's tallies are incomplete
+			p.addErr = fmt.Errorf("fleet: worker %s, tally %d: %w", w.ID, sn.Seq, err)
 		}
-		for _, w := range out.Workers {
-			if w.Report != nil || w.Lost {
-				continue
-			}
-			mem := s.byID[w.ID]
-			silent := time.Since(mem.heard)
-			// alive, but done with the part (it said so after the start)
-			// and its report has not come: it will not
-			idle := !mem.idle.IsZero() && mem.idle.After(out.Agreed) && time.Since(mem.idle) > c.Lost
-			if silent > c.Suspect && !w.Suspected {
-				w.Suspected = true
-				c.logf("worker %s is suspect: silent for %v", w.ID, silent.Round(time.Millisecond))
-			}
-			if silent <= c.Lost && !idle {
-				continue
-			}
-			w.Lost, w.LostAfter, mem.lost = true, max(mem.heard.Sub(out.Agreed), 0), true
-			waiting--
-			why := fmt.Sprintf("silent for %v", silent.Round(time.Millisecond))
-			if idle {
-				why = "idle without its report"
-			}
-			c.logf("worker %s is lost: %s", w.ID, why)
-			stops = append(stops, [2]string{w.ID, "lost: " + why})
-			if !c.ContinueOnLoss && lostErr == nil {
-				lostErr = fmt.Errorf("%w: %s, %s", ErrWorkerLost, w.ID, why)
-				out.Stopped = "worker " + w.ID + " lost"
-				stops = append(stops, [2]string{"", out.Stopped})
-			}
-		}
-		s.mu.Unlock()
-		for _, st := range stops {
-			stop(st[0], st[1])
+	} else {
+		w.seqs[sn.Seq] = true
+		w.Tallies++
+		w.Requests += sn.Tally.Requests
+		w.OK += sn.Tally.OK
+	}
+	if sn.Final != nil && w.Report == nil {
+		w.Report = sn.Final
+		if w.Lost {
+			w.Late = true // written off, yet it reported: not waited for any more
+		} else {
+			p.reported <- struct{}{}
 		}
 	}
-	endConsume()
+}
+
+// endConsume stops the tally handler: none runs once it returns.
+func (p *partRun) endConsume() {
+	if p.consuming {
+		p.cc.Stop()
+		<-p.cc.Closed()
+		p.consuming = false
+	}
+}
+
+// stop stops the part at worker ("": every worker), saying why. Not under
+// s.mu: a flush may wait.
+func (p *partRun) stop(worker, reason string) {
+	b, _ := json.Marshal(stopMsg{Part: p.part, Worker: worker, Reason: reason})
+	p.s.c.Conn.Publish(p.s.sub.stop(), b)
+	p.s.c.Conn.Flush()
+}
+
+// start agrees a start far enough ahead for the slowest round trip and
+// sends it to every worker on its own clock; a start not sent stops the
+// part.
+func (p *partRun) start() error {
+	s, c, out := p.s, p.s.c, p.out
+	var maxRTT time.Duration
+	for _, w := range out.Workers {
+		maxRTT = max(maxRTT, w.RTT)
+	}
+	out.Agreed = time.Now().Add(max(200*time.Millisecond, 20*maxRTT))
+	for _, w := range out.Workers {
+		b, err := s.keys.seal(startMsg{Part: p.part, AtUnixNs: out.Agreed.Add(w.ClockOffset).UnixNano()}, s.keyOf(w.ID))
+		if err == nil {
+			err = c.Conn.Publish(s.sub.worker(w.ID, "start"), b)
+		}
+		if err != nil {
+			p.stop("", "start not sent")
+			return fmt.Errorf("fleet: start: %w", err)
+		}
+	}
+	c.logf("part %d: start at %s on every worker", p.part, out.Agreed.Format("15:04:05.000"))
+	return nil
+}
+
+// check looks over the workers still awaited: it suspects those silent
+// for Suspect and writes off those silent for Lost or idle without their
+// report, and stops them (and, unless ContinueOnLoss, the part). While the
+// coordinator's own connection is down nobody is blamed.
+func (p *partRun) check() {
+	s, c, out := p.s, p.s.c, p.out
+	if c.Conn.Status() != nats.CONNECTED { // the coordinator's own outage: no worker is to blame
+		p.disconnected = true
+		return
+	}
+	var stops [][2]string
+	s.mu.Lock()
+	if p.disconnected { // back: every worker gets its time again
+		p.disconnected = false
+		for _, w := range out.Workers {
+			s.byID[w.ID].heard = time.Now()
+		}
+	}
+	for _, w := range out.Workers {
+		if w.Report != nil || w.Lost {
+			continue
+		}
+		mem := s.byID[w.ID]
+		silent := time.Since(mem.heard)
+		// alive, but done with the part (it said so after the start)
+		// and its report has not come: it will not
+		idle := !mem.idle.IsZero() && mem.idle.After(out.Agreed) && time.Since(mem.idle) > c.Lost
+		if silent > c.Suspect && !w.Suspected {
+			w.Suspected = true
+			c.logf("worker %s is suspect: silent for %v", w.ID, silent.Round(time.Millisecond))
+		}
+		if silent <= c.Lost && !idle {
+			continue
+		}
+		w.Lost, w.LostAfter, mem.lost = true, max(mem.heard.Sub(out.Agreed), 0), true
+		p.waiting--
+		why := fmt.Sprintf("silent for %v", silent.Round(time.Millisecond))
+		if idle {
+			why = "idle without its report"
+		}
+		c.logf("worker %s is lost: %s", w.ID, why)
+		stops = append(stops, [2]string{w.ID, "lost: " + why})
+		if !c.ContinueOnLoss && p.lostErr == nil {
+			p.lostErr = fmt.Errorf("%w: %s, %s", ErrWorkerLost, w.ID, why)
+			out.Stopped = "worker " + w.ID + " lost"
+			stops = append(stops, [2]string{"", out.Stopped})
+		}
+	}
+	s.mu.Unlock()
+	for _, st := range stops {
+		p.stop(st[0], st[1])
+	}
+}
+
+// finish stops the tally handler and completes the outcome (the traffic
+// since msgs0 and bytes0, each worker's start, the start skew); its error
+// is the run's: forgeries first, then a tally that did not add up, then a
+// loss.
+func (p *partRun) finish(msgs0, bytes0 uint64) error {
+	s, c, out := p.s, p.s.c, p.out
+	p.endConsume()
 	out.Ended = time.Now()
 	st := c.Conn.Stats()
 	s.mu.Lock()
@@ -561,12 +666,12 @@ func (s *Session) Run(ctx context.Context, spec json.RawMessage) (*Outcome, erro
 	out.StartSkew = last.Sub(first)
 	out.Forged = s.forged
 	if s.forged > 0 {
-		return out, fmt.Errorf("%w: %d, the first %s (none was counted; the run's figures are not trusted)", ErrForged, s.forged, s.forgedWhat)
+		return fmt.Errorf("%w: %d, the first %s (none was counted; the run's figures are not trusted)", ErrForged, s.forged, s.forgedWhat)
 	}
-	if addErr != nil {
-		return out, addErr
+	if p.addErr != nil {
+		return p.addErr
 	}
-	return out, lostErr
+	return p.lostErr
 }
 
 // Failed says why the outcome is not whole, "" if it is: a worker that

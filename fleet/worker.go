@@ -112,165 +112,27 @@ func (w *Worker) Run(ctx context.Context) error {
 	if !validKey(acc.Key) {
 		return fmt.Errorf("%w: the coordinator sent no key (a tandem older than this worker?)", ErrRefused)
 	}
-	seal := func(v any) []byte {
-		b, err := k.seal(v, acc.Key)
-		if err != nil {
-			w.logf("seal: %v", err)
-		}
-		return b
-	}
-	reply := func(m *nats.Msg, v any) { m.Respond(seal(v)) }
-	forged := func(what string, err error) {
-		w.logf("%s that failed authentication, ignored (someone else on the bus sends as the coordinator): %v", what, err)
-	}
-	sub := subjects{fleet: w.Fleet, run: acc.Run}
-	lease := time.Duration(acc.LeaseNs)
 	w.logf("joined run %s as worker %d of %d", acc.Run, acc.Index+1, acc.Count)
 
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var (
-		mu          sync.Mutex
-		heard       = time.Now()
-		part        int                     // the part under way, 0 between parts
-		stopPart    context.CancelCauseFunc // stops it
-		stoppedPart int                     // the highest part stopped
-		assigned    = make(chan assignment, 1)
-		starts      = make(chan startMsg, 1)
-		finished    = make(chan struct{})
-	)
-	hear := func() { mu.Lock(); heard = time.Now(); mu.Unlock() }
-	var subs []*nats.Subscription
-	defer func() {
-		for _, s := range subs {
-			s.Unsubscribe()
-		}
-	}()
-	for subj, handle := range map[string]nats.MsgHandler{
-		sub.worker(w.ID, "clock"): func(m *nats.Msg) {
-			now := time.Now()
-			var q clockRequest
-			if err := k.open(m.Data, acc.Key, &q); err != nil {
-				forged("a clock request", err)
-				return
-			}
-			hear()
-			reply(m, clockReply{UnixNs: now.UnixNano()})
-		},
-		sub.worker(w.ID, "assign"): func(m *nats.Msg) {
-			var a Assignment
-			if err := k.open(m.Data, acc.Key, &a); err != nil {
-				forged("an assignment", err)
-				return
-			}
-			hear()
-			mu.Lock()
-			busy := part != 0
-			mu.Unlock()
-			if !busy {
-				select {
-				case assigned <- assignment{m, a}:
-					return
-				default:
-				}
-			}
-			reply(m, readyReply{Err: "a part is already under way"}) // one part at a time
-		},
-		sub.worker(w.ID, "start"): func(m *nats.Msg) {
-			var s startMsg
-			if err := k.open(m.Data, acc.Key, &s); err != nil {
-				forged("a start", err)
-				return
-			}
-			hear()
-			for { // the newest start replaces one a stopped part never took
-				select {
-				case starts <- s:
-					return
-				default:
-					select {
-					case <-starts:
-					default:
-					}
-				}
-			}
-		},
-		sub.beat(): func(*nats.Msg) { hear() },
-		sub.stop(): func(m *nats.Msg) {
-			var s stopMsg
-			if json.Unmarshal(m.Data, &s) != nil || s.Worker != "" && s.Worker != w.ID {
-				return // not a stop, or another worker's
-			}
-			err := fmt.Errorf("%w: the coordinator stopped the run: %s", ErrStopped, s.Reason)
-			mu.Lock()
-			defer mu.Unlock()
-			stoppedPart = max(stoppedPart, s.Part)
-			switch {
-			case s.Part == 0:
-				cancel(err)
-			case s.Part == part && stopPart != nil:
-				stopPart(err)
-			}
-		},
-		sub.done(): func(*nats.Msg) {
-			select {
-			case <-finished:
-			default:
-				close(finished)
-			}
-		},
-	} {
-		s, err := w.Conn.Subscribe(subj, handle)
-		if err != nil {
-			return fmt.Errorf("fleet: subscribe %s: %w", subj, err)
-		}
-		subs = append(subs, s)
+	r := &workerRun{w: w, k: k, key: acc.Key, sub: subjects{fleet: w.Fleet, run: acc.Run}, lease: time.Duration(acc.LeaseNs),
+		cancel: cancel, heard: time.Now(),
+		assigned: make(chan assignment, 1), starts: make(chan startMsg, 1), finished: make(chan struct{})}
+	defer r.unsubscribe()
+	if err := r.subscribe(); err != nil {
+		return err
 	}
 	if err := w.Conn.Flush(); err != nil {
 		return fmt.Errorf("fleet: %w", err)
 	}
 	// the lease: without a word from the coordinator for lease, stop.
-	var gone atomic.Bool // the lease ran out
 	var bg sync.WaitGroup
 	bgDone := make(chan struct{})
 	defer func() { close(bgDone); bg.Wait() }()
-	bg.Go(func() {
-		tick := time.NewTicker(lease / 20)
-		defer tick.Stop()
-		for {
-			select {
-			case <-bgDone:
-				return
-			case <-tick.C:
-				mu.Lock()
-				silent := time.Since(heard)
-				mu.Unlock()
-				if silent > lease {
-					gone.Store(true)
-					cancel(fmt.Errorf("%w: nothing heard from the coordinator for %v (the lease)", ErrStopped, silent.Round(time.Millisecond)))
-					return
-				}
-			}
-		}
-	})
-	var live atomic.Pointer[load.Live] // the part under way's counts
-	live.Store(&load.Live{})
-	bg.Go(func() { // heartbeats, for the whole run
-		t := time.NewTicker(beatEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-bgDone:
-				return
-			case <-t.C:
-				l := live.Load()
-				mu.Lock()
-				p := part
-				mu.Unlock()
-				w.Conn.Publish(sub.worker(w.ID, "beat"), seal(beat{Part: p, Sent: l.Sent.Load(), OK: l.OK.Load(), Errors: l.Errors.Load()}))
-			}
-		}
-	})
+	bg.Go(func() { r.watchLease(bgDone) })
+	r.live.Store(&load.Live{})
+	bg.Go(func() { r.heartbeats(bgDone) }) // heartbeats, for the whole run
 	js, err := jetstream.New(w.Conn)
 	if err != nil {
 		return fmt.Errorf("fleet: %w", err)
@@ -279,45 +141,259 @@ func (w *Worker) Run(ctx context.Context) error {
 	for {
 		var got assignment
 		select {
-		case got = <-assigned:
-		case <-finished:
+		case got = <-r.assigned:
+		case <-r.finished:
 			w.logf("the run is done")
 			return stopped
 		case <-runCtx.Done():
 			return context.Cause(runCtx)
 		}
-		am, a := got.m, got.a
-		if a.Part < 1 {
-			reply(am, readyReply{Err: fmt.Sprintf("malformed assignment (part %d)", a.Part)})
+		partCtx, stop, ok := r.take(runCtx, got)
+		if !ok {
 			continue
 		}
-		partCtx, stop := context.WithCancelCause(runCtx)
-		mu.Lock()
-		if a.Part <= stoppedPart { // stopped before it was taken
-			mu.Unlock()
-			stop(nil)
-			reply(am, readyReply{Err: fmt.Sprintf("part %d was stopped", a.Part)})
-			continue
-		}
-		part, stopPart = a.Part, stop
-		mu.Unlock()
-		l := &load.Live{}
-		live.Store(l)
-		err := w.runPart(ctx, partCtx, js, sub, am, a, starts, finished, l, lease, &gone, reply, func(v any) []byte { return seal(v) })
-		stop(nil)
-		mu.Lock()
-		part, stopPart = 0, nil
-		mu.Unlock()
+		err := r.runTaken(ctx, partCtx, stop, js, got)
 		if runCtx.Err() != nil {
 			return context.Cause(runCtx)
 		}
 		if err != nil {
-			w.logf("part %d: %v", a.Part, err)
+			w.logf("part %d: %v", got.a.Part, err)
 			if errors.Is(err, ErrStopped) {
 				stopped = err
 			}
 		}
 	}
+}
+
+// workerRun is the state of one worker's run that its message handlers,
+// its lease watch, its heartbeats and its loop over parts share.
+type workerRun struct {
+	w     *Worker
+	k     *keys
+	key   string // the coordinator's public key
+	sub   subjects
+	lease time.Duration
+	// cancel ends the run.
+	cancel context.CancelCauseFunc
+	subs   []*nats.Subscription
+
+	mu          sync.Mutex
+	heard       time.Time
+	part        int                     // the part under way, 0 between parts
+	stopPart    context.CancelCauseFunc // stops it
+	stoppedPart int                     // the highest part stopped
+
+	assigned chan assignment
+	starts   chan startMsg
+	finished chan struct{}
+	gone     atomic.Bool               // the lease ran out
+	live     atomic.Pointer[load.Live] // the part under way's counts
+}
+
+// seal seals v to the coordinator (nil, and a log line, if it cannot).
+func (r *workerRun) seal(v any) []byte {
+	b, err := r.k.seal(v, r.key)
+	if err != nil {
+		r.w.logf("seal: %v", err)
+	}
+	return b
+}
+
+// reply answers m with v, sealed.
+func (r *workerRun) reply(m *nats.Msg, v any) { m.Respond(r.seal(v)) }
+
+// forged logs a message (what) that failed authentication.
+func (r *workerRun) forged(what string, err error) {
+	r.w.logf("%s that failed authentication, ignored (someone else on the bus sends as the coordinator): %v", what, err)
+}
+
+// hear notes that the coordinator was heard now.
+func (r *workerRun) hear() { r.mu.Lock(); r.heard = time.Now(); r.mu.Unlock() }
+
+// subscribe subscribes the run's handlers; the subscriptions made are
+// kept for unsubscribe, even when one fails.
+func (r *workerRun) subscribe() error {
+	w, sub := r.w, r.sub
+	for subj, handle := range map[string]nats.MsgHandler{
+		sub.worker(w.ID, "clock"):  r.onClock,
+		sub.worker(w.ID, "assign"): r.onAssign,
+		sub.worker(w.ID, "start"):  r.onStart,
+		sub.beat():                 func(*nats.Msg) { r.hear() },
+		sub.stop():                 r.onStop,
+		sub.done():                 r.onDone,
+	} {
+		s, err := w.Conn.Subscribe(subj, handle)
+		if err != nil {
+			return fmt.Errorf("fleet: subscribe %s: %w", subj, err)
+		}
+		r.subs = append(r.subs, s)
+	}
+	return nil
+}
+
+// unsubscribe ends the subscriptions subscribe made.
+func (r *workerRun) unsubscribe() {
+	for _, s := range r.subs {
+		s.Unsubscribe()
+	}
+}
+
+// onClock answers a clock request with the worker's clock, read when it came.
+func (r *workerRun) onClock(m *nats.Msg) {
+	now := time.Now()
+	var q clockRequest
+	if err := r.k.open(m.Data, r.key, &q); err != nil {
+		r.forged("a clock request", err)
+		return
+	}
+	r.hear()
+	r.reply(m, clockReply{UnixNs: now.UnixNano()})
+}
+
+// onAssign hands an assignment to the loop over parts, or refuses it while
+// a part is under way.
+func (r *workerRun) onAssign(m *nats.Msg) {
+	var a Assignment
+	if err := r.k.open(m.Data, r.key, &a); err != nil {
+		r.forged("an assignment", err)
+		return
+	}
+	r.hear()
+	r.mu.Lock()
+	busy := r.part != 0
+	r.mu.Unlock()
+	if !busy {
+		select {
+		case r.assigned <- assignment{m, a}:
+			return
+		default:
+		}
+	}
+	r.reply(m, readyReply{Err: "a part is already under way"}) // one part at a time
+}
+
+// onStart hands a part's start to the part waiting at its barrier.
+func (r *workerRun) onStart(m *nats.Msg) {
+	var s startMsg
+	if err := r.k.open(m.Data, r.key, &s); err != nil {
+		r.forged("a start", err)
+		return
+	}
+	r.hear()
+	for { // the newest start replaces one a stopped part never took
+		select {
+		case r.starts <- s:
+			return
+		default:
+			select {
+			case <-r.starts:
+			default:
+			}
+		}
+	}
+}
+
+// onStop stops the run (part 0) or the part named, if it is this worker's.
+func (r *workerRun) onStop(m *nats.Msg) {
+	var s stopMsg
+	if json.Unmarshal(m.Data, &s) != nil || s.Worker != "" && s.Worker != r.w.ID {
+		return // not a stop, or another worker's
+	}
+	err := fmt.Errorf("%w: the coordinator stopped the run: %s", ErrStopped, s.Reason)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stoppedPart = max(r.stoppedPart, s.Part)
+	switch {
+	case s.Part == 0:
+		r.cancel(err)
+	case s.Part == r.part && r.stopPart != nil:
+		r.stopPart(err)
+	}
+}
+
+// onDone notes that the coordinator says the run is done.
+func (r *workerRun) onDone(*nats.Msg) {
+	select {
+	case <-r.finished:
+	default:
+		close(r.finished)
+	}
+}
+
+// watchLease ends the run once nothing is heard from the coordinator for
+// the lease, until done closes.
+func (r *workerRun) watchLease(done <-chan struct{}) {
+	tick := time.NewTicker(r.lease / 20)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			r.mu.Lock()
+			silent := time.Since(r.heard)
+			r.mu.Unlock()
+			if silent > r.lease {
+				r.gone.Store(true)
+				r.cancel(fmt.Errorf("%w: nothing heard from the coordinator for %v (the lease)", ErrStopped, silent.Round(time.Millisecond)))
+				return
+			}
+		}
+	}
+}
+
+// heartbeats sends a heartbeat every beatEvery, with the part under way
+// and its counts, until done closes.
+func (r *workerRun) heartbeats(done <-chan struct{}) {
+	t := time.NewTicker(beatEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			l := r.live.Load()
+			r.mu.Lock()
+			p := r.part
+			r.mu.Unlock()
+			r.w.Conn.Publish(r.sub.worker(r.w.ID, "beat"), r.seal(beat{Part: p, Sent: l.Sent.Load(), OK: l.OK.Load(), Errors: l.Errors.Load()}))
+		}
+	}
+}
+
+// take makes an assignment the part under way, with its context; ok is
+// false, and the coordinator told why, for a malformed part or one stopped
+// before it was taken.
+func (r *workerRun) take(runCtx context.Context, got assignment) (partCtx context.Context, stop context.CancelCauseFunc, ok bool) {
+	am, a := got.m, got.a
+	if a.Part < 1 {
+		r.reply(am, readyReply{Err: fmt.Sprintf("malformed assignment (part %d)", a.Part)})
+		return nil, nil, false
+	}
+	partCtx, stop = context.WithCancelCause(runCtx)
+	r.mu.Lock()
+	if a.Part <= r.stoppedPart { // stopped before it was taken
+		r.mu.Unlock()
+		stop(nil)
+		r.reply(am, readyReply{Err: fmt.Sprintf("part %d was stopped", a.Part)})
+		return nil, nil, false
+	}
+	r.part, r.stopPart = a.Part, stop
+	r.mu.Unlock()
+	return partCtx, stop, true
+}
+
+// runTaken runs the part take took, with counts of its own, and then
+// leaves the worker between parts.
+func (r *workerRun) runTaken(ctx, partCtx context.Context, stop context.CancelCauseFunc, js jetstream.JetStream, got assignment) error {
+	l := &load.Live{}
+	r.live.Store(l)
+	err := r.w.runPart(ctx, partCtx, js, r.sub, got.m, got.a, r.starts, r.finished, l, r.lease, &r.gone, r.reply, r.seal)
+	stop(nil)
+	r.mu.Lock()
+	r.part, r.stopPart = 0, nil
+	r.mu.Unlock()
+	return err
 }
 
 // assignment is an assignment that opened with the coordinator's key, and

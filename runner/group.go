@@ -92,75 +92,20 @@ func (r *runner) startGroup(ctx context.Context, l *live, cpus []int) error {
 		return err
 	}
 	t0 := time.Now()
-	for i, argv := range g.Setup {
-		expanded, err := ge.all(argv)
-		if err != nil {
-			return fmt.Errorf("target %s: setup[%d]: %w", t.Name, i, err)
-		}
-		r.progress("target %s: setup: %s", t.Name, ge.redact(strings.Join(expanded, " ")))
-		spec := target.Spec{Name: "target " + t.Name + ": setup", Dir: workdir, Redact: ge.redact}
-		if err := target.RunOnce(ctx, spec, expanded); err != nil {
-			return err
-		}
+	if err := r.groupSetup(ctx, t, ge, workdir); err != nil {
+		return err
 	}
 	l.nodes, l.res.Nodes = nil, nil
 	for i, m := range g.Members() {
-		e := nodeExpanders[i]
-		n := &node{name: m.Name, role: m.Role, index: m.Index, endpoints: map[string]string{}}
-		for name, ep := range t.Endpoints {
-			v, err := e.expand(ep)
-			if err != nil {
-				return fmt.Errorf("target %s node %s: endpoint %s: %w", t.Name, m.Name, name, err)
-			}
-			n.endpoints[name] = v
-		}
-		if n.metrics, err = e.expand(t.Metrics); err != nil {
-			return fmt.Errorf("target %s node %s: metrics: %w", t.Name, m.Name, err)
-		}
-		spec, err := r.startSpec(e, l.nodeName(n), t.Start)
-		if err != nil {
-			return err
-		}
-		spec.Name = t.Name + "/" + m.Name
-		if t.Start.CPUs == "" {
-			spec.CPUs = cpus
-		}
-		if t.Ready.Log != "" {
-			spec.ReadyLine = regexp.MustCompile(t.Ready.Log) // validated
-		}
-		n.started = spec
-		if m.Index == 0 {
-			r.expanders[t.Name] = e // where the calls go: the first node's
-		}
-		cmd := e.shown(t.Start.Command, spec.Command)
-		l.res.Nodes = append(l.res.Nodes, results.Node{Name: m.Name, Role: m.Role, Index: m.Index, Command: cmd, Endpoints: maps.Clone(n.endpoints)})
-		l.nodes = append(l.nodes, n)
-		if m.Index == 0 {
-			l.node = n
-		}
-		r.progress("%s: starting %s", l.nodeName(n), strings.Join(cmd, " "))
-		if n.proc, err = target.Start(ctx, spec); err != nil {
-			l.res.Nodes[m.Index].Error = err.Error()
+		if err := r.startMember(ctx, l, m, nodeExpanders[i], cpus); err != nil {
 			return err
 		}
 	}
 	l.res.Command = l.res.Nodes[0].Command
 	l.endpoints = l.node.endpoints
-	st := &results.Startup{FirstAnswerNs: -1}
-	for _, n := range l.nodes {
-		ns, err := r.awaitNode(ctx, l, n)
-		if err != nil {
-			l.res.Nodes[n.index].Error = err.Error()
-			return err
-		}
-		l.res.Nodes[n.index].Startup = ns
-		first := int64(n.proc.Started.Add(time.Duration(ns.FirstAnswerNs)).Sub(t0))
-		if st.FirstAnswerNs < 0 || first < st.FirstAnswerNs {
-			st.FirstAnswerNs = first
-		}
-		st.ReadyNs = max(st.ReadyNs, int64(n.proc.Started.Add(time.Duration(ns.ReadyNs)).Sub(t0)))
-		st.CPUNs += ns.CPUNs
-		st.PeakRSSBytes += ns.PeakRSSBytes
+	st, err := r.awaitGroup(ctx, l, t0)
+	if err != nil {
+		return err
 	}
 	if dataDir != "" {
 		disk, err := target.DiskUsage(dataDir)
@@ -173,6 +118,90 @@ func (r *runner) startGroup(ctx context.Context, l *live, cpus []int) error {
 	r.progress("target %s: %d nodes, the first answering after %v, all ready after %v", t.Name, len(l.nodes),
 		time.Duration(st.FirstAnswerNs).Round(time.Millisecond), time.Duration(st.ReadyNs).Round(time.Millisecond))
 	return nil
+}
+
+// groupSetup runs a group's setup commands, expanded by ge, in its work
+// dir.
+func (r *runner) groupSetup(ctx context.Context, t *study.Target, ge *expander, workdir string) error {
+	for i, argv := range t.Group.Setup {
+		expanded, err := ge.all(argv)
+		if err != nil {
+			return fmt.Errorf("target %s: setup[%d]: %w", t.Name, i, err)
+		}
+		r.progress("target %s: setup: %s", t.Name, ge.redact(strings.Join(expanded, " ")))
+		spec := target.Spec{Name: "target " + t.Name + ": setup", Dir: workdir, Redact: ge.redact}
+		if err := target.RunOnce(ctx, spec, expanded); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startMember starts member m of group target l as a node of l, from the
+// target's start expanded by e (with cpus unless it names its own).
+func (r *runner) startMember(ctx context.Context, l *live, m study.Member, e *expander, cpus []int) error {
+	t := l.spec
+	n := &node{name: m.Name, role: m.Role, index: m.Index, endpoints: map[string]string{}}
+	for name, ep := range t.Endpoints {
+		v, err := e.expand(ep)
+		if err != nil {
+			return fmt.Errorf("target %s node %s: endpoint %s: %w", t.Name, m.Name, name, err)
+		}
+		n.endpoints[name] = v
+	}
+	var err error
+	if n.metrics, err = e.expand(t.Metrics); err != nil {
+		return fmt.Errorf("target %s node %s: metrics: %w", t.Name, m.Name, err)
+	}
+	spec, err := r.startSpec(e, l.nodeName(n), t.Start)
+	if err != nil {
+		return err
+	}
+	spec.Name = t.Name + "/" + m.Name
+	if t.Start.CPUs == "" {
+		spec.CPUs = cpus
+	}
+	if t.Ready.Log != "" {
+		spec.ReadyLine = regexp.MustCompile(t.Ready.Log) // validated
+	}
+	n.started = spec
+	if m.Index == 0 {
+		r.expanders[t.Name] = e // where the calls go: the first node's
+	}
+	cmd := e.shown(t.Start.Command, spec.Command)
+	l.res.Nodes = append(l.res.Nodes, results.Node{Name: m.Name, Role: m.Role, Index: m.Index, Command: cmd, Endpoints: maps.Clone(n.endpoints)})
+	l.nodes = append(l.nodes, n)
+	if m.Index == 0 {
+		l.node = n
+	}
+	r.progress("%s: starting %s", l.nodeName(n), strings.Join(cmd, " "))
+	if n.proc, err = target.Start(ctx, spec); err != nil {
+		l.res.Nodes[m.Index].Error = err.Error()
+		return err
+	}
+	return nil
+}
+
+// awaitGroup waits for every node of group target l to be ready and sums
+// up the group's startup, timed from t0.
+func (r *runner) awaitGroup(ctx context.Context, l *live, t0 time.Time) (*results.Startup, error) {
+	st := &results.Startup{FirstAnswerNs: -1}
+	for _, n := range l.nodes {
+		ns, err := r.awaitNode(ctx, l, n)
+		if err != nil {
+			l.res.Nodes[n.index].Error = err.Error()
+			return nil, err
+		}
+		l.res.Nodes[n.index].Startup = ns
+		first := int64(n.proc.Started.Add(time.Duration(ns.FirstAnswerNs)).Sub(t0))
+		if st.FirstAnswerNs < 0 || first < st.FirstAnswerNs {
+			st.FirstAnswerNs = first
+		}
+		st.ReadyNs = max(st.ReadyNs, int64(n.proc.Started.Add(time.Duration(ns.ReadyNs)).Sub(t0)))
+		st.CPUNs += ns.CPUNs
+		st.PeakRSSBytes += ns.PeakRSSBytes
+	}
+	return st, nil
 }
 
 // height asks a node of a group for its height by the group's probe.

@@ -151,25 +151,8 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 	if o.StopGrace <= 0 {
 		o.StopGrace = 5 * time.Second
 	}
-	for _, name := range o.Only {
-		if name == "compat" && s.Compat == nil {
-			return nil, errors.New("--only compat: the study has no compat section")
-		}
-		if name != "startup" && name != "compat" && name != "costs" && !slices.ContainsFunc(s.Scenarios, func(sc study.Scenario) bool { return sc.Name == name }) {
-			return nil, fmt.Errorf("--only %s: no such scenario (startup, compat, costs or a scenario name)", name)
-		}
-	}
-	if o.Fleet != nil {
-		for i := range s.Targets {
-			if s.NeedsLink(&s.Targets[i]) {
-				return nil, fmt.Errorf("target %s: a network path (network:, or a network perturbation) runs on one machine only: drop --workers/--local-workers or the network", s.Targets[i].Name)
-			}
-		}
-		for _, sc := range s.Scenarios {
-			if len(sc.Perturbations) > 0 {
-				return nil, fmt.Errorf("scenario %s: perturbations run on one machine only: drop --workers/--local-workers or the perturbations", sc.Name)
-			}
-		}
+	if err := checkRunOptions(s, o); err != nil {
+		return nil, err
 	}
 	var allowed, given []int // the CPUs tandem may run on; the study's for the generator
 	if o.Pin {
@@ -188,17 +171,7 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 	}
 	o.Out = out
 	stale, staleErr := results.RemoveStaleTemps(out) // of a run killed mid-write
-	// the process's CPU time so far: 0 where the OS does not say
-	cpuBase, _ := host.CPUTime()
-	r := &runner{s: s, o: o, res: results.New(), cpuBase: cpuBase, generatorCores: runtime.NumCPU(), expanders: map[string]*expander{},
-		serviceEndpoints: map[string]map[string]string{}, brokerRTT: map[string]time.Duration{},
-		policy: s.Defaults.Policy()}
-	r.res.Policy = &r.policy
-	r.family = max(Comparisons(s, o), 1)
-	r.alpha = r.policy.Alpha / float64(r.family)
-	if o.Events != nil {
-		r.clock = newProgressClock(NewPlan(s, o), time.Now())
-	}
+	r := newRunner(s, o)
 	if len(stale) > 0 || staleErr != nil {
 		r.progress("removed what a run killed mid-write left in %s: %v %v", out, stale, staleErr)
 	}
@@ -228,12 +201,63 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 	}
 	defer r.stopAll()
 	err = r.run(ctx, targetCPUs)
+	return r.end(ctx, err)
+}
+
+// checkRunOptions refuses options the study cannot run with: an --only
+// that names nothing of it, a fleet for what runs on one machine only.
+func checkRunOptions(s *study.Study, o Options) error {
+	for _, name := range o.Only {
+		if name == "compat" && s.Compat == nil {
+			return errors.New("--only compat: the study has no compat section")
+		}
+		if name != "startup" && name != "compat" && name != "costs" && !slices.ContainsFunc(s.Scenarios, func(sc study.Scenario) bool { return sc.Name == name }) {
+			return fmt.Errorf("--only %s: no such scenario (startup, compat, costs or a scenario name)", name)
+		}
+	}
+	if o.Fleet != nil {
+		for i := range s.Targets {
+			if s.NeedsLink(&s.Targets[i]) {
+				return fmt.Errorf("target %s: a network path (network:, or a network perturbation) runs on one machine only: drop --workers/--local-workers or the network", s.Targets[i].Name)
+			}
+		}
+		for _, sc := range s.Scenarios {
+			if len(sc.Perturbations) > 0 {
+				return fmt.Errorf("scenario %s: perturbations run on one machine only: drop --workers/--local-workers or the perturbations", sc.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// newRunner is the runner of study s with options o: its results begun,
+// its verdict policy and each comparison's false-alarm rate, the clock of
+// its Events.
+func newRunner(s *study.Study, o Options) *runner {
+	// the process's CPU time so far: 0 where the OS does not say
+	cpuBase, _ := host.CPUTime()
+	r := &runner{s: s, o: o, res: results.New(), cpuBase: cpuBase, generatorCores: runtime.NumCPU(), expanders: map[string]*expander{},
+		serviceEndpoints: map[string]map[string]string{}, brokerRTT: map[string]time.Duration{},
+		policy: s.Defaults.Policy()}
+	r.res.Policy = &r.policy
+	r.family = max(Comparisons(s, o), 1)
+	r.alpha = r.policy.Alpha / float64(r.family)
+	if o.Events != nil {
+		r.clock = newProgressClock(NewPlan(s, o), time.Now())
+	}
+	return r
+}
+
+// end ends the run that r.run ended with err: it marks an interrupted run,
+// stops the targets, removes their data unless kept and writes the
+// results; it returns them with every secret hidden, and the run's error.
+func (r *runner) end(ctx context.Context, err error) (*results.Results, error) {
 	if ctx.Err() != nil {
 		r.res.Interrupted = true
 		err = ctx.Err()
 	}
 	r.stopAll()
-	if !o.KeepData {
+	if !r.o.KeepData {
 		r.removeData()
 	}
 	if werr := r.save(); werr != nil && err == nil {

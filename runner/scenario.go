@@ -436,51 +436,118 @@ func headline(s results.Sample, higher bool) float64 {
 
 func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind, out *results.Scenario, parts []*results.Scenario, ls []*live,
 	m measurer, level, rounds int, unit string, bound time.Duration, limit int64) error {
-	higher := sc.Metric == "throughput"
-	checked := func(l *live, s results.Sample, err error) (results.Sample, error) {
-		if err == nil && l.proc != nil {
-			err = exitedDuring(l, s)
-		}
-		return s, err
-	}
-	exec := func(l *live, requests int64, d time.Duration) (results.Sample, error) {
-		s, err := m.measure(ctx, l, requests, d, nil)
-		return checked(l, s, err)
-	}
-	name := sc.Name
+	lv := &levelRun{sc: sc, kind: kind, out: out, parts: parts, m: m, level: level, unit: unit, higher: sc.Metric == "throughput", name: sc.Name}
 	if level > 0 { // a closed loop's
-		name = fmt.Sprintf("%s c=%d", sc.Name, level)
+		lv.name = fmt.Sprintf("%s c=%d", sc.Name, level)
 	}
 	// Warm-up, discarded.
-	for _, l := range ls {
-		if kind == study.KindDrain {
-			r.progressEvent(Event{Target: l.spec.Name}, "%s: warm-up on %s (%d messages)", name, l.spec.Name, drainWarmup)
-		} else {
-			r.progressEvent(Event{Target: l.spec.Name}, "%s: warm-up on %s (%v)", name, l.spec.Name, r.s.Defaults.Warmup)
+	if err := r.warmUp(ctx, lv, ls); err != nil {
+		return err
+	}
+	ls = slices.DeleteFunc(slices.Clone(ls), func(l *live) bool { return l.err != nil })
+	requests, bound, err := r.levelRequests(ctx, lv, ls, bound, limit)
+	if err != nil {
+		return err
+	}
+	out.Requests, out.DurationNs = requests, int64(bound)
+	rounds, adaptive, plan := r.levelPlan(sc, ls, rounds)
+	started, done := time.Now(), 0
+	for round := 1; round <= rounds; round++ {
+		if err := r.levelRound(ctx, lv, ls, round, rounds, requests, bound); err != nil {
+			return err
 		}
-		s, err := m.warm(ctx, l, r.s.Defaults.Warmup)
-		if _, err := checked(l, s, err); err != nil {
+		done = round
+		if adaptive && r.decided(sc, out, ls, level, plan, round, lv.name) {
+			break
+		}
+		if adaptive && round < rounds {
+			// another round would take about as long as the average one
+			if spent := time.Since(started); spent+spent/time.Duration(round) > r.s.Defaults.MaxTime {
+				r.progress("%s: the budget (max_time %s) is spent after %d rounds", lv.name, roundEstimate(r.s.Defaults.MaxTime), round)
+				break
+			}
+		}
+	}
+	design := stats.Design{Paired: true, Alpha: r.alpha, Looks: stats.Final(plan, done)}
+	r.summarize(sc, out, ls, level, design)
+	r.judgeParts(parts, out, ls, level, design)
+	r.send(Event{Line: lv.name + ": done", Done: out, Level: level})
+	for _, p := range parts {
+		r.send(Event{Line: p.Name + ": done", Done: p, Level: level})
+	}
+	return r.save()
+}
+
+// levelRun is what the phases of one level of a scenario share.
+type levelRun struct {
+	sc     *study.Scenario
+	kind   study.Kind
+	out    *results.Scenario
+	parts  []*results.Scenario
+	m      measurer
+	level  int
+	unit   string
+	name   string // the level's name in progress lines
+	higher bool   // the metric is throughput: higher is better
+}
+
+// checkedRun is a run's sample and error, with the error of a started
+// target that exited during it if the run had none.
+func checkedRun(l *live, s results.Sample, err error) (results.Sample, error) {
+	if err == nil && l.proc != nil {
+		err = exitedDuring(l, s)
+	}
+	return s, err
+}
+
+// warmUp runs the level's discarded warm-up on each target; a target that
+// fails it is failed.
+func (r *runner) warmUp(ctx context.Context, lv *levelRun, ls []*live) error {
+	for _, l := range ls {
+		if lv.kind == study.KindDrain {
+			r.progressEvent(Event{Target: l.spec.Name}, "%s: warm-up on %s (%d messages)", lv.name, l.spec.Name, drainWarmup)
+		} else {
+			r.progressEvent(Event{Target: l.spec.Name}, "%s: warm-up on %s (%v)", lv.name, l.spec.Name, r.s.Defaults.Warmup)
+		}
+		s, err := lv.m.warm(ctx, l, r.s.Defaults.Warmup)
+		if _, err := checkedRun(l, s, err); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			r.fail(l, fmt.Errorf("scenario %s: warm-up on %s: %w", sc.Name, l.spec.Name, err))
+			r.fail(l, fmt.Errorf("scenario %s: warm-up on %s: %w", lv.sc.Name, l.spec.Name, err))
 		}
 	}
-	ls = slices.DeleteFunc(slices.Clone(ls), func(l *live) bool { return l.err != nil })
+	return nil
+}
+
+// levelRequests is how many requests, within what bound, each of the
+// level's runs makes: the scenario's, a recording's one pass, or
+// calibrated; capped at limit.
+func (r *runner) levelRequests(ctx context.Context, lv *levelRun, ls []*live, bound time.Duration, limit int64) (int64, time.Duration, error) {
+	sc := lv.sc
+	exec := func(l *live, requests int64, d time.Duration) (results.Sample, error) {
+		s, err := lv.m.measure(ctx, l, requests, d, nil)
+		return checkedRun(l, s, err)
+	}
 	requests := sc.Requests
 	if sc.Replay != nil && requests == 0 && bound == 0 {
 		requests = limit // a closed loop's one pass of the recording, not calibrated
 	}
-	if counted(kind, sc) && requests == 0 && bound == 0 {
+	if counted(lv.kind, sc) && requests == 0 && bound == 0 {
 		var err error
-		if requests, err = r.calibrate(ctx, sc, kind, ls, level, exec); err != nil {
-			return err
+		if requests, err = r.calibrate(ctx, sc, lv.kind, ls, lv.level, exec); err != nil {
+			return 0, 0, err
 		}
 		bound = 3 * r.s.Defaults.MinDuration
-		r.progress("%s: calibrated to %d requests per run", name, requests)
+		r.progress("%s: calibrated to %d requests per run", lv.name, requests)
 	}
 	requests = capRequests(requests, limit) // as the measurer holds every run
-	out.Requests, out.DurationNs = requests, int64(bound)
+	return requests, bound, nil
+}
+
+// levelPlan is the level's rounds, whether it stops adaptively and the
+// looks at which it may.
+func (r *runner) levelPlan(sc *study.Scenario, ls []*live, rounds int) (int, bool, []stats.Look) {
 	adaptive := sc.Adaptive && r.o.Rounds == 0
 	plan := []stats.Look{{Rounds: rounds, Share: 1}}
 	if adaptive {
@@ -490,80 +557,76 @@ func (r *runner) level(ctx context.Context, sc *study.Scenario, kind study.Kind,
 		}
 		plan = stats.Schedule(r.alpha, rounds)
 	}
-	started, done := time.Now(), 0
-	for round := 1; round <= rounds; round++ {
-		order := roundOrder(ls, r.s.Defaults.Order, r.s.Seed, sc.Name, level, round)
-		for i, l := range order {
-			if l.err != nil {
-				continue
-			}
-			r.send(Event{Status: true, Target: l.spec.Name, Round: round, Rounds: rounds})
-			cpu0, _ := host.CPUTime() // 0 where the OS does not say
-			t0 := time.Now()
-			s, events, err := r.perturbed(ctx, sc, m, l, requests, bound)
-			if err == nil && l.proc != nil && len(events) == 0 {
-				err = exitedDuring(l, s)
-			} else if err == nil && l.proc != nil {
-				err = exitedNow(l) // the perturbations' own errors are not an exit
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			cpu1, _ := host.CPUTime()
-			cpu := int64(cpu1 - cpu0)
-			rd := results.Round{Round: round, Order: i + 1, Target: l.spec.Name, Concurrency: level, Sample: s, Headline: headline(s, higher),
-				GeneratorCPUNs: cpu, GeneratorCPUUse: float64(cpu) / float64(time.Since(t0)) / r.generatorCapacity(s.Engine),
-				Perturbations: events}
-			if s.EngineCPUNs > 0 && s.DurationNs > 0 { // the event loop's thread: the generator itself
-				rd.GeneratorCPUUse = float64(s.EngineCPUNs) / float64(s.DurationNs)
-			}
-			if sc.Metric == "recovery" {
-				rd.Headline = recoveryHeadline(events)
-			}
-			if s.Fleet != nil { // the generator is the workers: as busy as the busiest
-				rd.GeneratorCPUUse = fleetCPUUse(s.Fleet, time.Duration(s.DurationNs))
-			}
-			if err != nil {
-				rd.Failed, rd.Error, rd.Headline = true, err.Error(), 0
-				var exit *target.ExitError
-				if errors.As(err, &exit) {
-					r.fail(l, err)
-				}
-			}
-			if math.IsNaN(rd.Headline) {
-				rd.Failed, rd.Error, rd.Headline = true, "no successful "+unit, 0
-			}
-			if rd.Errors == nil {
-				rd.Errors = map[string]int64{}
-			}
-			partRounds(rd, parts)
-			rd.Parts = nil // recorded in the parts' scenarios
-			out.Rounds = append(out.Rounds, rd)
-			r.progressEvent(Event{Target: l.spec.Name, Round: round, Rounds: rounds}, "%s round %d/%d %s: %s", name, round, rounds, l.spec.Name, describeRound(rd))
-			if err := r.save(); err != nil {
-				return err
-			}
+	return rounds, adaptive, plan
+}
+
+// levelRound runs one round of the level on each target not failed, in
+// the round's order, recording and saving each as it ends.
+func (r *runner) levelRound(ctx context.Context, lv *levelRun, ls []*live, round, rounds int, requests int64, bound time.Duration) error {
+	order := roundOrder(ls, r.s.Defaults.Order, r.s.Seed, lv.sc.Name, lv.level, round)
+	for i, l := range order {
+		if l.err != nil {
+			continue
 		}
-		done = round
-		if adaptive && r.decided(sc, out, ls, level, plan, round, name) {
-			break
+		r.send(Event{Status: true, Target: l.spec.Name, Round: round, Rounds: rounds})
+		rd, err := r.measureRound(ctx, lv, l, round, i, requests, bound)
+		if err != nil {
+			return err
 		}
-		if adaptive && round < rounds {
-			// another round would take about as long as the average one
-			if spent := time.Since(started); spent+spent/time.Duration(round) > r.s.Defaults.MaxTime {
-				r.progress("%s: the budget (max_time %s) is spent after %d rounds", name, roundEstimate(r.s.Defaults.MaxTime), round)
-				break
-			}
+		partRounds(rd, lv.parts)
+		rd.Parts = nil // recorded in the parts' scenarios
+		lv.out.Rounds = append(lv.out.Rounds, rd)
+		r.progressEvent(Event{Target: l.spec.Name, Round: round, Rounds: rounds}, "%s round %d/%d %s: %s", lv.name, round, rounds, l.spec.Name, describeRound(rd))
+		if err := r.save(); err != nil {
+			return err
 		}
 	}
-	design := stats.Design{Paired: true, Alpha: r.alpha, Looks: stats.Final(plan, done)}
-	r.summarize(sc, out, ls, level, design)
-	r.judgeParts(parts, out, ls, level, design)
-	r.send(Event{Line: name + ": done", Done: out, Level: level})
-	for _, p := range parts {
-		r.send(Event{Line: p.Name + ": done", Done: p, Level: level})
+	return nil
+}
+
+// measureRound runs target l's round (the i-th in the round's order), with
+// its perturbations, and makes its record: a failed run is a failed round
+// (and a target that exited is failed); only ctx's end is an error.
+func (r *runner) measureRound(ctx context.Context, lv *levelRun, l *live, round, i int, requests int64, bound time.Duration) (results.Round, error) {
+	cpu0, _ := host.CPUTime() // 0 where the OS does not say
+	t0 := time.Now()
+	s, events, err := r.perturbed(ctx, lv.sc, lv.m, l, requests, bound)
+	if err == nil && l.proc != nil && len(events) == 0 {
+		err = exitedDuring(l, s)
+	} else if err == nil && l.proc != nil {
+		err = exitedNow(l) // the perturbations' own errors are not an exit
 	}
-	return r.save()
+	if ctx.Err() != nil {
+		return results.Round{}, ctx.Err()
+	}
+	cpu1, _ := host.CPUTime()
+	cpu := int64(cpu1 - cpu0)
+	rd := results.Round{Round: round, Order: i + 1, Target: l.spec.Name, Concurrency: lv.level, Sample: s, Headline: headline(s, lv.higher),
+		GeneratorCPUNs: cpu, GeneratorCPUUse: float64(cpu) / float64(time.Since(t0)) / r.generatorCapacity(s.Engine),
+		Perturbations: events}
+	if s.EngineCPUNs > 0 && s.DurationNs > 0 { // the event loop's thread: the generator itself
+		rd.GeneratorCPUUse = float64(s.EngineCPUNs) / float64(s.DurationNs)
+	}
+	if lv.sc.Metric == "recovery" {
+		rd.Headline = recoveryHeadline(events)
+	}
+	if s.Fleet != nil { // the generator is the workers: as busy as the busiest
+		rd.GeneratorCPUUse = fleetCPUUse(s.Fleet, time.Duration(s.DurationNs))
+	}
+	if err != nil {
+		rd.Failed, rd.Error, rd.Headline = true, err.Error(), 0
+		var exit *target.ExitError
+		if errors.As(err, &exit) {
+			r.fail(l, err)
+		}
+	}
+	if math.IsNaN(rd.Headline) {
+		rd.Failed, rd.Error, rd.Headline = true, "no successful "+lv.unit, 0
+	}
+	if rd.Errors == nil {
+		rd.Errors = map[string]int64{}
+	}
+	return rd, nil
 }
 
 // judged reports whether a scenario's level has a comparison to judge:

@@ -369,12 +369,7 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 	// Both loads send for T − 1 s and leave the last second for the
 	// answers (a batched cell's last batch never goes).
 	sending := sw.Duration - time.Second
-	switch sw.Load {
-	case study.SweepOpen:
-		c.Expected = load.Constant{Rate: rate * float64(conns), Duration: sending}.Arrivals()
-	default:
-		c.Expected = load.Batched{Connections: conns, PerPeriod: int(math.Round(rate)), Period: time.Second, Duration: sw.Duration - time.Second}.Expected()
-	}
+	c.Expected = cellExpected(sw, conns, rate, sending)
 	fail := func(err error) results.Cell {
 		c.Error, c.Saturated = err.Error(), true
 		c.EndUnixNs = time.Now().UnixNano()
@@ -406,18 +401,7 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 	drain := sw.Duration - sending
 	win := load.NewWindow(sending, windowParts, timelineStep, sw.Duration)
 	start := time.Now()
-	s, events, err := r.underPerturbations(ctx, sc.Perturbations, l, sending, func(live *load.Live) (results.Sample, error) {
-		if live == nil {
-			live = &load.Live{}
-		}
-		live.Window = win
-		if sw.Load == study.SweepOpen {
-			return load.Spec{Kind: load.KindOpen, Schedule: load.Constant{Rate: rate * float64(conns), Duration: sending}, Connections: conns,
-				Duration: sending, Timeout: r.s.Defaults.Timeout, Drain: drain, Live: live}.Run(ctx, caller)
-		}
-		return load.Spec{Kind: load.KindBatched, Connections: conns, PerPeriod: int(math.Round(rate)), Period: time.Second,
-			Duration: sending, Timeout: r.s.Defaults.Timeout, Drain: drain, Live: live}.Run(ctx, caller)
-	})
+	s, events, err := r.cellLoad(ctx, sc, l, caller, conns, rate, sending, drain, win)
 	c.Perturbations = events
 	c.Dropped = s.Dropped + s.Unfinished // not sent, or not waited for past the end
 	switch {
@@ -446,21 +430,8 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 	c.EndUnixNs = time.Now().UnixNano()
 	switch sw.Confirm {
 	case study.ConfirmCometBFT:
-		conf, err := node.Confirm(ctx, id, from, sw.Drain, hdr.New)
-		if err != nil {
+		if err := confirmInBlocks(ctx, &c, node, id, from, sw); err != nil {
 			return fail(fmt.Errorf("confirm: %w", err))
-		}
-		if !conf.Drained {
-			c.Error = fmt.Sprintf("the mempool did not empty within %s", sw.Drain)
-		}
-		c.Confirmed, c.Duplicates, c.NegativeLatencies = conf.Confirmed, conf.Duplicates, conf.Negative
-		c.LatencyNs = hdr.Distribution(conf.Latency)
-		c.LatencyNs.Mean = max(0, float64(conf.Mean))
-		if !conf.First.IsZero() {
-			c.ProcessedFirstUnixNs, c.ProcessedLastUnixNs = conf.First.UnixNano(), conf.Last.UnixNano()
-		}
-		for _, b := range conf.Blocks {
-			c.Blocks = append(c.Blocks, results.BlockPoint{Height: b.Height, TimeUnixNs: b.Time.UnixNano(), Txs: b.Txs, MeanLatencyNs: int64(b.Mean)})
 		}
 	default:
 		answered(&c, win, sending, drain)
@@ -471,6 +442,59 @@ func (r *runner) cell(ctx context.Context, sc *study.Scenario, l *live, conns in
 	}
 	c.Saturated = saturated(sw, &c)
 	return c
+}
+
+// cellExpected is what a cell's target processes if it keeps up, its
+// load sending for sending.
+func cellExpected(sw *study.Sweep, conns int, rate float64, sending time.Duration) int64 {
+	switch sw.Load {
+	case study.SweepOpen:
+		return load.Constant{Rate: rate * float64(conns), Duration: sending}.Arrivals()
+	default:
+		return load.Batched{Connections: conns, PerPeriod: int(math.Round(rate)), Period: time.Second, Duration: sw.Duration - time.Second}.Expected()
+	}
+}
+
+// cellLoad runs a cell's load on l under the scenario's perturbations:
+// open or batched, sending for sending and waiting drain for the answers,
+// which win counts.
+func (r *runner) cellLoad(ctx context.Context, sc *study.Scenario, l *live, caller driver.Caller, conns int, rate float64,
+	sending, drain time.Duration, win *load.Window) (results.Sample, []results.Perturbation, error) {
+	sw := sc.Sweep
+	return r.underPerturbations(ctx, sc.Perturbations, l, sending, func(live *load.Live) (results.Sample, error) {
+		if live == nil {
+			live = &load.Live{}
+		}
+		live.Window = win
+		if sw.Load == study.SweepOpen {
+			return load.Spec{Kind: load.KindOpen, Schedule: load.Constant{Rate: rate * float64(conns), Duration: sending}, Connections: conns,
+				Duration: sending, Timeout: r.s.Defaults.Timeout, Drain: drain, Live: live}.Run(ctx, caller)
+		}
+		return load.Spec{Kind: load.KindBatched, Connections: conns, PerPeriod: int(math.Round(rate)), Period: time.Second,
+			Duration: sending, Timeout: r.s.Defaults.Timeout, Drain: drain, Live: live}.Run(ctx, caller)
+	})
+}
+
+// confirmInBlocks confirms a cell's transactions (run id) in the node's
+// blocks from height from on, and records in c what the blocks show.
+func confirmInBlocks(ctx context.Context, c *results.Cell, node *comet.Node, id [16]byte, from int64, sw *study.Sweep) error {
+	conf, err := node.Confirm(ctx, id, from, sw.Drain, hdr.New)
+	if err != nil {
+		return err
+	}
+	if !conf.Drained {
+		c.Error = fmt.Sprintf("the mempool did not empty within %s", sw.Drain)
+	}
+	c.Confirmed, c.Duplicates, c.NegativeLatencies = conf.Confirmed, conf.Duplicates, conf.Negative
+	c.LatencyNs = hdr.Distribution(conf.Latency)
+	c.LatencyNs.Mean = max(0, float64(conf.Mean))
+	if !conf.First.IsZero() {
+		c.ProcessedFirstUnixNs, c.ProcessedLastUnixNs = conf.First.UnixNano(), conf.Last.UnixNano()
+	}
+	for _, b := range conf.Blocks {
+		c.Blocks = append(c.Blocks, results.BlockPoint{Height: b.Height, TimeUnixNs: b.Time.UnixNano(), Txs: b.Txs, MeanLatencyNs: int64(b.Mean)})
+	}
+	return nil
 }
 
 // cellMetrics derives a cell's figures from its target's metrics: over the

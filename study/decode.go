@@ -170,51 +170,10 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	d.pos[path] = Pos{n.Line, n.Column}
-	t := v.Type()
-	switch {
-	case t == valueType:
-		v.Set(reflect.ValueOf(Value{V: d.free(n, path), Pos: Pos{n.Line, n.Column}, set: true}))
+	if d.decodeSpecial(n, v, path) {
 		return
-	case t == durationType:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-			d.errorf(n, path, "a duration such as 500ms, 5s or 2m", "got %s", describe(n))
-			return
-		}
-		dur, err := time.ParseDuration(n.Value)
-		if err != nil || dur < 0 {
-			d.errorf(n, path, "a duration such as 500ms, 5s or 2m", "bad duration %q", n.Value)
-			return
-		}
-		v.SetInt(int64(dur))
-		return
-	case t == recordingType && n.Kind == yaml.ScalarNode: // a file name alone
-		var file string
-		before := len(d.errs)
-		d.decode(n, reflect.ValueOf(&file).Elem(), path)
-		switch {
-		case len(d.errs) > before:
-		case strings.TrimSpace(file) == "":
-			d.errorf(n, path, "a recording's file, relative to the study file", "no file")
-		default:
-			v.Set(reflect.ValueOf(Recording{File: file}))
-		}
-		return
-	case t == intListType:
-		if n.Kind == yaml.ScalarNode {
-			var one int
-			before := len(d.errs)
-			d.decode(n, reflect.ValueOf(&one).Elem(), path)
-			if len(d.errs) > before {
-				return // one mistake, one message
-			}
-			if one <= 0 {
-				d.errorf(n, path, "a positive integer or a list of them", "got %s", describe(n))
-				return
-			}
-			v.Set(reflect.ValueOf(IntList{one}))
-			return
-		}
 	}
+	t := v.Type()
 	switch t.Kind() {
 	case reflect.Pointer:
 		if n.Tag == "!!null" {
@@ -226,41 +185,112 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	case reflect.Struct:
 		d.decodeStruct(n, v, path)
 	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			d.errorf(n, path, "a mapping", "got %s", describe(n))
-			return
-		}
-		m := reflect.MakeMap(t)
-		seen := map[string]bool{}
-		for i := 0; i+1 < len(n.Content) && !d.stop(); i += 2 {
-			k, val := resolve(n.Content[i]), n.Content[i+1]
-			if k.Kind != yaml.ScalarNode {
-				d.errorf(k, path, "a string key", "got %s", describe(k))
-				continue
-			}
-			if seen[k.Value] {
-				d.errorf(k, join(path, k.Value), "each key once", "duplicate key %q", k.Value)
-				continue
-			}
-			seen[k.Value] = true
-			e := reflect.New(t.Elem()).Elem()
-			d.decode(val, e, join(path, k.Value))
-			m.SetMapIndex(reflect.ValueOf(k.Value), e)
-		}
-		v.Set(m)
+		d.decodeMap(n, v, path)
 	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			d.errorf(n, path, "a list", "got %s", describe(n))
-			return
+		d.decodeSlice(n, v, path)
+	default:
+		d.decodeScalar(n, v, path)
+	}
+}
+
+// decodeSpecial decodes the types with a YAML form of their own (Value,
+// durations, a recording or an IntList written as a scalar) and says
+// whether v was one.
+func (d *decoder) decodeSpecial(n *yaml.Node, v reflect.Value, path string) bool {
+	t := v.Type()
+	switch {
+	case t == valueType:
+		v.Set(reflect.ValueOf(Value{V: d.free(n, path), Pos: Pos{n.Line, n.Column}, set: true}))
+		return true
+	case t == durationType:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+			d.errorf(n, path, "a duration such as 500ms, 5s or 2m", "got %s", describe(n))
+			return true
 		}
-		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
-		for i, c := range n.Content {
-			if d.stop() {
-				break
+		dur, err := time.ParseDuration(n.Value)
+		if err != nil || dur < 0 {
+			d.errorf(n, path, "a duration such as 500ms, 5s or 2m", "bad duration %q", n.Value)
+			return true
+		}
+		v.SetInt(int64(dur))
+		return true
+	case t == recordingType && n.Kind == yaml.ScalarNode: // a file name alone
+		var file string
+		before := len(d.errs)
+		d.decode(n, reflect.ValueOf(&file).Elem(), path)
+		switch {
+		case len(d.errs) > before:
+		case strings.TrimSpace(file) == "":
+			d.errorf(n, path, "a recording's file, relative to the study file", "no file")
+		default:
+			v.Set(reflect.ValueOf(Recording{File: file}))
+		}
+		return true
+	case t == intListType:
+		if n.Kind == yaml.ScalarNode {
+			var one int
+			before := len(d.errs)
+			d.decode(n, reflect.ValueOf(&one).Elem(), path)
+			if len(d.errs) > before {
+				return true // one mistake, one message
 			}
-			d.decode(c, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
+			if one <= 0 {
+				d.errorf(n, path, "a positive integer or a list of them", "got %s", describe(n))
+				return true
+			}
+			v.Set(reflect.ValueOf(IntList{one}))
+			return true
 		}
-		v.Set(s)
+	}
+	return false
+}
+
+// decodeMap decodes a mapping into the map v, each key once.
+func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string) {
+	t := v.Type()
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "a mapping", "got %s", describe(n))
+		return
+	}
+	m := reflect.MakeMap(t)
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content) && !d.stop(); i += 2 {
+		k, val := resolve(n.Content[i]), n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			d.errorf(k, path, "a string key", "got %s", describe(k))
+			continue
+		}
+		if seen[k.Value] {
+			d.errorf(k, join(path, k.Value), "each key once", "duplicate key %q", k.Value)
+			continue
+		}
+		seen[k.Value] = true
+		e := reflect.New(t.Elem()).Elem()
+		d.decode(val, e, join(path, k.Value))
+		m.SetMapIndex(reflect.ValueOf(k.Value), e)
+	}
+	v.Set(m)
+}
+
+// decodeSlice decodes a list into the slice v.
+func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, path, "a list", "got %s", describe(n))
+		return
+	}
+	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, c := range n.Content {
+		if d.stop() {
+			break
+		}
+		d.decode(c, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
+	}
+	v.Set(s)
+}
+
+// decodeScalar decodes a string, a boolean or a non-negative number into v.
+func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path string) {
+	switch t := v.Type(); t.Kind() {
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" || n.Tag == "!!bool" {
 			d.errorf(n, path, "a string", "got %s", describe(n))

@@ -146,6 +146,30 @@ func (s *Study) setDefaults() {
 	if s.Baseline == "" {
 		s.Baseline = s.Targets[0].Name
 	}
+	adaptive := s.setDefaultsBlock()
+	s.setPolicyDefaults()
+	for i := range s.Targets {
+		if s.Targets[i].Ready.Timeout == 0 {
+			s.Targets[i].Ready.Timeout = DefaultReadyTimeout
+		}
+	}
+	for i := range s.Services {
+		if s.Services[i].Ready.Timeout == 0 {
+			s.Services[i].Ready.Timeout = DefaultReadyTimeout
+		}
+	}
+	for i := range s.Scenarios {
+		s.setScenarioDefaults(&s.Scenarios[i], adaptive)
+	}
+	if s.Compat != nil && s.Compat.Reference == "" {
+		s.Compat.Reference = s.Baseline
+	}
+}
+
+// setDefaultsBlock fills the defaults block's unset settings (but the
+// policy's) and says whether a scenario without rounds of its own stops
+// adaptively.
+func (s *Study) setDefaultsBlock() (adaptive bool) {
 	d := &s.Defaults
 	if d.Rule == "" {
 		d.Rule = string(stats.RuleShift)
@@ -159,7 +183,7 @@ func (s *Study) setDefaults() {
 	if d.MaxTime == 0 {
 		d.MaxTime = DefaultMaxTime
 	}
-	adaptive := d.Rounds == 0 && d.Rule == string(stats.RuleShift)
+	adaptive = d.Rounds == 0 && d.Rule == string(stats.RuleShift)
 	if d.Rounds == 0 {
 		d.Rounds = DefaultRounds
 	}
@@ -178,6 +202,13 @@ func (s *Study) setDefaults() {
 	if d.Order == "" {
 		d.Order = "alternate"
 	}
+	return adaptive
+}
+
+// setPolicyDefaults fills the verdict policy's thresholds the defaults
+// block leaves out.
+func (s *Study) setPolicyDefaults() {
+	d := &s.Defaults
 	// the verdict policy's thresholds: 0 is a setting (strict), so only
 	// an absent key takes the default
 	def := stats.DefaultPolicy()
@@ -191,59 +222,49 @@ func (s *Study) setDefaults() {
 			*f.v = 100 * f.def
 		}
 	}
-	for i := range s.Targets {
-		if s.Targets[i].Ready.Timeout == 0 {
-			s.Targets[i].Ready.Timeout = DefaultReadyTimeout
-		}
-	}
-	for i := range s.Services {
-		if s.Services[i].Ready.Timeout == 0 {
-			s.Services[i].Ready.Timeout = DefaultReadyTimeout
-		}
-	}
-	for i := range s.Scenarios {
-		sc := &s.Scenarios[i]
-		if sc.Rounds == 0 {
-			sc.Rounds = d.Rounds
-			sc.Adaptive = adaptive && sc.Sweep == nil
-			if sc.Adaptive {
-				sc.Rounds = d.MaxRounds
-			}
-			if sc.Sweep != nil {
-				sc.Rounds = 1 // a grid runs once unless its scenario says otherwise
-			}
-		}
-		if len(sc.Targets) == 0 {
-			for _, t := range s.Targets {
-				sc.Targets = append(sc.Targets, t.Name)
-			}
-		}
-		if sc.Metric == "" {
-			sc.Metric = "latency"
-			if s.Kind(sc) == KindDrain {
-				sc.Metric = "throughput"
-			}
-		}
-		if rp := sc.Replay; rp != nil && rp.Speed == 0 {
-			rp.Speed = 1
-		}
-		for k := range sc.Calls {
-			if sc.Calls[k].Weight == 0 {
-				sc.Calls[k].Weight = 1
-			}
-		}
-		if sc.Model() != KindClosed && sc.Load.Connections == 0 {
-			sc.Load.Connections = 1
-		}
-		if b := sc.Load.Batch; b != nil && b.Period == 0 {
-			b.Period = time.Second
+}
+
+// setScenarioDefaults fills a scenario's unset settings from the defaults
+// block (adaptive: as setDefaultsBlock said) and the study.
+func (s *Study) setScenarioDefaults(sc *Scenario, adaptive bool) {
+	d := &s.Defaults
+	if sc.Rounds == 0 {
+		sc.Rounds = d.Rounds
+		sc.Adaptive = adaptive && sc.Sweep == nil
+		if sc.Adaptive {
+			sc.Rounds = d.MaxRounds
 		}
 		if sc.Sweep != nil {
-			sc.Sweep.setDefaults()
+			sc.Rounds = 1 // a grid runs once unless its scenario says otherwise
 		}
 	}
-	if s.Compat != nil && s.Compat.Reference == "" {
-		s.Compat.Reference = s.Baseline
+	if len(sc.Targets) == 0 {
+		for _, t := range s.Targets {
+			sc.Targets = append(sc.Targets, t.Name)
+		}
+	}
+	if sc.Metric == "" {
+		sc.Metric = "latency"
+		if s.Kind(sc) == KindDrain {
+			sc.Metric = "throughput"
+		}
+	}
+	if rp := sc.Replay; rp != nil && rp.Speed == 0 {
+		rp.Speed = 1
+	}
+	for k := range sc.Calls {
+		if sc.Calls[k].Weight == 0 {
+			sc.Calls[k].Weight = 1
+		}
+	}
+	if sc.Model() != KindClosed && sc.Load.Connections == 0 {
+		sc.Load.Connections = 1
+	}
+	if b := sc.Load.Batch; b != nil && b.Period == 0 {
+		b.Period = time.Second
+	}
+	if sc.Sweep != nil {
+		sc.Sweep.setDefaults()
 	}
 }
 

@@ -102,16 +102,60 @@ func (v *validator) check() {
 		v.targetRef("baseline", s.Baseline)
 	}
 	if len(s.AA) > 0 {
-		switch {
-		case len(s.AA) != 2:
-			v.errorf("aa", "two different targets that run the same build", "aa names %d targets", len(s.AA))
-		case s.AA[0] == s.AA[1]:
-			v.errorf("aa", "two different targets that run the same build", "aa names %s twice", s.AA[0])
-		}
-		for i, name := range s.AA {
-			v.targetRef(fmt.Sprintf("aa[%d]", i), name)
-		}
+		v.aa()
 	}
+	v.defaults()
+	v.captured = flowCaptures(s)
+	for _, name := range slices.Sorted(maps.Keys(s.Calls)) {
+		v.call(name, s.Calls[name])
+	}
+	for i := range s.Targets {
+		v.target(fmt.Sprintf("targets[%d]", i), &s.Targets[i])
+	}
+	if s.Startup != nil && s.Startup.Runs < 1 {
+		v.errorf("startup.runs", "at least 1", "runs is %d", s.Startup.Runs)
+	}
+	for i := range s.Scenarios {
+		v.scenario(fmt.Sprintf("scenarios[%d]", i), &s.Scenarios[i])
+	}
+	if c := s.Compat; c != nil {
+		v.compat(c)
+	}
+	if m := s.Metrics; m != nil && m.Prometheus != "" {
+		if !strings.HasPrefix(m.Prometheus, "http://") && !strings.HasPrefix(m.Prometheus, "https://") && !strings.HasPrefix(m.Prometheus, "${env.") {
+			v.errorf("metrics.prometheus", "a Prometheus server's http:// or https:// URL", "url %q", m.Prometheus)
+		}
+		v.envOnly("metrics.prometheus", m.Prometheus)
+	}
+	v.costs()
+	if m := s.Metrics; m != nil && m.Interval < 0 {
+		v.errorf("metrics.interval", "a positive duration", "interval %s", m.Interval)
+	}
+	v.settings()
+	resolved := map[string]bool{}
+	for _, st := range s.envSettings() {
+		resolved[st.path] = true
+	}
+	v.envElsewhere(v.strs, resolved)
+}
+
+// aa checks the A/A pair: two different targets, each one of the study's.
+func (v *validator) aa() {
+	s := v.s
+	switch {
+	case len(s.AA) != 2:
+		v.errorf("aa", "two different targets that run the same build", "aa names %d targets", len(s.AA))
+	case s.AA[0] == s.AA[1]:
+		v.errorf("aa", "two different targets that run the same build", "aa names %s twice", s.AA[0])
+	}
+	for i, name := range s.AA {
+		v.targetRef(fmt.Sprintf("aa[%d]", i), name)
+	}
+}
+
+// defaults checks the defaults block's settings.
+func (v *validator) defaults() {
+	s := v.s
 	for _, f := range []struct {
 		key string
 		v   float64
@@ -145,28 +189,11 @@ func (v *validator) check() {
 			v.errorf("defaults.client_bound", "a percentage above 0, at most 100", "client bound %v", c)
 		}
 	}
-	v.captured = flowCaptures(s)
-	for _, name := range slices.Sorted(maps.Keys(s.Calls)) {
-		v.call(name, s.Calls[name])
-	}
-	for i := range s.Targets {
-		v.target(fmt.Sprintf("targets[%d]", i), &s.Targets[i])
-	}
-	if s.Startup != nil && s.Startup.Runs < 1 {
-		v.errorf("startup.runs", "at least 1", "runs is %d", s.Startup.Runs)
-	}
-	for i := range s.Scenarios {
-		v.scenario(fmt.Sprintf("scenarios[%d]", i), &s.Scenarios[i])
-	}
-	if c := s.Compat; c != nil {
-		v.compat(c)
-	}
-	if m := s.Metrics; m != nil && m.Prometheus != "" {
-		if !strings.HasPrefix(m.Prometheus, "http://") && !strings.HasPrefix(m.Prometheus, "https://") && !strings.HasPrefix(m.Prometheus, "${env.") {
-			v.errorf("metrics.prometheus", "a Prometheus server's http:// or https:// URL", "url %q", m.Prometheus)
-		}
-		v.envOnly("metrics.prometheus", m.Prometheus)
-	}
+}
+
+// costs checks each cost's operation count and command.
+func (v *validator) costs() {
+	s := v.s
 	for i, c := range s.Costs {
 		path := fmt.Sprintf("costs[%d]", i)
 		if c.Ops < 0 {
@@ -179,15 +206,6 @@ func (v *validator) check() {
 			v.placeholders(fmt.Sprintf("%s.command[%d]", path, j), a, true)
 		}
 	}
-	if m := s.Metrics; m != nil && m.Interval < 0 {
-		v.errorf("metrics.interval", "a positive duration", "interval %s", m.Interval)
-	}
-	v.settings()
-	resolved := map[string]bool{}
-	for _, st := range s.envSettings() {
-		resolved[st.path] = true
-	}
-	v.envElsewhere(v.strs, resolved)
 }
 
 func (v *validator) names(list string, n int, name func(int) string) {

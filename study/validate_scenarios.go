@@ -179,25 +179,43 @@ func (v *validator) perturbations(path string, sc *Scenario) {
 		targets = v.targetNames()
 	}
 	if sc.Metric == "recovery" {
-		covered := map[string]bool{}
-		for _, pt := range sc.Perturbations {
-			if pt.Target == "" {
-				covered = map[string]bool{"": true}
-				break
-			}
-			covered[pt.Target] = true
-		}
-		for _, name := range targets {
-			if !covered[""] && !covered[name] {
-				v.errorf(path+".metric", "perturbations done to each of the scenario's targets for metric recovery",
-					"no perturbation is done to target %s", name)
-				break
-			}
-		}
+		v.recoveryCovered(path, sc, targets)
 	}
 	if len(sc.Perturbations) == 0 {
 		return
 	}
+	length := roundLength(sc)
+	if length == 0 {
+		v.errorf(path+".duration", "a duration for a scenario with perturbations (they are timed from the round's start)", "no duration")
+	}
+	for i, pt := range sc.Perturbations {
+		v.perturbation(fmt.Sprintf("%s.perturbations[%d]", path, i), pt, targets, length)
+	}
+}
+
+// recoveryCovered checks that a scenario of metric recovery perturbs each
+// of its targets.
+func (v *validator) recoveryCovered(path string, sc *Scenario, targets []string) {
+	covered := map[string]bool{}
+	for _, pt := range sc.Perturbations {
+		if pt.Target == "" {
+			covered = map[string]bool{"": true}
+			break
+		}
+		covered[pt.Target] = true
+	}
+	for _, name := range targets {
+		if !covered[""] && !covered[name] {
+			v.errorf(path+".metric", "perturbations done to each of the scenario's targets for metric recovery",
+				"no perturbation is done to target %s", name)
+			break
+		}
+	}
+}
+
+// roundLength is how long a round's load lasts, the time a perturbation
+// must fall within (0: no duration).
+func roundLength(sc *Scenario) time.Duration {
 	length := sc.Duration
 	if sw := sc.Sweep; sw != nil {
 		length = sw.Duration - time.Second // a cell's load: its last second is for the answers
@@ -208,90 +226,106 @@ func (v *validator) perturbations(path string, sc *Scenario) {
 			length += st.Duration
 		}
 	}
-	if length == 0 {
-		v.errorf(path+".duration", "a duration for a scenario with perturbations (they are timed from the round's start)", "no duration")
+	return length
+}
+
+// perturbation checks one fault (at pp) of a scenario on targets, in a
+// round of length.
+func (v *validator) perturbation(pp string, pt Perturbation, targets []string, length time.Duration) {
+	v.perturbationAction(pp, &pt, targets)
+	if len(pt.Sides) > 0 && !pt.OnPath() {
+		v.errorf(pp+".sides", "sides only with disconnect, partition or degrade", "sides with %s", pt.Action)
 	}
-	for i, pt := range sc.Perturbations {
-		pp := fmt.Sprintf("%s.perturbations[%d]", path, i)
-		switch pt.Action {
-		case ActionKill, ActionStop, ActionRestart, ActionWipeAndRestart:
-			if pt.Action == ActionRestart && pt.For > 0 {
-				v.errorf(pp+".for", "no for with restart (it starts again at once; stop takes a for)", "for %v", pt.For)
-			}
-			if pt.Action == ActionWipeAndRestart {
-				for _, name := range targets {
-					if t := v.s.Target(name); t != nil && t.Start != nil && len(t.Start.Wipe)+len(t.Start.WipeOutside)+len(t.Start.Init) == 0 &&
-						(pt.Target == "" || pt.Target == name) {
-						v.errorf(pp+".action", "wipe-and-restart of a target with start.wipe or start.init (else it is a restart)", "target %s has neither", name)
-					}
+	if pt.Generator && !pt.OnPath() {
+		v.errorf(pp+".generator", "generator only with disconnect, partition or degrade", "generator with %s", pt.Action)
+	}
+	if pt.Network != nil && pt.Action != ActionDegrade {
+		v.errorf(pp+".network", "network only with degrade", "network with %s", pt.Action)
+	}
+	if pt.At < 0 || pt.For < 0 || pt.Every < 0 {
+		v.errorf(pp, "durations of 0 or more", "a negative duration")
+	}
+	if length > 0 && pt.At >= length {
+		v.errorf(pp+".at", fmt.Sprintf("a time within the round (%v)", length), "at %v", pt.At)
+	}
+	if pt.Every > 0 && pt.Every <= pt.For {
+		v.errorf(pp+".every", fmt.Sprintf("longer than for (%v)", pt.For), "every %v", pt.Every)
+	} else if pt.Every > 0 && pt.Every < minEvery {
+		v.errorf(pp+".every", fmt.Sprintf("%v or more (a target needs time to come back)", minEvery), "every %v", pt.Every)
+	}
+	if !v.perturbationTargets(pp, &pt, targets) {
+		return
+	}
+	if pt.Pick != nil {
+		v.nodePick(pp+".pick", &pt)
+	}
+}
+
+// perturbationAction checks a fault's action and what that action asks of
+// it and of its targets.
+func (v *validator) perturbationAction(pp string, pt *Perturbation, targets []string) {
+	switch pt.Action {
+	case ActionKill, ActionStop, ActionRestart, ActionWipeAndRestart:
+		if pt.Action == ActionRestart && pt.For > 0 {
+			v.errorf(pp+".for", "no for with restart (it starts again at once; stop takes a for)", "for %v", pt.For)
+		}
+		if pt.Action == ActionWipeAndRestart {
+			for _, name := range targets {
+				if t := v.s.Target(name); t != nil && t.Start != nil && len(t.Start.Wipe)+len(t.Start.WipeOutside)+len(t.Start.Init) == 0 &&
+					(pt.Target == "" || pt.Target == name) {
+					v.errorf(pp+".action", "wipe-and-restart of a target with start.wipe or start.init (else it is a restart)", "target %s has neither", name)
 				}
 			}
-		case ActionPause:
-			if pt.For <= 0 {
-				v.errorf(pp+".for", "how long the pause lasts", "no for")
-			}
-		case ActionDisconnect, ActionPartition, ActionDegrade:
-			v.pathPerturbation(pp, &pt, targets)
-		default:
-			v.errorf(pp+".action", "kill, stop, pause, restart, wipe-and-restart, disconnect, partition or degrade", "unknown action %q", pt.Action)
 		}
-		if len(pt.Sides) > 0 && !pt.OnPath() {
-			v.errorf(pp+".sides", "sides only with disconnect, partition or degrade", "sides with %s", pt.Action)
+	case ActionPause:
+		if pt.For <= 0 {
+			v.errorf(pp+".for", "how long the pause lasts", "no for")
 		}
-		if pt.Generator && !pt.OnPath() {
-			v.errorf(pp+".generator", "generator only with disconnect, partition or degrade", "generator with %s", pt.Action)
+	case ActionDisconnect, ActionPartition, ActionDegrade:
+		v.pathPerturbation(pp, pt, targets)
+	default:
+		v.errorf(pp+".action", "kill, stop, pause, restart, wipe-and-restart, disconnect, partition or degrade", "unknown action %q", pt.Action)
+	}
+}
+
+// perturbationTargets checks the targets a fault is done to: one of the
+// scenario's, started by tandem unless on a path, with a node or role
+// that group has; false if its target is not the scenario's.
+func (v *validator) perturbationTargets(pp string, pt *Perturbation, targets []string) bool {
+	on := targets
+	if pt.Target != "" {
+		if v.s.Target(pt.Target) == nil {
+			v.targetRef(pp+".target", pt.Target)
+			return false
 		}
-		if pt.Network != nil && pt.Action != ActionDegrade {
-			v.errorf(pp+".network", "network only with degrade", "network with %s", pt.Action)
+		if !slices.Contains(targets, pt.Target) {
+			v.errorf(pp+".target", "one of the scenario's targets "+strings.Join(targets, ", "), "target %s", pt.Target)
+			return false
 		}
-		if pt.At < 0 || pt.For < 0 || pt.Every < 0 {
-			v.errorf(pp, "durations of 0 or more", "a negative duration")
+		on = []string{pt.Target}
+	}
+	for _, name := range on {
+		t := v.s.Target(name)
+		if t != nil && t.Start == nil && !pt.OnPath() { // a link is tandem's: any target; targetNetwork checks its endpoints
+			v.errorf(pp+".target", "a target tandem starts (it has a start section)", "target %s is not started by tandem", name)
 		}
-		if length > 0 && pt.At >= length {
-			v.errorf(pp+".at", fmt.Sprintf("a time within the round (%v)", length), "at %v", pt.At)
+		if t == nil || (pt.Node == "" && pt.Role == "" && pt.Pick == nil) {
+			continue
 		}
-		if pt.Every > 0 && pt.Every <= pt.For {
-			v.errorf(pp+".every", fmt.Sprintf("longer than for (%v)", pt.For), "every %v", pt.Every)
-		} else if pt.Every > 0 && pt.Every < minEvery {
-			v.errorf(pp+".every", fmt.Sprintf("%v or more (a target needs time to come back)", minEvery), "every %v", pt.Every)
-		}
-		on := targets
-		if pt.Target != "" {
-			if v.s.Target(pt.Target) == nil {
-				v.targetRef(pp+".target", pt.Target)
-				continue
-			}
-			if !slices.Contains(targets, pt.Target) {
-				v.errorf(pp+".target", "one of the scenario's targets "+strings.Join(targets, ", "), "target %s", pt.Target)
-				continue
-			}
-			on = []string{pt.Target}
-		}
-		for _, name := range on {
-			t := v.s.Target(name)
-			if t != nil && t.Start == nil && !pt.OnPath() { // a link is tandem's: any target; targetNetwork checks its endpoints
-				v.errorf(pp+".target", "a target tandem starts (it has a start section)", "target %s is not started by tandem", name)
-			}
-			if t == nil || (pt.Node == "" && pt.Role == "" && pt.Pick == nil) {
-				continue
-			}
-			switch {
-			case t.Group == nil:
-				v.errorf(pp, "node, role and pick only on a group target", "target %s is not a group", name)
-			case pt.Node != "" && pt.Role != "":
-				v.errorf(pp+".node", "node or role, not both", "both")
-			case pt.Node != "" && pt.Pick != nil:
-				v.errorf(pp+".pick", "node or pick, not both", "both")
-			case pt.Node != "" && !t.Group.Has(pt.Node):
-				v.errorf(pp+".node", "a node of group "+name+" (validator0, full1, …)", "no node %q", pt.Node)
-			case pt.Role != "" && !slices.ContainsFunc(t.Group.Nodes, func(g GroupNodes) bool { return g.Role == pt.Role }):
-				v.errorf(pp+".role", "a role of group "+name, "no role %q", pt.Role)
-			}
-		}
-		if pt.Pick != nil {
-			v.nodePick(pp+".pick", &pt)
+		switch {
+		case t.Group == nil:
+			v.errorf(pp, "node, role and pick only on a group target", "target %s is not a group", name)
+		case pt.Node != "" && pt.Role != "":
+			v.errorf(pp+".node", "node or role, not both", "both")
+		case pt.Node != "" && pt.Pick != nil:
+			v.errorf(pp+".pick", "node or pick, not both", "both")
+		case pt.Node != "" && !t.Group.Has(pt.Node):
+			v.errorf(pp+".node", "a node of group "+name+" (validator0, full1, …)", "no node %q", pt.Node)
+		case pt.Role != "" && !slices.ContainsFunc(t.Group.Nodes, func(g GroupNodes) bool { return g.Role == pt.Role }):
+			v.errorf(pp+".role", "a role of group "+name, "no role %q", pt.Role)
 		}
 	}
+	return true
 }
 
 // nodePick checks a perturbation's pick: a call, a field, and one way to

@@ -287,23 +287,7 @@ func (s *h2Conn) skip(length int) bool {
 func (s *h2Conn) frame(length int, typ, flags byte, id uint32) bool {
 	switch typ {
 	case frameHeaders:
-		if !s.skip(length) || id == 0 || id&1 == 0 {
-			return false
-		}
-		if id > s.lastID {
-			s.lastID = id
-			s.streams = append(s.streams, h2Stream{id: id, state: streamReceiving, window: s.initWindow})
-		} else if st := s.find(id); st == nil || st.state != streamReceiving {
-			return false // HEADERS on a closed stream
-		}
-		// else trailers
-		if flags&flagEndHeaders == 0 {
-			s.contID, s.contEnd = id, flags&flagEndStream != 0
-			return true
-		}
-		if flags&flagEndStream != 0 {
-			s.complete(id)
-		}
+		return s.onHeaders(length, flags, id)
 	case frameContinuation:
 		if !s.skip(length) || s.contID == 0 {
 			return false
@@ -315,53 +299,9 @@ func (s *h2Conn) frame(length int, typ, flags byte, id uint32) bool {
 			s.contID = 0
 		}
 	case frameData:
-		if !s.skip(length) || id == 0 {
-			return false
-		}
-		s.unacked += length
-		if s.unacked >= windowBatch {
-			s.windowUpdate(0, s.unacked)
-			s.unacked = 0
-		}
-		st := s.find(id)
-		if st == nil || st.state != streamReceiving {
-			return true
-		}
-		if flags&flagEndStream != 0 {
-			s.complete(id)
-			return true
-		}
-		st.unacked += int32(length)
-		if st.unacked >= windowBatch {
-			s.windowUpdate(id, int(st.unacked))
-			st.unacked = 0
-		}
+		return s.onData(length, flags, id)
 	case frameSettings:
-		p, ok := s.read(length)
-		if !ok || id != 0 || length%6 != 0 {
-			return false
-		}
-		if flags&flagAck != 0 {
-			return length == 0
-		}
-		for ; len(p) >= 6; p = p[6:] {
-			if binary.BigEndian.Uint16(p) != settingInitialWindowSize {
-				continue
-			}
-			v := int64(binary.BigEndian.Uint32(p[2:]))
-			if v > maxWindow {
-				return false
-			}
-			delta := v - s.initWindow
-			s.initWindow = v
-			for i := range s.streams {
-				s.streams[i].window += delta
-				if s.streams[i].window > maxWindow {
-					return false
-				}
-			}
-		}
-		s.out = appendFrameHeader(s.out, 0, frameSettings, flagAck, 0)
+		return s.onSettings(length, flags, id)
 	case framePing:
 		p, ok := s.read(length)
 		if !ok || id != 0 || length != 8 {
@@ -372,22 +312,7 @@ func (s *h2Conn) frame(length int, typ, flags byte, id uint32) bool {
 			s.out = append(s.out, p...)
 		}
 	case frameWindowUpdate:
-		p, ok := s.read(length)
-		if !ok || length != 4 {
-			return false
-		}
-		inc := int64(binary.BigEndian.Uint32(p) & maxWindow)
-		if id == 0 {
-			if inc == 0 {
-				return false
-			}
-			s.connWindow += inc
-			return s.connWindow <= maxWindow
-		}
-		if st := s.find(id); st != nil {
-			st.window += inc
-			return st.window <= maxWindow
-		}
+		return s.onWindowUpdate(length, id)
 	case frameRSTStream:
 		if _, ok := s.read(length); !ok || id == 0 || length != 4 {
 			return false
@@ -408,6 +333,105 @@ func (s *h2Conn) frame(length int, typ, flags byte, id uint32) bool {
 		return false // clients do not push
 	default: // PRIORITY (0x2) and unknown types
 		return s.skip(length)
+	}
+	return true
+}
+
+// onHeaders handles a HEADERS frame: a new stream, or trailers.
+func (s *h2Conn) onHeaders(length int, flags byte, id uint32) bool {
+	if !s.skip(length) || id == 0 || id&1 == 0 {
+		return false
+	}
+	if id > s.lastID {
+		s.lastID = id
+		s.streams = append(s.streams, h2Stream{id: id, state: streamReceiving, window: s.initWindow})
+	} else if st := s.find(id); st == nil || st.state != streamReceiving {
+		return false // HEADERS on a closed stream
+	}
+	// else trailers
+	if flags&flagEndHeaders == 0 {
+		s.contID, s.contEnd = id, flags&flagEndStream != 0
+		return true
+	}
+	if flags&flagEndStream != 0 {
+		s.complete(id)
+	}
+	return true
+}
+
+// onData handles a DATA frame: its flow control, and the end of its stream.
+func (s *h2Conn) onData(length int, flags byte, id uint32) bool {
+	if !s.skip(length) || id == 0 {
+		return false
+	}
+	s.unacked += length
+	if s.unacked >= windowBatch {
+		s.windowUpdate(0, s.unacked)
+		s.unacked = 0
+	}
+	st := s.find(id)
+	if st == nil || st.state != streamReceiving {
+		return true
+	}
+	if flags&flagEndStream != 0 {
+		s.complete(id)
+		return true
+	}
+	st.unacked += int32(length)
+	if st.unacked >= windowBatch {
+		s.windowUpdate(id, int(st.unacked))
+		st.unacked = 0
+	}
+	return true
+}
+
+// onSettings handles a SETTINGS frame: the initial window, and the ack.
+func (s *h2Conn) onSettings(length int, flags byte, id uint32) bool {
+	p, ok := s.read(length)
+	if !ok || id != 0 || length%6 != 0 {
+		return false
+	}
+	if flags&flagAck != 0 {
+		return length == 0
+	}
+	for ; len(p) >= 6; p = p[6:] {
+		if binary.BigEndian.Uint16(p) != settingInitialWindowSize {
+			continue
+		}
+		v := int64(binary.BigEndian.Uint32(p[2:]))
+		if v > maxWindow {
+			return false
+		}
+		delta := v - s.initWindow
+		s.initWindow = v
+		for i := range s.streams {
+			s.streams[i].window += delta
+			if s.streams[i].window > maxWindow {
+				return false
+			}
+		}
+	}
+	s.out = appendFrameHeader(s.out, 0, frameSettings, flagAck, 0)
+	return true
+}
+
+// onWindowUpdate handles a WINDOW_UPDATE frame, of the connection or a stream.
+func (s *h2Conn) onWindowUpdate(length int, id uint32) bool {
+	p, ok := s.read(length)
+	if !ok || length != 4 {
+		return false
+	}
+	inc := int64(binary.BigEndian.Uint32(p) & maxWindow)
+	if id == 0 {
+		if inc == 0 {
+			return false
+		}
+		s.connWindow += inc
+		return s.connWindow <= maxWindow
+	}
+	if st := s.find(id); st != nil {
+		st.window += inc
+		return st.window <= maxWindow
 	}
 	return true
 }
