@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/tandem-bench/tandem/demo"
 	"github.com/tandem-bench/tandem/history"
 	"github.com/tandem-bench/tandem/internal/human"
+	"github.com/tandem-bench/tandem/progress"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/runner"
@@ -186,7 +186,7 @@ func textReport(w io.Writer) func(io.Writer, *results.Results) error {
 	}
 	_, off := os.LookupEnv("NO_COLOR")
 	width := 0
-	if f, ok := fileOf(w); ok {
+	if f, ok := progress.FileOf(w); ok {
 		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
 			width = cols
 		}
@@ -194,10 +194,7 @@ func textReport(w io.Writer) func(io.Writer, *results.Results) error {
 	return func(w io.Writer, r *results.Results) error { return report.TextWidth(w, r, !off, width) }
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := fileOf(w)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
+func isTerminal(w io.Writer) bool { return progress.IsTerminal(w) }
 
 // studyRun runs a parsed study and writes its reports; it prints the text
 // report to stdout.
@@ -235,24 +232,22 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 		_, err := fmt.Fprintf(stdout, "%s: the plan, estimated from the study (nothing was started)\n\n%s", s.Name, plan)
 		return err
 	}
-	var status *live
+	var status *progress.Area
 	switch {
 	case ro.progress == "json":
-		o.Events = jsonEvents(stderr)
-	case liveTerminal(stderr):
-		// the plan, then a status area that follows it
+		o.Events = progress.JSONEvents(stderr)
+	case progress.LiveTerminal(stderr):
+		// the plan, then a status area that follows it (a notice written
+		// meanwhile goes above it)
 		fmt.Fprintf(stderr, "%s: the plan\n\n%s\n", s.Name, plan)
-		status = newLive(stderr, len(plan.Steps), plan.Total, ro.verbose, true)
-		o.Events = status.event
-		if c, ok := stderr.(*console); ok { // a notice written meanwhile goes above the area
-			status.restore = c.route(status.p)
-		}
+		status = progress.NewArea(stderr, len(plan.Steps), plan.Total, ro.verbose, true)
+		o.Events = status.Event
 	case ro.verbose || isTerminal(stderr):
-		o.Progress, o.Events = stderr, stepLines(stderr)
+		o.Progress, o.Events = stderr, progress.StepLines(stderr)
 		fmt.Fprintf(stderr, "plan: %d steps, about %s (--plan lists them)\n", len(plan.Steps), plan.Total.Round(time.Second))
 	default:
 		// a log (CI, a pipe): a line per step of the plan, not per round
-		o.Events = stepLines(stderr)
+		o.Events = progress.StepLines(stderr)
 		fmt.Fprintf(stderr, "plan: %d steps, about %s (-v shows every round)\n", len(plan.Steps), plan.Total.Round(time.Second))
 	}
 	var sf *runner.FleetSession
@@ -272,7 +267,7 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 	}
 	res, runErr := runner.Run(ctx, s, o)
 	if status != nil {
-		status.close()
+		status.Close()
 	}
 	if sf != nil && sf.Lost != nil {
 		runErr = &exitError{exitCheckFailed, fmt.Errorf("the run stopped: %w", sf.Lost)}
@@ -391,47 +386,6 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 // progressFlag adds --progress.
 func progressFlag(c *cobra.Command, progress *string) {
 	c.Flags().StringVar(progress, "progress", "text", "text (a line per step, every round with -v or on a terminal) or json (one event per line on stderr: phase, step, steps, elapsed and left in seconds, line)")
-}
-
-// stepLines prints a line when a run enters a step of its plan: where it
-// stands and about how long is left.
-func stepLines(w io.Writer) func(runner.Event) {
-	return func(e runner.Event) {
-		if e.Line != "" || e.Status {
-			return
-		}
-		name := e.Phase
-		if e.Name != "" {
-			name += " " + e.Name
-		}
-		fmt.Fprintf(w, "[%d/%d] %s · %s elapsed, about %s left\n", e.Step, e.Steps, name,
-			e.Elapsed.Round(time.Second), e.Left.Round(time.Second))
-	}
-}
-
-// jsonEvents writes each event as one JSON object on a line.
-func jsonEvents(w io.Writer) func(runner.Event) {
-	enc := json.NewEncoder(w)
-	return func(e runner.Event) {
-		var level *int
-		if e.Done != nil {
-			level = &e.Level
-		}
-		enc.Encode(struct {
-			Phase    string  `json:"phase"`
-			Name     string  `json:"name,omitempty"`
-			Step     int     `json:"step"`
-			Steps    int     `json:"steps"`
-			ElapsedS float64 `json:"elapsed_s"`
-			LeftS    float64 `json:"left_s"`
-			Line     string  `json:"line,omitempty"`
-			Target   string  `json:"target,omitempty"`
-			Round    int     `json:"round,omitempty"`
-			Rounds   int     `json:"rounds,omitempty"`
-			Status   bool    `json:"status,omitempty"`
-			Done     *int    `json:"level_done,omitempty"`
-		}{e.Phase, e.Name, e.Step, e.Steps, e.Elapsed.Seconds(), e.Left.Seconds(), e.Line, e.Target, e.Round, e.Rounds, e.Status, level})
-	}
 }
 
 // pinFlag adds --pin, on by default: the generator and the targets on

@@ -17,11 +17,10 @@ import (
 	"github.com/tandem-bench/tandem/finding"
 	"github.com/tandem-bench/tandem/internal/amqpconf"
 	"github.com/tandem-bench/tandem/internal/host"
-	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/progress"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
-	"golang.org/x/term"
 )
 
 // loadOptions are tandem load's flags: the load's own, the output's and
@@ -187,7 +186,7 @@ func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io
 		defer c.Close()
 	}
 	var live *load.Live
-	if liveTerminal(stderr) {
+	if progress.LiveTerminal(stderr) {
 		live = &load.Live{}
 	}
 	if err := l.Warm(ctx, d); err != nil {
@@ -222,7 +221,7 @@ func measure(ctx context.Context, cpuprofile string, exec func(context.Context) 
 	stderr io.Writer) (results.Sample, time.Duration, error) {
 	var stopProgress func()
 	if live != nil {
-		stopProgress = progressLine(stderr, live, o.Duration, o.Requests)
+		stopProgress = progress.LoadLine(stderr, live, o.Duration, o.Requests)
 	}
 	if cpuprofile != "" {
 		f, err := os.Create(cpuprofile)
@@ -300,66 +299,4 @@ func interruptedExit(ctx context.Context, err error) error {
 		return &exitError{code, fmt.Errorf("stopped by %s: the results are what was measured before", stoppedBy(ctx))}
 	}
 	return &exitError{code, fmt.Errorf("stopped by %s: %w", stoppedBy(ctx), err)}
-}
-
-// progressLine redraws one status line on a terminal every half second
-// until the returned function is called: elapsed, the rate and latency of
-// the last whole second, the counts so far, and about how long is left
-// (of the duration, or of the requests at the last second's rate).
-func progressLine(w io.Writer, live *load.Live, total time.Duration, requests int64) func() {
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	start := time.Now()
-	width := 0
-	if f, ok := fileOf(w); ok {
-		width, _, _ = term.GetSize(int(f.Fd()))
-	}
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				fmt.Fprint(w, "\r\033[K")
-				return
-			case <-t.C:
-				fmt.Fprint(w, "\r\033[K"+fit(loadStatus(live, time.Since(start), total, requests), width-1))
-			}
-		}
-	}()
-	return func() { close(done); <-stopped }
-}
-
-// loadStatus is tandem load's live line.
-func loadStatus(live *load.Live, elapsed, total time.Duration, requests int64) string {
-	el := elapsed.Round(100 * time.Millisecond)
-	s := el.String()
-	if total > 0 {
-		s += " / " + total.String()
-	}
-	sent := live.Sent.Load()
-	left := time.Duration(-1)
-	if total > 0 {
-		left = max(total-elapsed, 0)
-	}
-	if sec, ok := live.LastSecond(); ok {
-		if rate := sec.OK + sec.Errors; rate > 0 {
-			s += fmt.Sprintf(" · %s/s", human.Count(rate))
-			if requests > 0 { // the run ends at whichever bound comes first
-				byCount := time.Duration(float64(max(requests-sent, 0)) / float64(rate) * float64(time.Second))
-				if left < 0 || byCount < left {
-					left = byCount
-				}
-			}
-		}
-		if sec.OK > 0 {
-			s += fmt.Sprintf(" · last second p50 %s, p99 %s", human.Duration(float64(sec.P50Ns)), human.Duration(float64(sec.P99Ns)))
-		}
-	}
-	s += fmt.Sprintf(" · %s sent, %s ok, %s errors", human.Count(sent), human.Count(live.OK.Load()), human.Count(live.Errors.Load()))
-	if left >= 0 {
-		s += " · about " + left.Round(time.Second).String() + " left"
-	}
-	return s
 }

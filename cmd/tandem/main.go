@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/tandem-bench/tandem/progress"
 	"io"
 	"os"
 	"os/signal"
@@ -23,7 +24,7 @@ func main() {
 // can exit with the signal's own status.
 func mainWithSignals(args []string, stdout, stderr io.Writer) int {
 	if f, ok := stderr.(*os.File); ok {
-		stderr = &console{f: f} // so a live status area can take the notices below
+		stderr = progress.NewConsole(f) // so a live status area can take the notices below
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -39,7 +40,7 @@ func mainWithSignals(args []string, stdout, stderr io.Writer) int {
 		cancel(interruption{sig})
 		if _, ok := <-sigs; ok {
 			out := stderr
-			if f, ok := fileOf(stderr); ok {
+			if f, ok := progress.FileOf(stderr); ok {
 				out = f // now, not at the status area's next redraw
 			}
 			fmt.Fprintln(out, "\ntandem: interrupted twice: exiting now")

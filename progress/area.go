@@ -1,40 +1,29 @@
-package main
+package progress
 
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/mattn/go-runewidth"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/runner"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 )
 
-// liveTerminal reports whether w can take a live status area: a terminal
-// whose user has not asked for plain output (NO_COLOR, TERM=dumb).
-func liveTerminal(w io.Writer) bool {
-	if _, off := os.LookupEnv("NO_COLOR"); off || os.Getenv("TERM") == "dumb" {
-		return false
-	}
-	return isTerminal(w)
-}
-
-// live shows a run on a terminal: a status area at the bottom (the step,
+// Area shows a run on a terminal: a status area at the bottom (the step,
 // the round and target being measured, elapsed, what is left, a bar, how
 // to stop) while what finishes scrolls above it: each level of a scenario
 // as the report's rows with its verdict, and the run's notable lines (every
 // round's with verbose).
-type live struct {
+type Area struct {
 	p       *mpb.Progress
 	bar     *mpb.Bar
 	verbose bool
 	color   bool
-	// restore, when set, gives stderr back when the area closes.
+	// restore, when set, gives the console back when the area closes.
 	restore func()
 
 	mu   sync.Mutex
@@ -44,18 +33,24 @@ type live struct {
 	doing string
 }
 
-// newLive starts the status area on w, for a run whose plan has steps
-// taking about total.
-func newLive(w io.Writer, steps int, total time.Duration, verbose, color bool) *live {
-	l := &live{verbose: verbose, color: color, at: time.Now()}
+// NewArea starts the status area on w, for a run whose plan has steps
+// taking about total; verbose prints every round's line above it, color
+// the finished levels' verdicts in colour. Where w is a Console, what else
+// is written to it meanwhile goes above the area.
+func NewArea(w io.Writer, steps int, total time.Duration, verbose, color bool) *Area {
+	l := &Area{verbose: verbose, color: color, at: time.Now()}
 	l.last = runner.Event{Steps: steps, Left: total}
-	if f, ok := fileOf(w); ok {
+	c, _ := w.(*Console)
+	if f, ok := FileOf(w); ok {
 		w = f // the terminal itself
 	}
 	l.p = mpb.New(mpb.WithOutput(w), mpb.WithRefreshRate(200*time.Millisecond))
+	if c != nil {
+		l.restore = c.Route(l.p)
+	}
 	line := func(text func() string) mpb.BarFiller {
 		return mpb.BarFillerFunc(func(w io.Writer, st decor.Statistics) error {
-			_, err := io.WriteString(w, fit(text(), st.AvailableWidth)+"\n")
+			_, err := io.WriteString(w, Fit(text(), st.AvailableWidth)+"\n")
 			return err
 		})
 	}
@@ -64,21 +59,13 @@ func newLive(w io.Writer, steps int, total time.Duration, verbose, color bool) *
 	// the clock between events)
 	l.bar = l.p.New(1, mpb.NopStyle(),
 		mpb.BarTopExtender(line(l.heading), line(func() string { return "Ctrl-C: stop and keep what is measured" })),
-		mpb.PrependDecorators(decor.Any(func(st decor.Statistics) string { return fit(l.clock(), st.AvailableWidth) })),
+		mpb.PrependDecorators(decor.Any(func(st decor.Statistics) string { return Fit(l.clock(), st.AvailableWidth) })),
 		mpb.BarRemoveOnComplete())
 	return l
 }
 
-// fit cuts s to a window's width.
-func fit(s string, width int) string {
-	if width <= 0 {
-		return s
-	}
-	return runewidth.Truncate(s, width, "…")
-}
-
 // heading is the status area's first line: the step and what is measured.
-func (l *live) heading() string {
+func (l *Area) heading() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := l.last
@@ -100,7 +87,7 @@ const barWidth = 24
 
 // clock is the status area's last line: a bar of the share done, the time
 // elapsed and about how long is left, counted down between events.
-func (l *live) clock() string {
+func (l *Area) clock() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	since := time.Since(l.at)
@@ -115,9 +102,9 @@ func (l *live) clock() string {
 	return fmt.Sprintf("[%s] %2.0f %% · %s elapsed · about %s left", bar, share*100, elapsed.Round(time.Second), left.Round(time.Second))
 }
 
-// event takes the run's progress: the status area follows it; a finished
+// Event takes the run's progress: the status area follows it; a finished
 // level prints its rows above, as do lines that are not about one round.
-func (l *live) event(e runner.Event) {
+func (l *Area) Event(e runner.Event) {
 	l.mu.Lock()
 	l.last, l.at = e, time.Now()
 	switch {
@@ -143,9 +130,9 @@ func (l *live) event(e runner.Event) {
 	}
 }
 
-// close removes the status area, so what follows (the report) starts on a
+// Close removes the status area, so what follows (the report) starts on a
 // clean line.
-func (l *live) close() {
+func (l *Area) Close() {
 	if l.restore != nil {
 		l.restore()
 	}
