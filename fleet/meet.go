@@ -1,11 +1,13 @@
 package fleet
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
 
@@ -273,4 +275,78 @@ func (lw *localWorkers) stderr() string {
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// JoinOptions say which fleet a worker joins and how: the NATS server,
+// the fleet's name, the worker's ID (empty: worker-$JOB_COMPLETION_INDEX
+// in a Kubernetes Indexed Job, else HOST-PID), how long to wait for a
+// coordinator, and the credentials.
+type JoinOptions struct {
+	NATS, Name, ID string
+	Wait           time.Duration
+	Auth           Auth
+}
+
+// JoinError is why Join refused its options or could not reach NATS.
+type JoinError struct{ Err error }
+
+func (e *JoinError) Error() string { return e.Err.Error() }
+
+// Unwrap is the reason.
+func (e *JoinError) Unwrap() error { return e.Err }
+
+// Join connects to NATS as a worker of version, joins the fleet's next
+// run, runs its part with job and returns when it is over (see
+// Worker.Run). Its host is the machine's name, or TANDEM_WORKER_HOST (a
+// Kubernetes pod's node). A *JoinError is the options'; ErrRefused, the
+// coordinator's.
+func Join(ctx context.Context, o JoinOptions, version string, job Job, logf func(id, s string)) error {
+	if o.NATS == "" {
+		return &JoinError{errors.New("--nats: the URL of the NATS server the fleet meets on")}
+	}
+	if !ValidName(o.Name) {
+		return &JoinError{fmt.Errorf("--fleet %q: want letters, digits, - and _", o.Name)}
+	}
+	hostname, _ := os.Hostname()
+	if h := os.Getenv("TANDEM_WORKER_HOST"); h != "" { // a Kubernetes pod's node
+		hostname = h
+	}
+	id := o.ID
+	if id == "" {
+		id = defaultWorkerID(hostname)
+	}
+	if !ValidName(id) {
+		return &JoinError{fmt.Errorf("--id %q: want letters, digits, - and _", id)}
+	}
+	if err := CheckURL(o.NATS); err != nil {
+		return &JoinError{err}
+	}
+	opts, err := WorkerConnOptions(id, o.Auth)
+	if err != nil {
+		return &JoinError{err}
+	}
+	nc, err := nats.Connect(o.NATS, append(opts, nats.Name("tandem worker "+id), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))...)
+	if err != nil {
+		return &JoinError{fmt.Errorf("--nats %s: %w", o.NATS, err)}
+	}
+	defer nc.Close()
+	w := &Worker{Conn: nc, Fleet: o.Name, ID: id, Host: hostname, Version: version, Wait: o.Wait, Job: job,
+		Log: func(s string) { logf(id, s) }}
+	return w.Run(ctx)
+}
+
+// notInName is what a hostname has that a worker id may not.
+var notInName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+// defaultWorkerID is worker-INDEX in a Kubernetes Indexed Job, else
+// HOST-PID.
+func defaultWorkerID(hostname string) string {
+	if i := os.Getenv("JOB_COMPLETION_INDEX"); i != "" {
+		return "worker-" + i
+	}
+	h := notInName.ReplaceAllString(hostname, "-")
+	if h == "" {
+		h = "worker"
+	}
+	return fmt.Sprintf("%s-%d", h, os.Getpid())
 }

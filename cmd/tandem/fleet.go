@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"regexp"
 	"runtime"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/tandem-bench/tandem/adhoc"
@@ -121,15 +118,10 @@ func openStudyFleet(ctx context.Context, fo fleetOptions, stderr io.Writer) (*ru
 	return &runner.FleetSession{Session: sess, Where: m.Where, OnLoss: fo.OnLoss}, stop, nil
 }
 
-// notInName is what a hostname has that a worker id may not.
-var notInName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
-
 // workerCmd is tandem worker: it joins a fleet and runs its part of the
 // next distributed load.
 func workerCmd(stderr io.Writer) *cobra.Command {
-	var natsURL, name, id string
-	var wait time.Duration
-	var auth fleet.Auth
+	var o fleet.JoinOptions
 	c := &cobra.Command{
 		Use:   "worker",
 		Short: "Join a fleet and run a share of a distributed tandem load",
@@ -144,67 +136,24 @@ Its id defaults to worker-$JOB_COMPLETION_INDEX in a Kubernetes Indexed Job
 		Example: "  tandem worker --nats nats://10.0.0.5:4222\n  tandem worker --nats nats://nats.load:4222 --fleet nightly --id gen-3",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if natsURL == "" {
-				return badInput(errors.New("--nats: the URL of the NATS server the fleet meets on"))
-			}
-			if !fleet.ValidName(name) {
-				return badInput(fmt.Errorf("--fleet %q: want letters, digits, - and _", name))
-			}
 			if runtime.GOMAXPROCS(0) < 2 {
 				runtime.GOMAXPROCS(2) // a P for an open loop's waits, or the event loop's, beside the rest (see load.Open)
 			}
-			hostname, _ := os.Hostname()
-			if h := os.Getenv("TANDEM_WORKER_HOST"); h != "" { // a Kubernetes pod's node
-				hostname = h
-			}
-			if id == "" {
-				id = defaultWorkerID(hostname)
-			}
-			if !fleet.ValidName(id) {
-				return badInput(fmt.Errorf("--id %q: want letters, digits, - and _", id))
-			}
-			if err := fleet.CheckURL(natsURL); err != nil {
-				return badInput(err)
-			}
-			opts, err := fleet.WorkerConnOptions(id, auth)
-			if err != nil {
-				return badInput(err)
-			}
-			nc, err := nats.Connect(natsURL, append(opts, nats.Name("tandem worker "+id), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))...)
-			if err != nil {
-				return badInput(fmt.Errorf("--nats %s: %w", natsURL, err))
-			}
-			defer nc.Close()
-			w := &fleet.Worker{Conn: nc, Fleet: name, ID: id, Host: hostname, Version: version, Wait: wait, Job: runner.FleetJob,
-				Log: func(s string) { fmt.Fprintf(stderr, "tandem: worker %s: %s\n", id, s) }}
-			err = w.Run(cmd.Context())
+			err := fleet.Join(cmd.Context(), o, version, runner.FleetJob, func(id, s string) { fmt.Fprintf(stderr, "tandem: worker %s: %s\n", id, s) })
 			switch {
 			case err == nil:
 				return nil
-			case errors.Is(err, fleet.ErrRefused):
+			case errors.As(err, new(*fleet.JoinError)) || errors.Is(err, fleet.ErrRefused):
 				return badInput(err)
 			}
 			return &exitError{exitCheckFailed, err}
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&natsURL, "nats", "", "the NATS server the fleet meets on (required)")
-	f.StringVar(&name, "fleet", "tandem", "the fleet to join")
-	f.StringVar(&id, "id", "", "this worker's name, unique in the run (default worker-$JOB_COMPLETION_INDEX, else HOST-PID)")
-	f.DurationVar(&wait, "wait", 10*time.Minute, "how long to wait for a coordinator to take this worker")
-	natsAuthFlags(f, &auth)
+	f.StringVar(&o.NATS, "nats", "", "the NATS server the fleet meets on (required)")
+	f.StringVar(&o.Name, "fleet", "tandem", "the fleet to join")
+	f.StringVar(&o.ID, "id", "", "this worker's name, unique in the run (default worker-$JOB_COMPLETION_INDEX, else HOST-PID)")
+	f.DurationVar(&o.Wait, "wait", 10*time.Minute, "how long to wait for a coordinator to take this worker")
+	natsAuthFlags(f, &o.Auth)
 	return c
-}
-
-// defaultWorkerID is worker-INDEX in a Kubernetes Indexed Job, else
-// HOST-PID.
-func defaultWorkerID(hostname string) string {
-	if i := os.Getenv("JOB_COMPLETION_INDEX"); i != "" {
-		return "worker-" + i
-	}
-	h := notInName.ReplaceAllString(hostname, "-")
-	if h == "" {
-		h = "worker"
-	}
-	return fmt.Sprintf("%s-%d", h, os.Getpid())
 }
