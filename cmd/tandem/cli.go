@@ -275,7 +275,7 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 	if res == nil {
 		return runErr
 	}
-	if err := writeReports(out, res); err != nil && runErr == nil {
+	if err := report.WriteFiles(out, res); err != nil && runErr == nil {
 		runErr = err
 	}
 	textReport(stdout)(stdout, res)
@@ -294,22 +294,6 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 		return &exitError{exitCheckFailed, fmt.Errorf("compat: %d of %d cases disagree (--strict)", res.Compat.Failed, len(res.Compat.Cases))}
 	}
 	return runErr
-}
-
-func writeReports(dir string, res *results.Results) error {
-	for _, f := range []struct {
-		name   string
-		render func(io.Writer, *results.Results) error
-	}{{"report.html", report.HTML}, {"report.md", report.Markdown}, {"report.txt", report.Text}} {
-		var b strings.Builder
-		if err := f.render(&b, res); err != nil {
-			return err
-		}
-		if err := results.WriteFileAtomic(filepath.Join(dir, f.name), []byte(b.String())); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func demoCmd(stdout, stderr io.Writer) *cobra.Command {
