@@ -82,31 +82,28 @@ unless --insecure. Requests must name this server in their Host header
 			if err != nil {
 				return badInput(fmt.Errorf("--listen %q: %w", listen, err))
 			}
-			s, err := openHistory(cmd.Context(), db)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			allowed := append([]string{host, "localhost", "127.0.0.1", "::1"}, hosts...)
-			h := server.New(s, server.Options{TokenHashes: tokens, Hosts: allowed})
-			ln, err := net.Listen("tcp", listen)
-			if err != nil {
-				return badInput(err)
-			}
-			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute,
-				WriteTimeout: 2 * time.Minute, IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10}
-			fmt.Fprintf(stdout, "tandem serve: http://%s/ (history %s; %d write token%s)\n", ln.Addr(), s.Where, len(tokens),
-				map[bool]string{true: "", false: "s"}[len(tokens) == 1])
-			done := make(chan error, 1)
-			go func() { done <- srv.Serve(ln) }()
-			select {
-			case err := <-done:
-				return err
-			case <-cmd.Context().Done():
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				return srv.Shutdown(ctx)
-			}
+			return withHistory(cmd.Context(), db, func(s *history.Store) error {
+				allowed := append([]string{host, "localhost", "127.0.0.1", "::1"}, hosts...)
+				h := server.New(s, server.Options{TokenHashes: tokens, Hosts: allowed})
+				ln, err := net.Listen("tcp", listen)
+				if err != nil {
+					return badInput(err)
+				}
+				srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute,
+					WriteTimeout: 2 * time.Minute, IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10}
+				fmt.Fprintf(stdout, "tandem serve: http://%s/ (history %s; %d write token%s)\n", ln.Addr(), s.Where, len(tokens),
+					map[bool]string{true: "", false: "s"}[len(tokens) == 1])
+				done := make(chan error, 1)
+				go func() { done <- srv.Serve(ln) }()
+				select {
+				case err := <-done:
+					return err
+				case <-cmd.Context().Done():
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					return srv.Shutdown(ctx)
+				}
+			})
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:7420", "the address to listen on")
