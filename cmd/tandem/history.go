@@ -452,7 +452,7 @@ func historyPruneCmd(stdout io.Writer, db *string) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(stdout, "deleted %d run%s made before %s\n", n, map[bool]string{true: "", false: "s"}[n == 1], time.Now().Add(-age).UTC().Format("2006-01-02 15:04 UTC"))
+				fmt.Fprintf(stdout, "deleted %s made before %s\n", human.Plural(int(n), "run"), time.Now().Add(-age).UTC().Format("2006-01-02 15:04 UTC"))
 				return nil
 			})
 		},
