@@ -3,6 +3,7 @@ package cost
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -309,6 +310,61 @@ func TestInexactInResultsSchema(t *testing.T) {
 		}
 		if err := results.Validate([]byte(bad)); err == nil {
 			t.Errorf("%s the schema does not list validated", c.what)
+		}
+	}
+}
+
+// Failed joins the failed gates' messages, then what is missing; without
+// a failed gate it is nil, whatever is missing.
+func TestFailed(t *testing.T) {
+	ok := Gate{Cost: "a", Message: "a: fine"}
+	bad := Gate{Cost: "b", Failed: true, Message: "b: rose"}
+	worse := Gate{Cost: "c", Failed: true, Message: "c: over the ceiling"}
+	missing := errors.New(`baseline x.json has no entry "d"`)
+	for _, c := range []struct {
+		name    string
+		gates   []Gate
+		missing error
+		want    string
+	}{
+		{"none", nil, nil, ""},
+		{"all pass", []Gate{ok}, nil, ""},
+		{"all pass, one missing", []Gate{ok}, missing, ""},
+		{"one fails", []Gate{ok, bad}, nil, "b: rose"},
+		{"two fail, one missing", []Gate{bad, ok, worse}, missing, `b: rose; c: over the ceiling; baseline x.json has no entry "d"`},
+	} {
+		err := Failed(c.gates, c.missing)
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("%s: %v; want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// ReadBench reads a file, or stdin for "-", naming either in its errors.
+func TestReadBench(t *testing.T) {
+	data, err := os.ReadFile("testdata/bench.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path, stdin string
+		costs       int
+		err         string
+	}{
+		{"testdata/bench.txt", "", 2, ""},
+		{"-", string(data), 2, ""},
+		{"-", "PASS\n", 0, "-: no benchmark results"},
+		{"testdata/none.txt", "", 0, "open testdata/none.txt"},
+	} {
+		costs, err := ReadBench(c.path, strings.NewReader(c.stdin))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("ReadBench(%q): %v; want %q", c.path, err, c.err)
+			}
+			continue
+		}
+		if err != nil || len(costs) != c.costs {
+			t.Errorf("ReadBench(%q): %d costs, %v; want %d", c.path, len(costs), err, c.costs)
 		}
 	}
 }
