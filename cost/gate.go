@@ -265,21 +265,6 @@ func FromBench(name string, r io.Reader) ([]Cost, error) {
 	return costs, nil
 }
 
-// ReadBench is FromBench of the file at path, or of stdin when path is
-// "-".
-func ReadBench(path string, stdin io.Reader) ([]Cost, error) {
-	r := stdin
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	}
-	return FromBench(path, r)
-}
-
 // Failed is the error of the gates that failed, with what Check found
 // missing after them; nil when no gate failed, missing or not.
 func Failed(gates []Gate, missing error) error {

@@ -340,31 +340,45 @@ func TestFailed(t *testing.T) {
 	}
 }
 
-// ReadBench reads a file, or stdin for "-", naming either in its errors.
-func TestReadBench(t *testing.T) {
+// Collect reads Go benchmark output from a file, or stdin for "-",
+// naming either in its errors; a command must be one that can scale, and
+// its cost must have an entry in the baseline before it is counted (none
+// of these cases runs valgrind).
+func TestCollect(t *testing.T) {
 	data, err := os.ReadFile("testdata/bench.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
+	base := &Baseline{File: "base.json", Costs: []Cost{{Name: "decode", Ops: 100, InstructionsPerOp: 100, Source: "valgrind"}}}
 	for _, c := range []struct {
-		path, stdin string
-		costs       int
-		err         string
+		name  string
+		src   Source
+		base  *Baseline
+		costs int
+		err   string
 	}{
-		{"testdata/bench.txt", "", 2, ""},
-		{"-", string(data), 2, ""},
-		{"-", "PASS\n", 0, "-: no benchmark results"},
-		{"testdata/none.txt", "", 0, "open testdata/none.txt"},
+		{"a bench file", Source{Bench: "testdata/bench.txt"}, nil, 2, ""},
+		{"bench output on stdin", Source{Bench: "-", Stdin: strings.NewReader(string(data))}, nil, 2, ""},
+		{"no benchmarks on stdin", Source{Bench: "-", Stdin: strings.NewReader("PASS\n")}, nil, 0, "-: no benchmark results"},
+		{"no bench file", Source{Bench: "testdata/none.txt"}, nil, 0, "open testdata/none.txt"},
+		{"bench and a command", Source{Bench: "-", Command: []string{"echo"}}, nil, 0, "--bench reads benchmark output; give no command"},
+		{"nothing", Source{Ops: 10}, nil, 0, "no command: tandem cost -- CMD ARGS…"},
+		{"no ops", Source{Command: []string{"echo", "{ops}"}}, nil, 0, "--ops 0: want at least 1"},
+		{"no {ops}", Source{Command: []string{"echo", "hi"}, Ops: 10}, nil, 0, "the command has no {ops}"},
+		{"no entry, unnamed", Source{Command: []string{"echo", "{ops}"}, Ops: 10}, base, 0, `has no entry "echo {ops}"; it holds: decode (--name names the cost)`},
+		{"no entry", Source{Command: []string{"echo", "{ops}"}, Ops: 10, Name: "encode"}, base, 0, `has no entry "encode"`},
 	} {
-		costs, err := ReadBench(c.path, strings.NewReader(c.stdin))
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("ReadBench(%q): %v; want %q", c.path, err, c.err)
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := Collect(context.Background(), c.src, c.base)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Errorf("error %v; want %q", err, c.err)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || len(costs) != c.costs {
-			t.Errorf("ReadBench(%q): %d costs, %v; want %d", c.path, len(costs), err, c.costs)
-		}
+			if err != nil || len(rep.Costs) != c.costs || rep.Schema != Schema || rep.Gates != nil {
+				t.Errorf("%+v, %v; want %d costs and no gates yet", rep, err, c.costs)
+			}
+		})
 	}
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"cmp"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 
@@ -87,9 +85,10 @@ func runCost(cmd *cobra.Command, args []string, f costFlags, stdout io.Writer) e
 	} else if cmd.Flags().Changed("max-increase") {
 		return badInput(errors.New("--max-increase needs a --baseline to hold the counts against"))
 	}
-	rep := &cost.Report{Schema: cost.Schema, Costs: []cost.Cost{}}
-	if err := measureCosts(cmd, args, f, base, rep); err != nil {
-		return err
+	rep, err := cost.Collect(cmd.Context(), cost.Source{Bench: f.bench, Stdin: cmd.InOrStdin(), Command: args, Ops: f.ops, Name: f.name,
+		Toggle: f.toggle, Env: f.env}, base)
+	if err != nil {
+		return badInput(err)
 	}
 	// Without an entry for every cost the report is still shown and
 	// written (-o): it is the new baseline's material.
@@ -104,48 +103,6 @@ func runCost(cmd *cobra.Command, args []string, f costFlags, stdout io.Writer) e
 	if missing != nil {
 		return badInput(missing)
 	}
-	return nil
-}
-
-// measureCosts fills rep with the costs of --bench's output, or of the
-// command counted under valgrind.
-func measureCosts(cmd *cobra.Command, args []string, f costFlags, base *cost.Baseline, rep *cost.Report) error {
-	switch {
-	case f.bench != "":
-		if len(args) > 0 {
-			return badInput(errors.New("--bench reads benchmark output; give no command"))
-		}
-		costs, err := cost.ReadBench(f.bench, cmd.InOrStdin())
-		if err != nil {
-			return badInput(err)
-		}
-		rep.Costs = costs
-		return nil
-	case len(args) == 0:
-		return badInput(errors.New("no command: tandem cost -- CMD ARGS… (with {ops} in ARGS), or --bench FILE"))
-	case f.ops < 1:
-		return badInput(fmt.Errorf("--ops %d: want at least 1", f.ops))
-	}
-	if _, err := cost.Argv(args, f.ops); err != nil {
-		return badInput(err)
-	}
-	name := cmp.Or(f.name, strings.Join(args, " "))
-	if base != nil {
-		// Before counting, which takes minutes.
-		if err := base.Holds(name, "valgrind", f.ops); err != nil {
-			return badInput(fmt.Errorf("%w (--name names the cost)", err))
-		}
-	}
-	v, err := cost.FindValgrind()
-	if err != nil {
-		return badInput(err)
-	}
-	v.Toggle, v.Env = f.toggle, f.env
-	c, err := v.Measure(cmd.Context(), name, args, f.ops)
-	if err != nil {
-		return badInput(err)
-	}
-	rep.Costs, rep.Valgrind, rep.Flags = []cost.Cost{c}, v.Version, v.Flags()
 	return nil
 }
 
