@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tandem-bench/tandem/cost"
 	"github.com/tandem-bench/tandem/report"
-	"github.com/tandem-bench/tandem/results"
 )
 
 // costFlags are tandem cost's flags.
@@ -114,13 +113,7 @@ func writeCost(stdout io.Writer, render report.Format, out string, rep *cost.Rep
 		return err
 	}
 	if out != "" {
-		// the json format's file: indented, its control characters escaped
-		js, _ := report.LookupFormat("json", report.ForCost)
-		var data strings.Builder
-		if err := js.Cost(&data, rep); err != nil {
-			return err
-		}
-		if err := results.WriteFileAtomic(out, []byte(data.String())); err != nil {
+		if err := report.WriteCostFile(out, rep); err != nil {
 			return err
 		}
 	}
