@@ -43,6 +43,19 @@ func ParseAge(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// ParseSince reads --since, a positive duration, as the time that long
+// before now; "" is no bound, the zero time.
+func ParseSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return time.Time{}, fmt.Errorf("--since %q: want a positive duration such as 720h", s)
+	}
+	return now.Add(-d), nil
+}
+
 // KnownChanges are the change points the history shows for the study of
 // the results in data on branch, for WriteAdded to tell those a run
 // brings; none when data is not results.

@@ -108,3 +108,24 @@ func TestRunHeading(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		in   string
+		want time.Time
+		err  string
+	}{
+		{"", time.Time{}, ""},
+		{"720h", now.Add(-720 * time.Hour), ""},
+		{"90m", now.Add(-90 * time.Minute), ""},
+		{"30d", time.Time{}, `--since "30d": want a positive duration such as 720h`},
+		{"-1h", time.Time{}, `--since "-1h": want a positive duration`},
+		{"0s", time.Time{}, `--since "0s": want a positive duration`},
+	} {
+		got, err := ParseSince(c.in, now)
+		if (c.err == "" && err != nil) || (c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err))) || !got.Equal(c.want) {
+			t.Errorf("ParseSince(%q) = %v, %v; want %v, %q", c.in, got, err, c.want, c.err)
+		}
+	}
+}

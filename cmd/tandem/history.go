@@ -144,12 +144,9 @@ are in docs/history.md.`,
 			if err := textMdOrJSON(format); err != nil {
 				return err
 			}
-			if since != "" {
-				d, err := time.ParseDuration(since)
-				if err != nil || d <= 0 {
-					return badInput(fmt.Errorf("--since %q: want a positive duration such as 720h", since))
-				}
-				o.Since = time.Now().Add(-d)
+			var err error
+			if o.Since, err = history.ParseSince(since, time.Now()); err != nil {
+				return badInput(err)
 			}
 			if _, err := history.ParseSeries(o.Series); o.Series != "" && err != nil {
 				return badInput(fmt.Errorf("--series: %w (tandem history show lists a run's series keys)", err))
