@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net"
@@ -36,11 +37,7 @@ unless --insecure. Requests must name this server in their Host header
 			"  curl -H \"Authorization: Bearer $TANDEM_TOKEN\" --data-binary @out/results.json 'http://127.0.0.1:7420/api/v1/runs?branch=main'",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			named := tokenFile != ""
-			if !named {
-				tokenFile = defaultTokens
-			}
-			tokens, err := server.ReadTokens(tokenFile, named)
+			tokens, err := server.ReadTokens(cmp.Or(tokenFile, defaultTokens), tokenFile != "")
 			if err != nil {
 				return badInput(err)
 			}
