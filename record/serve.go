@@ -76,6 +76,11 @@ func ImportHAR(path, out string, o HAROptions) (Header, HARStats, error) {
 
 // ServeOptions configure Serve.
 type ServeOptions struct {
+	// Listen is the address to listen on, HOST:PORT: a loopback address
+	// unless ListenAny, since a recorder open to the network would let
+	// anyone send requests through it, and into the recording.
+	Listen    string
+	ListenAny bool
 	// Upstream is the server requests are forwarded to (ParseUpstream).
 	Upstream *url.URL
 	// Out is the recording to create; it must not exist.
@@ -98,11 +103,33 @@ type failure struct{ err error }
 
 func (f failure) Error() string { return f.err.Error() }
 
-// Serve records the traffic ln takes in the new recording o.Out, each
-// request forwarded to o.Upstream, until ctx ends or the recording cannot
-// be written. Requests in flight then get 5 s to finish and the
+// listen listens on o.Listen, refusing an address beyond loopback unless
+// o.ListenAny.
+func (o ServeOptions) listen() (net.Listener, error) {
+	host, _, err := net.SplitHostPort(o.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %q: want HOST:PORT, e.g. 127.0.0.1:8081", o.Listen)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && !o.ListenAny {
+		return nil, fmt.Errorf("--listen %s is not a loopback address: refused without --listen-any", o.Listen)
+	}
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("--listen: %w", err)
+	}
+	return ln, nil
+}
+
+// Serve records the traffic o.Listen takes in the new recording o.Out,
+// each request forwarded to o.Upstream, until ctx ends or the recording
+// cannot be written. Requests in flight then get 5 s to finish and the
 // recording is closed; a ctx that ends is not an error.
-func Serve(ctx context.Context, ln net.Listener, o ServeOptions) error {
+func Serve(ctx context.Context, o ServeOptions) error {
+	ln, err := o.listen()
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	start := time.Now()
 	w, err := createNew(o.Out, Header{Upstream: o.Upstream.String(), Start: start.UTC(), MaxBody: o.MaxBody, SecretsKept: o.SecretsKept, Source: "proxy"})
 	if err != nil {

@@ -3,11 +3,11 @@ package record
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -76,6 +76,8 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+var listening = regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
+
 // Serve forwards and records until its context ends, then closes the
 // recording, says how many exchanges it holds and returns nil.
 func TestServe(t *testing.T) {
@@ -85,17 +87,23 @@ func TestServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := filepath.Join(t.TempDir(), "rec.jsonl")
 	var log syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, ServeOptions{Upstream: u, Out: out, MaxBody: DefaultMaxBody, Log: &log}) }()
+	go func() {
+		done <- Serve(ctx, ServeOptions{Listen: "127.0.0.1:0", Upstream: u, Out: out, MaxBody: DefaultMaxBody, Log: &log})
+	}()
+	var addr string
+	for deadline := time.Now().Add(time.Minute); addr == ""; time.Sleep(10 * time.Millisecond) {
+		if m := listening.FindStringSubmatch(log.String()); m != nil {
+			addr = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("Serve did not say where it listens:\n%s", log.String())
+		}
+	}
 	for _, p := range []string{"/a", "/b"} {
-		resp, err := http.Get("http://" + ln.Addr().String() + p)
+		resp, err := http.Get("http://" + addr + p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +122,7 @@ func TestServe(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("Serve still running a minute after its context ended")
 	}
-	if !strings.Contains(log.String(), "listening on "+ln.Addr().String()) || !strings.Contains(log.String(), "2 exchanges recorded in "+out) {
+	if !strings.Contains(log.String(), "2 exchanges recorded in "+out) {
 		t.Errorf("log:\n%s", log.String())
 	}
 	rd, err := Open(out)
@@ -129,13 +137,31 @@ func TestServe(t *testing.T) {
 	if rd.Err() != nil || n != 2 || rd.Header().Source != "proxy" || rd.Header().Upstream != up.URL {
 		t.Errorf("%d exchanges, %v, header %+v", n, rd.Err(), rd.Header())
 	}
-	// a recording is never overwritten
-	ln2, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+}
+
+// Serve refuses an address beyond loopback unless told, and an existing
+// recording, before it serves.
+func TestServeRefuses(t *testing.T) {
+	u, _ := ParseUpstream("http://127.0.0.1:1")
+	exists := filepath.Join(t.TempDir(), "exists.jsonl")
+	if err := os.WriteFile(exists, []byte("keep me\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	defer ln2.Close()
-	if err := Serve(context.Background(), ln2, ServeOptions{Upstream: u, Out: out, Log: io.Discard}); err == nil || !strings.Contains(err.Error(), "exists") {
-		t.Errorf("Serve to an existing recording: %v", err)
+	for _, c := range []struct {
+		listen, out, err string
+	}{
+		{"0.0.0.0:0", "x.jsonl", "--listen 0.0.0.0:0 is not a loopback address: refused without --listen-any"},
+		{":0", "x.jsonl", "--listen :0 is not a loopback address"},
+		{"8081", "x.jsonl", `--listen "8081": want HOST:PORT, e.g. 127.0.0.1:8081`},
+		{"127.0.0.1:0", exists, "--out " + exists + " exists: choose another file"},
+		{"localhost:0", "", "--out: want the recording's file (.jsonl)"},
+	} {
+		err := Serve(context.Background(), ServeOptions{Listen: c.listen, Upstream: u, Out: c.out, Log: io.Discard})
+		if err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("Serve on %s to %q: %v; want %q", c.listen, c.out, err, c.err)
+		}
+	}
+	if b, _ := os.ReadFile(exists); string(b) != "keep me\n" {
+		t.Errorf("an existing recording was changed: %q", b)
 	}
 }

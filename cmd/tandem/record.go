@@ -3,12 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"net"
 
 	"github.com/spf13/cobra"
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/record"
-	"github.com/tandem-bench/tandem/server"
 )
 
 // redactFlags are the redaction flags record and import-har share.
@@ -75,19 +73,8 @@ is synced, and it exits 0.`,
 			if err != nil {
 				return err
 			}
-			if _, _, err := net.SplitHostPort(listen); err != nil {
-				return badInput(fmt.Errorf("--listen %q: want HOST:PORT, e.g. 127.0.0.1:8081", listen))
-			}
-			if !server.Loopback(listen) && !listenAny {
-				return badInput(fmt.Errorf("--listen %s is not a loopback address: refused without --listen-any", listen))
-			}
-			ln, err := net.Listen("tcp", listen)
-			if err != nil {
-				return badInput(fmt.Errorf("--listen: %w", err))
-			}
-			defer ln.Close()
-			return record.Serve(cmd.Context(), ln, record.ServeOptions{Upstream: up, Out: out, Rules: rules, MaxBody: rf.maxBody, SecretsKept: rf.keep,
-				Log: stderr, Terminal: isTerminal(stderr)})
+			return record.Serve(cmd.Context(), record.ServeOptions{Listen: listen, ListenAny: listenAny, Upstream: up, Out: out, Rules: rules,
+				MaxBody: rf.maxBody, SecretsKept: rf.keep, Log: stderr, Terminal: isTerminal(stderr)})
 		},
 	}
 	f := c.Flags()
