@@ -61,6 +61,21 @@ func NewToken(file string) (string, error) {
 	return token, f.Close()
 }
 
+// AllowedHosts are the names requests to a server listening on listen
+// may give in their Host header (Options.Hosts): the listen address's
+// host, loopback's names, and extra. An address beyond loopback is
+// refused when no token may write (tokens is how many), unless insecure.
+func AllowedHosts(listen string, extra []string, tokens int, insecure bool) ([]string, error) {
+	if !Loopback(listen) && tokens == 0 && !insecure {
+		return nil, fmt.Errorf("--listen %s is not loopback: refused without a token file (tandem history token), or --insecure", listen)
+	}
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %q: %w", listen, err)
+	}
+	return append([]string{host, "localhost", "127.0.0.1", "::1"}, extra...), nil
+}
+
 // Serve serves s on ln until ctx ends, then gives the requests in flight
 // 5 s to finish.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {

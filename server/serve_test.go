@@ -105,3 +105,34 @@ func TestServeStopsWithContext(t *testing.T) {
 		t.Fatal("Serve still running a minute after its context ended")
 	}
 }
+
+func TestAllowedHosts(t *testing.T) {
+	for _, c := range []struct {
+		listen   string
+		extra    []string
+		tokens   int
+		insecure bool
+		want     string
+		err      string
+	}{
+		{"127.0.0.1:7420", nil, 0, false, "127.0.0.1,localhost,127.0.0.1,::1", ""},
+		{"[::1]:7420", []string{"bench.example"}, 0, false, "::1,localhost,127.0.0.1,::1,bench.example", ""},
+		{"localhost:0", nil, 0, false, "localhost,localhost,127.0.0.1,::1", ""},
+		{"0.0.0.0:7420", nil, 0, false, "", "--listen 0.0.0.0:7420 is not loopback: refused without a token file"},
+		{"0.0.0.0:7420", nil, 1, false, "0.0.0.0,localhost,127.0.0.1,::1", ""},
+		{"10.0.0.1:7420", nil, 0, true, "10.0.0.1,localhost,127.0.0.1,::1", ""},
+		{"nohost", nil, 0, false, "", "--listen nohost is not loopback"},
+		{"nohost", nil, 1, false, "", `--listen "nohost": address nohost: missing port in address`},
+	} {
+		got, err := AllowedHosts(c.listen, c.extra, c.tokens, c.insecure)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("AllowedHosts(%s, %d tokens): %v; want %q", c.listen, c.tokens, err, c.err)
+			}
+			continue
+		}
+		if err != nil || strings.Join(got, ",") != c.want {
+			t.Errorf("AllowedHosts(%s, %d tokens) = %q, %v; want %s", c.listen, c.tokens, got, err, c.want)
+		}
+	}
+}

@@ -41,15 +41,11 @@ unless --insecure. Requests must name this server in their Host header
 			if err != nil {
 				return badInput(err)
 			}
-			if !server.Loopback(listen) && len(tokens) == 0 && !insecure {
-				return badInput(fmt.Errorf("--listen %s is not loopback: refused without a token file (tandem history token), or --insecure", listen))
-			}
-			host, _, err := net.SplitHostPort(listen)
+			allowed, err := server.AllowedHosts(listen, hosts, len(tokens), insecure)
 			if err != nil {
-				return badInput(fmt.Errorf("--listen %q: %w", listen, err))
+				return badInput(err)
 			}
 			return withHistory(cmd.Context(), db, func(s *history.Store) error {
-				allowed := append([]string{host, "localhost", "127.0.0.1", "::1"}, hosts...)
 				ln, err := net.Listen("tcp", listen)
 				if err != nil {
 					return badInput(err)
