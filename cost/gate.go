@@ -2,6 +2,7 @@ package cost
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -262,6 +263,24 @@ func FromBench(name string, r io.Reader) ([]Cost, error) {
 		return nil, fmt.Errorf("%s: no benchmark results in Go's benchmark format", name)
 	}
 	return costs, nil
+}
+
+// Failed is the error of the gates that failed, with what Check found
+// missing after them; nil when no gate failed, missing or not.
+func Failed(gates []Gate, missing error) error {
+	var failed []string
+	for _, g := range gates {
+		if g.Failed {
+			failed = append(failed, g.Message)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	if missing != nil {
+		failed = append(failed, missing.Error())
+	}
+	return errors.New(strings.Join(failed, "; "))
 }
 
 // Text writes the costs and the gates for a terminal, the text from

@@ -3,6 +3,7 @@ package cost
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -310,5 +311,74 @@ func TestInexactInResultsSchema(t *testing.T) {
 		if err := results.Validate([]byte(bad)); err == nil {
 			t.Errorf("%s the schema does not list validated", c.what)
 		}
+	}
+}
+
+// Failed joins the failed gates' messages, then what is missing; without
+// a failed gate it is nil, whatever is missing.
+func TestFailed(t *testing.T) {
+	ok := Gate{Cost: "a", Message: "a: fine"}
+	bad := Gate{Cost: "b", Failed: true, Message: "b: rose"}
+	worse := Gate{Cost: "c", Failed: true, Message: "c: over the ceiling"}
+	missing := errors.New(`baseline x.json has no entry "d"`)
+	for _, c := range []struct {
+		name    string
+		gates   []Gate
+		missing error
+		want    string
+	}{
+		{"none", nil, nil, ""},
+		{"all pass", []Gate{ok}, nil, ""},
+		{"all pass, one missing", []Gate{ok}, missing, ""},
+		{"one fails", []Gate{ok, bad}, nil, "b: rose"},
+		{"two fail, one missing", []Gate{bad, ok, worse}, missing, `b: rose; c: over the ceiling; baseline x.json has no entry "d"`},
+	} {
+		err := Failed(c.gates, c.missing)
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("%s: %v; want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// Collect reads Go benchmark output from a file, or stdin for "-",
+// naming either in its errors; a command must be one that can scale, and
+// its cost must have an entry in the baseline before it is counted (none
+// of these cases runs valgrind).
+func TestCollect(t *testing.T) {
+	data, err := os.ReadFile("testdata/bench.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := &Baseline{File: "base.json", Costs: []Cost{{Name: "decode", Ops: 100, InstructionsPerOp: 100, Source: "valgrind"}}}
+	for _, c := range []struct {
+		name  string
+		src   Source
+		base  *Baseline
+		costs int
+		err   string
+	}{
+		{"a bench file", Source{Bench: "testdata/bench.txt"}, nil, 2, ""},
+		{"bench output on stdin", Source{Bench: "-", Stdin: strings.NewReader(string(data))}, nil, 2, ""},
+		{"no benchmarks on stdin", Source{Bench: "-", Stdin: strings.NewReader("PASS\n")}, nil, 0, "-: no benchmark results"},
+		{"no bench file", Source{Bench: "testdata/none.txt"}, nil, 0, "open testdata/none.txt"},
+		{"bench and a command", Source{Bench: "-", Command: []string{"echo"}}, nil, 0, "--bench reads benchmark output; give no command"},
+		{"nothing", Source{Ops: 10}, nil, 0, "no command: tandem cost -- CMD ARGS…"},
+		{"no ops", Source{Command: []string{"echo", "{ops}"}}, nil, 0, "--ops 0: want at least 1"},
+		{"no {ops}", Source{Command: []string{"echo", "hi"}, Ops: 10}, nil, 0, "the command has no {ops}"},
+		{"no entry, unnamed", Source{Command: []string{"echo", "{ops}"}, Ops: 10}, base, 0, `has no entry "echo {ops}"; it holds: decode (--name names the cost)`},
+		{"no entry", Source{Command: []string{"echo", "{ops}"}, Ops: 10, Name: "encode"}, base, 0, `has no entry "encode"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := Collect(context.Background(), c.src, c.base)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Errorf("error %v; want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil || len(rep.Costs) != c.costs || rep.Schema != Schema || rep.Gates != nil {
+				t.Errorf("%+v, %v; want %d costs and no gates yet", rep, err, c.costs)
+			}
+		})
 	}
 }

@@ -100,6 +100,8 @@ type ChangesOptions struct {
 	Series string
 	// Since keeps the change points of runs made at or after it.
 	Since time.Time
+	// Open keeps only the regressions nobody acknowledged.
+	Open bool
 	// Detect are the detector's settings.
 	Detect changepoint.Options
 }
@@ -241,7 +243,13 @@ func (s *Store) Changes(ctx context.Context, o ChangesOptions) ([]ChangePoint, e
 			}
 		}
 	}
-	return out, s.withAcks(ctx, out)
+	if err := s.withAcks(ctx, out); err != nil {
+		return out, err
+	}
+	if o.Open {
+		out = slices.DeleteFunc(out, func(c ChangePoint) bool { return !c.Open() })
+	}
+	return out, nil
 }
 
 // withAcks fills in each change point's triage.

@@ -102,3 +102,14 @@ func LookupFormat(name string, kind Kind) (Format, bool) {
 
 // costJSON writes counted costs as indented JSON.
 func costJSON(w io.Writer, r *cost.Report) error { return encodeJSON(w, r) }
+
+// WriteCostFile writes counted costs to path as the json format does
+// (indented, control characters escaped), whole or not at all: a
+// baseline for later runs.
+func WriteCostFile(path string, r *cost.Report) error {
+	var b strings.Builder
+	if err := costJSON(&b, r); err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(path, []byte(b.String()))
+}

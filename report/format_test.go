@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"html"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -180,6 +182,35 @@ func TestCostFormats(t *testing.T) {
 		if name == "json" && !json.Valid(b.Bytes()) {
 			t.Errorf("json: not JSON:\n%s", b.String())
 		}
+	}
+}
+
+// WriteCostFile writes what the json format shows, and reads back as the
+// report (a cost baseline).
+func TestWriteCostFile(t *testing.T) {
+	rep := &cost.Report{Schema: cost.Schema, Costs: []cost.Cost{{Name: "a\x01b", AllocationsPerOp: 2, Source: "go-bench"}}, Gates: []cost.Gate{}}
+	path := filepath.Join(t.TempDir(), "cost.json")
+	if err := WriteCostFile(path, rep); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := LookupFormat("json", ForCost)
+	var want bytes.Buffer
+	if err := js.Cost(&want, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) || !bytes.Contains(got, []byte(`a\u0001b`)) {
+		t.Errorf("file:\n%s\nwant the json format's:\n%s", got, want.Bytes())
+	}
+	base, err := cost.ReadBaseline(path)
+	if err != nil || len(base.Costs) != 1 || base.Costs[0].Name != "a\x01b" {
+		t.Errorf("read back: %+v, %v", base, err)
+	}
+	if err := WriteCostFile(filepath.Join(t.TempDir(), "none", "cost.json"), rep); err == nil {
+		t.Error("a file in a directory that does not exist: no error")
 	}
 }
 

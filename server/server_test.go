@@ -336,7 +336,7 @@ func TestUppercaseTokenHashAuthorizes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	// readTokens (cmd/tandem/serve.go) accepts a hash in upper-case hex
+	// ReadTokens accepts a hash in upper-case hex, and so does New
 	ts := httptest.NewServer(New(st, Options{TokenHashes: []string{strings.ToUpper(HashToken(token))}, Hosts: []string{"127.0.0.1"}}))
 	defer ts.Close()
 	if code, out := post(t, ts.URL+"/api/v1/runs", token, runOf(t, "svc", 1, 100, 101, 99), false); code != http.StatusCreated {

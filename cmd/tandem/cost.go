@@ -2,22 +2,24 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/tandem-bench/tandem/cost"
 	"github.com/tandem-bench/tandem/report"
-	"github.com/tandem-bench/tandem/results"
 )
 
+// costFlags are tandem cost's flags.
+type costFlags struct {
+	ops                                        int
+	format, out, baseline, toggle, name, bench string
+	maxIncrease, maxAllocs                     float64
+	env                                        []string
+}
+
 func costCmd(stdout io.Writer) *cobra.Command {
-	var ops int
-	var format, out, baseline, toggle, name, bench string
-	var maxIncrease, maxAllocs float64
-	var env []string
+	var f costFlags
 	c := &cobra.Command{
 		Use:   "cost [flags] -- CMD ARGS…",
 		Args:  cobra.ArbitraryArgs,
@@ -49,117 +51,72 @@ cost does not grow with {ops}.`,
 			"  go test -run '^$' -bench . -benchmem ./... | tandem cost --bench - --baseline allocs.json\n" +
 			"  tandem cost --env GOGC=off --env GOMAXPROCS=1 --env GODEBUG=asyncpreemptoff=1 -- ./goprog -n {ops}",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			render, err := outputFormat(format, report.ForCost)
-			if err != nil {
-				return err
-			}
-			var base *cost.Baseline
-			if baseline != "" {
-				b, err := cost.ReadBaseline(baseline)
-				if err != nil {
-					return badInput(err)
-				}
-				base = b
-			} else if cmd.Flags().Changed("max-increase") {
-				return badInput(errors.New("--max-increase needs a --baseline to hold the counts against"))
-			}
-			rep := &cost.Report{Schema: cost.Schema, Costs: []cost.Cost{}}
-			switch {
-			case bench != "":
-				if len(args) > 0 {
-					return badInput(errors.New("--bench reads benchmark output; give no command"))
-				}
-				var r io.Reader = cmd.InOrStdin()
-				if bench != "-" {
-					f, err := os.Open(bench)
-					if err != nil {
-						return badInput(err)
-					}
-					defer f.Close()
-					r = f
-				}
-				costs, err := cost.FromBench(bench, r)
-				if err != nil {
-					return badInput(err)
-				}
-				rep.Costs = costs
-			case len(args) == 0:
-				return badInput(errors.New("no command: tandem cost -- CMD ARGS… (with {ops} in ARGS), or --bench FILE"))
-			default:
-				if ops < 1 {
-					return badInput(fmt.Errorf("--ops %d: want at least 1", ops))
-				}
-				if _, err := cost.Argv(args, ops); err != nil {
-					return badInput(err)
-				}
-				if name == "" {
-					name = strings.Join(args, " ")
-				}
-				if base != nil {
-					// Before counting, which takes minutes.
-					if err := base.Holds(name, "valgrind", ops); err != nil {
-						return badInput(fmt.Errorf("%w (--name names the cost)", err))
-					}
-				}
-				v, err := cost.FindValgrind()
-				if err != nil {
-					return badInput(err)
-				}
-				v.Toggle, v.Env = toggle, env
-				c, err := v.Measure(cmd.Context(), name, args, ops)
-				if err != nil {
-					return badInput(err)
-				}
-				rep.Costs, rep.Valgrind, rep.Flags = []cost.Cost{c}, v.Version, v.Flags()
-			}
-			// Without an entry for every cost the report is still shown
-			// and written (-o): it is the new baseline's material.
-			gates, missing := cost.Check(rep.Costs, base, maxIncrease, maxAllocs)
-			rep.Gates = gates
-			var b strings.Builder
-			if err := render.Cost(&b, rep); err != nil {
-				return err
-			}
-			if out != "" {
-				// the json format's file: indented, its control characters escaped
-				js, _ := report.LookupFormat("json", report.ForCost)
-				var data strings.Builder
-				if err := js.Cost(&data, rep); err != nil {
-					return err
-				}
-				if err := results.WriteFileAtomic(out, []byte(data.String())); err != nil {
-					return err
-				}
-			}
-			io.WriteString(stdout, b.String())
-			var failed []string
-			for _, g := range rep.Gates {
-				if g.Failed {
-					failed = append(failed, g.Message)
-				}
-			}
-			if len(failed) > 0 {
-				if missing != nil {
-					failed = append(failed, missing.Error())
-				}
-				return &exitError{exitCheckFailed, errors.New(strings.Join(failed, "; "))}
-			}
-			if missing != nil {
-				return badInput(missing)
-			}
-			return nil
+			return runCost(cmd, args, f, stdout)
 		},
 	}
-	f := c.Flags()
-	f.IntVar(&ops, "ops", 1000, "N: runs of N, 2N and 4N operations give the two slopes")
-	f.StringVar(&format, "format", "text", report.FormatList(report.ForCost))
-	f.StringVarP(&out, "output", "o", "", "also write the JSON to this file (a baseline for later runs)")
-	f.StringVar(&baseline, "baseline", "", "an earlier JSON from tandem cost to hold the counts against")
-	f.Float64Var(&maxIncrease, "max-increase", 5, "with --baseline: allowed growth of instructions per op, in percent")
-	f.Float64Var(&maxAllocs, "max-allocs", -1, "ceiling on allocations per op (negative: none)")
-	f.StringVar(&toggle, "toggle-collect", "", "count instructions only inside functions matching this (callgrind's --toggle-collect)")
-	f.StringVar(&name, "name", "", "the cost's name in the report (default: the command)")
-	f.StringArrayVar(&env, "env", nil, "K=V added to the measured command's environment (repeatable), e.g. GOGC=off")
-	f.StringVar(&bench, "bench", "", "read Go benchmark output from this file (- for stdin) instead of running a command")
+	fl := c.Flags()
+	fl.IntVar(&f.ops, "ops", 1000, "N: runs of N, 2N and 4N operations give the two slopes")
+	fl.StringVar(&f.format, "format", "text", report.FormatList(report.ForCost))
+	fl.StringVarP(&f.out, "output", "o", "", "also write the JSON to this file (a baseline for later runs)")
+	fl.StringVar(&f.baseline, "baseline", "", "an earlier JSON from tandem cost to hold the counts against")
+	fl.Float64Var(&f.maxIncrease, "max-increase", 5, "with --baseline: allowed growth of instructions per op, in percent")
+	fl.Float64Var(&f.maxAllocs, "max-allocs", -1, "ceiling on allocations per op (negative: none)")
+	fl.StringVar(&f.toggle, "toggle-collect", "", "count instructions only inside functions matching this (callgrind's --toggle-collect)")
+	fl.StringVar(&f.name, "name", "", "the cost's name in the report (default: the command)")
+	fl.StringArrayVar(&f.env, "env", nil, "K=V added to the measured command's environment (repeatable), e.g. GOGC=off")
+	fl.StringVar(&f.bench, "bench", "", "read Go benchmark output from this file (- for stdin) instead of running a command")
 	return c
+}
+
+// runCost reads the baseline, counts the costs (or reads them), shows and
+// writes the report, and gates: exit 1 when a gate failed, else 2 when the
+// baseline lacks an entry.
+func runCost(cmd *cobra.Command, args []string, f costFlags, stdout io.Writer) error {
+	render, err := outputFormat(f.format, report.ForCost)
+	if err != nil {
+		return err
+	}
+	var base *cost.Baseline
+	if f.baseline != "" {
+		if base, err = cost.ReadBaseline(f.baseline); err != nil {
+			return badInput(err)
+		}
+	} else if cmd.Flags().Changed("max-increase") {
+		return badInput(errors.New("--max-increase needs a --baseline to hold the counts against"))
+	}
+	rep, err := cost.Collect(cmd.Context(), cost.Source{Bench: f.bench, Stdin: cmd.InOrStdin(), Command: args, Ops: f.ops, Name: f.name,
+		Toggle: f.toggle, Env: f.env}, base)
+	if err != nil {
+		return badInput(err)
+	}
+	// Without an entry for every cost the report is still shown and
+	// written (-o): it is the new baseline's material.
+	gates, missing := cost.Check(rep.Costs, base, f.maxIncrease, f.maxAllocs)
+	rep.Gates = gates
+	if err := writeCost(stdout, render, f.out, rep); err != nil {
+		return err
+	}
+	if err := cost.Failed(rep.Gates, missing); err != nil {
+		return &exitError{exitCheckFailed, err}
+	}
+	if missing != nil {
+		return badInput(missing)
+	}
+	return nil
+}
+
+// writeCost writes the report to stdout in its format and, with -o, as
+// JSON to that file.
+func writeCost(stdout io.Writer, render report.Format, out string, rep *cost.Report) error {
+	var b strings.Builder
+	if err := render.Cost(&b, rep); err != nil {
+		return err
+	}
+	if out != "" {
+		if err := report.WriteCostFile(out, rep); err != nil {
+			return err
+		}
+	}
+	io.WriteString(stdout, b.String())
+	return nil
 }

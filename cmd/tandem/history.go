@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,28 +17,15 @@ import (
 	"github.com/tandem-bench/tandem/verdict"
 )
 
-// historyDB is the history a command opens: --db, else TANDEM_DB, else
-// .tandem/history.db.
-func historyDB(flag string) string {
-	if flag != "" {
-		return flag
-	}
-	return os.Getenv("TANDEM_DB")
-}
-
-func openHistory(ctx context.Context, db string) (*history.Store, error) {
-	s, err := history.Open(ctx, historyDB(db))
-	if err != nil {
-		return nil, badInput(err)
-	}
-	return s, nil
-}
-
-// withHistory opens the history for f and closes it after.
+// withHistory opens the history for f and closes it after: --db, else
+// TANDEM_DB, else .tandem/history.db.
 func withHistory(ctx context.Context, db string, f func(*history.Store) error) error {
-	s, err := openHistory(ctx, db)
+	if db == "" {
+		db = os.Getenv("TANDEM_DB")
+	}
+	s, err := history.Open(ctx, db)
 	if err != nil {
-		return err
+		return badInput(err)
 	}
 	defer s.Close()
 	return f(s)
@@ -103,15 +86,11 @@ func (f *metaFlags) add(c *cobra.Command) {
 }
 
 func (f *metaFlags) meta(ctx context.Context) (history.Meta, error) {
-	m := history.Meta{Branch: f.branch, Commit: f.commit, Testbed: f.testbed, CIURL: f.ciURL, Tags: map[string]string{}}
-	for _, t := range f.tags {
-		k, v, ok := strings.Cut(t, "=")
-		if !ok || k == "" {
-			return m, badInput(fmt.Errorf("--tag %q: want key=value", t))
-		}
-		m.Tags[k] = v
+	tags, err := history.ParseTags(f.tags)
+	if err != nil {
+		return history.Meta{}, badInput(err)
 	}
-	return history.Detect(ctx, m, nil), nil
+	return history.Detect(ctx, history.Meta{Branch: f.branch, Commit: f.commit, Testbed: f.testbed, CIURL: f.ciURL, Tags: tags}, nil), nil
 }
 
 // keepRun adds a finished run to the history db (empty: TANDEM_DB or the
@@ -122,43 +101,28 @@ func keepRun(ctx context.Context, db, path string, w io.Writer) error {
 	})
 }
 
-// addRun stores a results file and says so.
+// addRun stores a results file and says so, with the change points the
+// run brings.
 func addRun(ctx context.Context, s *history.Store, path string, m history.Meta, w io.Writer) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return badInput(err)
 	}
-	// the change points known before, to say which the run brings
-	known := map[string]bool{}
-	if res, err := results.Parse(data); err == nil {
-		before, err := s.Changes(ctx, history.ChangesOptions{Study: res.Study.Name, Branch: m.Branch})
-		if err != nil {
-			return fmt.Errorf("change points: %w", err)
-		}
-		for _, c := range before {
-			known[c.Series.Key()+c.Run] = true
-		}
+	known, err := s.KnownChanges(ctx, data, m.Branch)
+	if err != nil {
+		return err
 	}
 	run, added, err := s.Add(ctx, data, m)
 	if err != nil {
 		return badInput(fmt.Errorf("%s: %w", path, err))
 	}
-	what := "added"
-	if !added {
-		what = "already stored"
-	}
-	fmt.Fprintf(w, "%s run %s (%s, branch %s, commit %.12s) in %s\n", what, run.Short(), human.Printable(run.Study),
-		orDash(run.Meta.Branch), orDash(run.Meta.Commit), s.Where)
-	// the change points this run shows, found as it arrives (one at an
-	// older run, when the runs since confirm it)
-	cps, err := s.Changes(ctx, history.ChangesOptions{Study: run.Study, Branch: run.Meta.Branch})
-	if err != nil {
-		return fmt.Errorf("change points: %w", err)
-	}
-	for _, c := range cps {
-		if !known[c.Series.Key()+c.Run] {
-			fmt.Fprintf(w, "change point: %s\n", human.Printable(c.Text()))
-		}
+	return s.WriteAdded(ctx, w, run, added, known)
+}
+
+// textMdOrJSON checks a --format of text, md or json.
+func textMdOrJSON(format string) error {
+	if format != "text" && format != "md" && format != "json" {
+		return badInput(fmt.Errorf("--format %q: want text, md or json", format))
 	}
 	return nil
 }
@@ -166,7 +130,6 @@ func addRun(ctx context.Context, s *history.Store, path string, m history.Meta, 
 func historyChangesCmd(stdout io.Writer, db *string) *cobra.Command {
 	var o history.ChangesOptions
 	var since, format string
-	var open bool
 	c := &cobra.Command{
 		Use:   "changes",
 		Short: "List the change points of every stored series (docs/history.md)",
@@ -178,30 +141,22 @@ are in docs/history.md.`,
 		Example: "  tandem history changes\n  tandem history changes --study demo --branch main --since 720h --format md\n  tandem history changes --open --format json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "text" && format != "md" && format != "json" {
-				return badInput(fmt.Errorf("--format %q: want text, md or json", format))
+			if err := textMdOrJSON(format); err != nil {
+				return err
 			}
-			if since != "" {
-				d, err := time.ParseDuration(since)
-				if err != nil || d <= 0 {
-					return badInput(fmt.Errorf("--since %q: want a positive duration such as 720h", since))
-				}
-				o.Since = time.Now().Add(-d)
+			var err error
+			if o.Since, err = history.ParseSince(since, time.Now()); err != nil {
+				return badInput(err)
 			}
-			if o.Series != "" {
-				if _, err := history.ParseSeries(o.Series); err != nil {
-					return badInput(fmt.Errorf("--series: %w (tandem history show lists a run's series keys)", err))
-				}
+			if _, err := history.ParseSeries(o.Series); o.Series != "" && err != nil {
+				return badInput(fmt.Errorf("--series: %w (tandem history show lists a run's series keys)", err))
 			}
 			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
 				cps, err := s.Changes(cmd.Context(), o)
 				if err != nil {
 					return err
 				}
-				if open {
-					cps = slices.DeleteFunc(cps, func(c history.ChangePoint) bool { return !c.Open() })
-				}
-				return writeChanges(stdout, format, cps)
+				return history.WriteChanges(stdout, format, cps)
 			})
 		},
 	}
@@ -209,43 +164,9 @@ are in docs/history.md.`,
 	c.Flags().StringVar(&o.Branch, "branch", "", "only this branch")
 	c.Flags().StringVar(&o.Series, "series", "", `only this series, by its key (["scenario","target",level,"metric"])`)
 	c.Flags().StringVar(&since, "since", "", "only change points of runs made within this long (720h: 30 days)")
-	c.Flags().BoolVar(&open, "open", false, "only regressions nobody acknowledged")
+	c.Flags().BoolVar(&o.Open, "open", false, "only regressions nobody acknowledged")
 	c.Flags().StringVar(&format, "format", "text", "text, md or json")
 	return c
-}
-
-// writeChanges writes change points as text lines, a Markdown table or
-// JSON.
-func writeChanges(w io.Writer, format string, cps []history.ChangePoint) error {
-	switch format {
-	case "json":
-		if cps == nil {
-			cps = []history.ChangePoint{}
-		}
-		e := json.NewEncoder(w)
-		e.SetIndent("", "  ")
-		return e.Encode(cps)
-	case "md":
-		fmt.Fprintln(w, "| study | branch | series | change | 95 % interval | kind | first run after | commits | p | triage |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
-		for _, c := range cps {
-			fmt.Fprintf(w, "| %s | %s | %s | ×%.3g | %.3g … %.3g | %s | %.12s | %.12s…%.12s | %.2g | %s |\n", mdCell(c.Study), mdCell(c.Branch), mdCell(c.Series.String()),
-				c.Ratio, c.Lo, c.Hi, c.Kind, c.Run, orDash(c.PrevCommit), orDash(c.Commit), c.P, mdCell(string(c.Ack)+" "+c.Note))
-		}
-		return nil
-	}
-	if len(cps) == 0 {
-		_, err := fmt.Fprintln(w, "no change points")
-		return err
-	}
-	for _, c := range cps {
-		fmt.Fprintf(w, "%s on %s: %s\n", human.Printable(c.Study), human.Printable(c.Branch), human.Printable(c.Text()))
-	}
-	return nil
-}
-
-func mdCell(s string) string {
-	return strings.ReplaceAll(human.Printable(strings.TrimSpace(s)), "|", `\|`)
 }
 
 func historyAckCmd(stdout io.Writer, db *string) *cobra.Command {
@@ -289,13 +210,6 @@ tandem history gate --on-change-point, and changes --open leaves it out.`,
 	return c
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "–"
-	}
-	return human.Printable(s)
-}
-
 func historyAddCmd(stdout io.Writer, db *string) *cobra.Command {
 	var mf metaFlags
 	c := &cobra.Command{
@@ -337,40 +251,7 @@ func historyListCmd(stdout io.Writer, db *string) *cobra.Command {
 					}
 					f.Before = &b
 				}
-				limit := f.Limit
-				f.Limit++ // one more says there is a next page
-				runs, err := s.Runs(cmd.Context(), f)
-				if err != nil {
-					return err
-				}
-				more := len(runs) > limit
-				runs = runs[:min(len(runs), limit)]
-				tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "run\tmade\tstudy\tbranch\tcommit\ttestbed\tpinned")
-				for _, r := range runs {
-					commit := orDash(r.Meta.Commit)
-					if len(commit) > 12 {
-						commit = commit[:12]
-					}
-					if r.Meta.Dirty {
-						commit += "+dirty"
-					}
-					pinned := ""
-					if r.Pinned {
-						pinned = "pinned"
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Short(), r.CreatedAt.Format("2006-01-02 15:04"), human.Printable(r.Study),
-						orDash(r.Meta.Branch), commit, orDash(r.Meta.Testbed), pinned)
-				}
-				if err := tw.Flush(); err != nil {
-					return err
-				}
-				if len(runs) == 0 {
-					fmt.Fprintf(stdout, "no runs in %s\n", s.Where)
-				} else if more {
-					fmt.Fprintf(stdout, "more: --before %s\n", runs[len(runs)-1].Short())
-				}
-				return nil
+				return s.List(cmd.Context(), stdout, f)
 			})
 		},
 	}
@@ -407,8 +288,7 @@ func historyShowCmd(stdout io.Writer, db *string) *cobra.Command {
 				render := f.Results
 				if format == "text" {
 					render = textReport(stdout)
-					fmt.Fprintf(stdout, "run %s: branch %s, commit %s%s, testbed %s, added %s\n\n", run.Short(), orDash(run.Meta.Branch), orDash(run.Meta.Commit),
-						map[bool]string{true: " (dirty)", false: ""}[run.Meta.Dirty], orDash(run.Meta.Testbed), run.AddedAt.Format("2006-01-02 15:04 UTC"))
+					io.WriteString(stdout, run.Heading())
 				}
 				return render(stdout, res)
 			})
@@ -473,8 +353,8 @@ func historyGateCmd(stdout, stderr io.Writer, db *string) *cobra.Command {
 			default:
 				return badInput(fmt.Errorf("--on-missing-baseline %q: want warn or fail", onMissing))
 			}
-			if format != "text" && format != "md" && format != "json" {
-				return badInput(fmt.Errorf("--format %q: want text, md or json", format))
+			if err := textMdOrJSON(format); err != nil {
+				return err
 			}
 			if _, _, err := history.ParseBaseline(o.Baseline); err != nil {
 				return badInput(err)
@@ -492,19 +372,7 @@ func historyGateCmd(stdout, stderr io.Writer, db *string) *cobra.Command {
 				if err != nil {
 					return badInput(fmt.Errorf("%s: %w", args[0], err))
 				}
-				switch format {
-				case "md":
-					if err = g.MarkdownHead(stdout); err == nil {
-						err = report.ComparisonRows(stdout, "md", g.Comparison)
-					}
-				case "json":
-					err = g.JSON(stdout)
-				default:
-					if err = g.TextHead(stdout); err == nil {
-						err = report.ComparisonRows(stdout, "text", g.Comparison)
-					}
-				}
-				if err != nil {
+				if err := g.Write(stdout, format); err != nil {
 					return err
 				}
 				if g.Failed {
@@ -564,21 +432,6 @@ func historyMarkCmd(stdout io.Writer, db *string, verb, short, done, undone stri
 	return c
 }
 
-// parseAge reads an age: a Go duration or a number of days ("180d").
-func parseAge(s string) (time.Duration, error) {
-	if d, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(d)
-		if err == nil && n > 0 {
-			return time.Duration(n) * 24 * time.Hour, nil
-		}
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("--older-than %q: want a number of days (180d) or a duration (36h)", s)
-	}
-	return d, nil
-}
-
 func historyPruneCmd(stdout io.Writer, db *string) *cobra.Command {
 	var olderThan, keepBranch string
 	c := &cobra.Command{
@@ -587,7 +440,7 @@ func historyPruneCmd(stdout io.Writer, db *string) *cobra.Command {
 		Example: "  tandem history prune --older-than 180d --keep-branch main",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			age, err := parseAge(olderThan)
+			age, err := history.ParseAge(olderThan)
 			if err != nil {
 				return badInput(err)
 			}
@@ -596,7 +449,7 @@ func historyPruneCmd(stdout io.Writer, db *string) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(stdout, "deleted %d run%s made before %s\n", n, map[bool]string{true: "", false: "s"}[n == 1], time.Now().Add(-age).UTC().Format("2006-01-02 15:04 UTC"))
+				fmt.Fprintf(stdout, "deleted %s made before %s\n", human.Plural(int(n), "run"), time.Now().Add(-age).UTC().Format("2006-01-02 15:04 UTC"))
 				return nil
 			})
 		},

@@ -1,20 +1,12 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"net/url"
-	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/record"
-	"github.com/tandem-bench/tandem/server"
 )
 
 // redactFlags are the redaction flags record and import-har share.
@@ -41,38 +33,6 @@ func (f *redactFlags) rules() (record.Rules, error) {
 		return record.Rules{}, badInput(err)
 	}
 	return r, nil
-}
-
-// createRecording creates --out, refusing to overwrite one.
-func createRecording(out string, h record.Header) (*record.Writer, error) {
-	if out == "" {
-		return nil, badInput(errors.New("--out: want the recording's file (.jsonl)"))
-	}
-	w, err := record.Create(out, h)
-	if errors.Is(err, os.ErrExist) {
-		return nil, badInput(fmt.Errorf("--out %s exists: choose another file, or remove it (a recording is never overwritten)", out))
-	}
-	if err != nil {
-		return nil, badInput(fmt.Errorf("--out: %w", err))
-	}
-	return w, nil
-}
-
-// upstreamURL checks --to: http:// or https:// and a host, nothing else.
-func upstreamURL(to string) (*url.URL, error) {
-	u, err := url.Parse(to)
-	switch {
-	case to == "":
-		return nil, badInput(errors.New("--to: want the server to forward to, http://HOST:PORT or https://HOST:PORT"))
-	case err != nil:
-		return nil, badInput(fmt.Errorf("--to %q: %w", to, err))
-	case u.User != nil:
-		return nil, badInput(errors.New("--to: credentials in the URL are refused (they would reach the recording's header); send them as headers"))
-	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
-		return nil, badInput(fmt.Errorf("--to %q: want http://HOST:PORT or https://HOST:PORT, without a path", to))
-	}
-	u.Path = ""
-	return u, nil
 }
 
 func recordCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -105,31 +65,16 @@ is synced, and it exits 0.`,
 			"  tandem record import-har session.har --out session.jsonl",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			up, err := upstreamURL(to)
+			up, err := record.ParseUpstream(to)
 			if err != nil {
-				return err
+				return badInput(err)
 			}
 			rules, err := rf.rules()
 			if err != nil {
 				return err
 			}
-			if _, _, err := net.SplitHostPort(listen); err != nil {
-				return badInput(fmt.Errorf("--listen %q: want HOST:PORT, e.g. 127.0.0.1:8081", listen))
-			}
-			if !server.Loopback(listen) && !listenAny {
-				return badInput(fmt.Errorf("--listen %s is not a loopback address: refused without --listen-any", listen))
-			}
-			ln, err := net.Listen("tcp", listen)
-			if err != nil {
-				return badInput(fmt.Errorf("--listen: %w", err))
-			}
-			defer ln.Close()
-			start := time.Now()
-			w, err := createRecording(out, record.Header{Upstream: up.String(), Start: start.UTC(), MaxBody: rf.maxBody, SecretsKept: rf.keep, Source: "proxy"})
-			if err != nil {
-				return err
-			}
-			return serveRecorder(cmd.Context(), ln, up, w, rules, start, out, stderr)
+			return record.Serve(cmd.Context(), record.ServeOptions{Listen: listen, ListenAny: listenAny, Upstream: up, Out: out, Rules: rules,
+				MaxBody: rf.maxBody, SecretsKept: rf.keep, Log: stderr, Terminal: isTerminal(stderr)})
 		},
 	}
 	f := c.Flags()
@@ -144,92 +89,6 @@ is synced, and it exits 0.`,
 	c.AddCommand(importHARCmd(stdout))
 	argsAreInput(c.Commands())
 	return c
-}
-
-// serveRecorder runs the proxy until ctx ends or the recording cannot be
-// written, then closes the recording.
-func serveRecorder(ctx context.Context, ln net.Listener, up *url.URL, w *record.Writer, rules record.Rules, start time.Time, out string, stderr io.Writer) error {
-	ctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	p, err := record.NewProxy(record.ProxyOptions{Upstream: up, Writer: w, Start: start, Rules: rules, Fail: func(err error) { stop(err) }})
-	if err != nil {
-		w.Close()
-		return err
-	}
-	srv := p.Server()
-	fmt.Fprintf(stderr, "tandem record: listening on %s (HTTP/1.1 and h2c), forwarding to %s, recording to %s; Ctrl-C stops\n", ln.Addr(), up, out)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	progress := newRecordProgress(stderr)
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	var serveErr error
-loop:
-	for {
-		select {
-		case serveErr = <-done:
-			break loop
-		case <-ctx.Done():
-			break loop
-		case <-tick.C:
-			progress.show(w.Count())
-		}
-	}
-	grace, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(grace); err != nil {
-		srv.Close() // streams still open after the grace: cut them (each is recorded as cut)
-	}
-	p.Wait()
-	closeErr := w.Close()
-	progress.end()
-	fmt.Fprintf(stderr, "tandem record: %s recorded in %s\n", human.Plural(int(w.Count()), "exchange"), out)
-	switch cause := context.Cause(ctx); {
-	case serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed):
-		return fmt.Errorf("listen: %w", serveErr)
-	case cause != nil && !errors.Is(cause, context.Canceled) && !isInterruption(cause):
-		return fmt.Errorf("recording %s: %w (the proxy stopped; the lines written are whole)", out, cause)
-	}
-	return closeErr
-}
-
-// isInterruption reports whether err is a signal's cancellation.
-func isInterruption(err error) bool {
-	var in interruption
-	return errors.As(err, &in)
-}
-
-// recordProgress shows how many exchanges are recorded: on a terminal one
-// line rewritten each second, elsewhere a line every 10 s when it changed.
-type recordProgress struct {
-	w     io.Writer
-	term  bool
-	shown int64
-	last  time.Time
-}
-
-func newRecordProgress(w io.Writer) *recordProgress {
-	return &recordProgress{w: w, term: isTerminal(w)}
-}
-
-func (p *recordProgress) show(n int64) {
-	if n == p.shown || (!p.term && time.Since(p.last) < 10*time.Second) {
-		return
-	}
-	p.shown, p.last = n, time.Now()
-	line := fmt.Sprintf("tandem record: %s recorded", human.Plural(int(n), "exchange"))
-	if p.term {
-		fmt.Fprintf(p.w, "\r\x1b[K%s", line)
-		return
-	}
-	fmt.Fprintln(p.w, line)
-}
-
-// end leaves the terminal's progress line.
-func (p *recordProgress) end() {
-	if p.term && p.shown > 0 {
-		fmt.Fprint(p.w, "\r\x1b[K")
-	}
 }
 
 func importHARCmd(stdout io.Writer) *cobra.Command {
@@ -252,27 +111,9 @@ that cannot be an exchange is an error that names its index
 			if err != nil {
 				return err
 			}
-			f, err := os.Open(args[0])
+			h, st, err := record.ImportHAR(args[0], out, record.HAROptions{Origin: origin, MaxBody: rf.maxBody, Rules: rules})
 			if err != nil {
 				return badInput(err)
-			}
-			defer f.Close()
-			h, exs, st, err := record.ReadHAR(f, record.HAROptions{Name: args[0], Origin: origin, MaxBody: rf.maxBody, Rules: rules})
-			if err != nil {
-				return badInput(err)
-			}
-			w, err := createRecording(out, h)
-			if err != nil {
-				return err
-			}
-			for i := range exs {
-				if err := w.Write(&exs[i]); err != nil {
-					w.Close()
-					return fmt.Errorf("%s: %w", out, err)
-				}
-			}
-			if err := w.Close(); err != nil {
-				return err
 			}
 			fmt.Fprintf(stdout, "%s: %s of %s written to %s (skipped: %d not HTTP, %d of other origins)\n", args[0],
 				human.Plural(st.Imported, "exchange"), h.Upstream, out, st.NotHTTP, st.OtherOrigin)

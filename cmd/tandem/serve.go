@@ -1,50 +1,20 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
+	"cmp"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tandem-bench/tandem/history"
+	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/server"
 )
 
 // defaultTokens is where token hashes are kept when no file is named.
 var defaultTokens = filepath.Join(filepath.Dir(history.DefaultPath), "tokens")
-
-// readTokens reads a token file: one SHA-256 hash (hex) per line, # for
-// comments. A missing default file is no tokens.
-func readTokens(path string, named bool) ([]string, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) && !named {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("--token-file: %w", err)
-	}
-	var out []string
-	for i, line := range strings.Split(string(b), "\n") {
-		line = strings.ToLower(strings.TrimSpace(line))
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if _, err := hex.DecodeString(line); err != nil || len(line) != 64 {
-			return nil, fmt.Errorf("%s:%d: want a token's SHA-256 in hex (tandem history token writes them)", path, i+1)
-		}
-		out = append(out, line)
-	}
-	return out, nil
-}
 
 func serveCmd(stdout, stderr io.Writer) *cobra.Command {
 	var listen, db, tokenFile string
@@ -67,46 +37,22 @@ unless --insecure. Requests must name this server in their Host header
 			"  curl -H \"Authorization: Bearer $TANDEM_TOKEN\" --data-binary @out/results.json 'http://127.0.0.1:7420/api/v1/runs?branch=main'",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			named := tokenFile != ""
-			if !named {
-				tokenFile = defaultTokens
-			}
-			tokens, err := readTokens(tokenFile, named)
+			tokens, err := server.ReadTokens(cmp.Or(tokenFile, defaultTokens), tokenFile != "")
 			if err != nil {
 				return badInput(err)
 			}
-			if !server.Loopback(listen) && len(tokens) == 0 && !insecure {
-				return badInput(fmt.Errorf("--listen %s is not loopback: refused without a token file (tandem history token), or --insecure", listen))
-			}
-			host, _, err := net.SplitHostPort(listen)
-			if err != nil {
-				return badInput(fmt.Errorf("--listen %q: %w", listen, err))
-			}
-			s, err := openHistory(cmd.Context(), db)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			allowed := append([]string{host, "localhost", "127.0.0.1", "::1"}, hosts...)
-			h := server.New(s, server.Options{TokenHashes: tokens, Hosts: allowed})
-			ln, err := net.Listen("tcp", listen)
+			allowed, err := server.AllowedHosts(listen, hosts, len(tokens), insecure)
 			if err != nil {
 				return badInput(err)
 			}
-			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute,
-				WriteTimeout: 2 * time.Minute, IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10}
-			fmt.Fprintf(stdout, "tandem serve: http://%s/ (history %s; %d write token%s)\n", ln.Addr(), s.Where, len(tokens),
-				map[bool]string{true: "", false: "s"}[len(tokens) == 1])
-			done := make(chan error, 1)
-			go func() { done <- srv.Serve(ln) }()
-			select {
-			case err := <-done:
-				return err
-			case <-cmd.Context().Done():
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				return srv.Shutdown(ctx)
-			}
+			return withHistory(cmd.Context(), db, func(s *history.Store) error {
+				ln, err := net.Listen("tcp", listen)
+				if err != nil {
+					return badInput(err)
+				}
+				fmt.Fprintf(stdout, "tandem serve: http://%s/ (history %s; %s)\n", ln.Addr(), s.Where, human.Plural(len(tokens), "write token"))
+				return server.New(s, server.Options{TokenHashes: tokens, Hosts: allowed}).Serve(cmd.Context(), ln)
+			})
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:7420", "the address to listen on")
@@ -125,23 +71,8 @@ func historyTokenCmd(stdout io.Writer) *cobra.Command {
 		Example: "  tandem history token\n  tandem history token --file /etc/tandem/tokens",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			raw := make([]byte, 32)
-			if _, err := rand.Read(raw); err != nil {
-				return err
-			}
-			token := hex.EncodeToString(raw)
-			if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
-				return err
-			}
-			f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+			token, err := server.NewToken(file)
 			if err != nil {
-				return err
-			}
-			if _, err := fmt.Fprintln(f, server.HashToken(token)); err != nil {
-				f.Close()
-				return err
-			}
-			if err := f.Close(); err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "%s\n(its hash is in %s; this is the only time the token is shown)\n", token, file)
