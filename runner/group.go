@@ -107,13 +107,7 @@ func (r *runner) startGroup(ctx context.Context, l *live, cpus []int) error {
 	if err != nil {
 		return err
 	}
-	if dataDir != "" {
-		disk, err := target.DiskUsage(dataDir)
-		st.DiskBytes, st.DiskApparentBytes = disk.Allocated, disk.Apparent
-		if err != nil {
-			r.warn(fmt.Sprintf("target %s: disk use of %s: %v", t.Name, dataDir, err))
-		}
-	}
+	r.diskUse(st, t.Name, dataDir)
 	l.res.Startup = st
 	r.progress("target %s: %d nodes, the first answering after %v, all ready after %v", t.Name, len(l.nodes),
 		time.Duration(st.FirstAnswerNs).Round(time.Millisecond), time.Duration(st.ReadyNs).Round(time.Millisecond))

@@ -109,13 +109,7 @@ func (r *runner) startTarget(ctx context.Context, l *live, cpus []int) error {
 	if err != nil {
 		return err
 	}
-	if dataDir != "" {
-		disk, err := target.DiskUsage(dataDir)
-		st.DiskBytes, st.DiskApparentBytes = disk.Allocated, disk.Apparent
-		if err != nil {
-			r.warn(fmt.Sprintf("target %s: disk use of %s: %v", t.Name, dataDir, err))
-		}
-	}
+	r.diskUse(st, t.Name, dataDir)
 	l.res.Startup = st
 	r.progress("target %s: first answer %v, ready %v, cpu %v, peak rss %.1f MiB, disk %.1f MiB", t.Name,
 		time.Duration(st.FirstAnswerNs).Round(time.Millisecond), time.Duration(st.ReadyNs).Round(time.Millisecond),
@@ -299,4 +293,17 @@ func anyOpen(endpoints map[string]string) bool {
 		}
 	}
 	return false
+}
+
+// diskUse records in st what a target's data directory holds once it is
+// ready (nothing without one); a failure to read it is a warning.
+func (r *runner) diskUse(st *results.Startup, name, dataDir string) {
+	if dataDir == "" {
+		return
+	}
+	disk, err := target.DiskUsage(dataDir)
+	st.DiskBytes, st.DiskApparentBytes = disk.Allocated, disk.Apparent
+	if err != nil {
+		r.warn(fmt.Sprintf("target %s: disk use of %s: %v", name, dataDir, err))
+	}
 }
