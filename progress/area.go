@@ -131,8 +131,11 @@ func (l *Area) Event(e runner.Event) {
 }
 
 // Close removes the status area, so what follows (the report) starts on a
-// clean line.
+// clean line; a nil Area has none.
 func (l *Area) Close() {
+	if l == nil {
+		return
+	}
 	if l.restore != nil {
 		l.restore()
 	}

@@ -49,3 +49,29 @@ func JSONEvents(w io.Writer) func(runner.Event) {
 		}{e.Phase, e.Name, e.Step, e.Steps, e.Elapsed.Seconds(), e.Left.Seconds(), e.Line, e.Target, e.Round, e.Rounds, e.Status, level})
 	}
 }
+
+// Follow sets o's progress for a study run on stderr, whose plan it
+// says first: one JSON object per event (asJSON); on a live terminal the
+// plan, then a status area that follows it (a notice written meanwhile
+// goes above it); elsewhere a line per step of the plan (every round's
+// lines too where verbose, or on a terminal). Close what it returns when
+// the run ends.
+func Follow(stderr io.Writer, o *runner.Options, name string, plan runner.Plan, asJSON, verbose bool) *Area {
+	switch {
+	case asJSON:
+		o.Events = JSONEvents(stderr)
+	case LiveTerminal(stderr):
+		fmt.Fprintf(stderr, "%s: the plan\n\n%s\n", name, plan)
+		a := NewArea(stderr, len(plan.Steps), plan.Total, verbose, true)
+		o.Events = a.Event
+		return a
+	case verbose || IsTerminal(stderr):
+		o.Progress, o.Events = stderr, StepLines(stderr)
+		fmt.Fprintf(stderr, "plan: %d steps, about %s (--plan lists them)\n", len(plan.Steps), plan.Total.Round(time.Second))
+	default:
+		// a log (CI, a pipe): a line per step of the plan, not per round
+		o.Events = StepLines(stderr)
+		fmt.Fprintf(stderr, "plan: %d steps, about %s (-v shows every round)\n", len(plan.Steps), plan.Total.Round(time.Second))
+	}
+	return nil
+}

@@ -375,3 +375,22 @@ func (v *validator) capturesLater(l caseList, i int) {
 		check("oracle.call", cs.Oracle.Call)
 	}
 }
+
+// CompatCases is how many cases the study's compat block sends: each
+// listed case's expansions and each recorded exchange (0 without a compat
+// block). The study must be valid.
+func (s *Study) CompatCases() int {
+	c := s.Compat
+	if c == nil {
+		return 0
+	}
+	n := 0
+	for i := range c.Cases {
+		vars, _ := c.Cases[i].Expand(s.Seed, i) // validated already
+		n += len(vars)
+	}
+	for _, rec := range c.Recordings {
+		n += rec.Exchanges // each exchange is a case
+	}
+	return n
+}

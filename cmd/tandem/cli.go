@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/agnivade/levenshtein"
 	"github.com/spf13/cobra"
@@ -232,24 +231,7 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 		_, err := fmt.Fprintf(stdout, "%s: the plan, estimated from the study (nothing was started)\n\n%s", s.Name, plan)
 		return err
 	}
-	var status *progress.Area
-	switch {
-	case ro.progress == "json":
-		o.Events = progress.JSONEvents(stderr)
-	case progress.LiveTerminal(stderr):
-		// the plan, then a status area that follows it (a notice written
-		// meanwhile goes above it)
-		fmt.Fprintf(stderr, "%s: the plan\n\n%s\n", s.Name, plan)
-		status = progress.NewArea(stderr, len(plan.Steps), plan.Total, ro.verbose, true)
-		o.Events = status.Event
-	case ro.verbose || isTerminal(stderr):
-		o.Progress, o.Events = stderr, progress.StepLines(stderr)
-		fmt.Fprintf(stderr, "plan: %d steps, about %s (--plan lists them)\n", len(plan.Steps), plan.Total.Round(time.Second))
-	default:
-		// a log (CI, a pipe): a line per step of the plan, not per round
-		o.Events = progress.StepLines(stderr)
-		fmt.Fprintf(stderr, "plan: %d steps, about %s (-v shows every round)\n", len(plan.Steps), plan.Total.Round(time.Second))
-	}
+	status := progress.Follow(stderr, &o, s.Name, plan, ro.progress == "json", ro.verbose)
 	var sf *runner.FleetSession
 	if ro.fleet.Active() {
 		if err := runner.CheckFleet(s, ro.only, ro.fleet.Count()); err != nil {
@@ -266,9 +248,7 @@ func studyRun(ctx context.Context, s *study.Study, ro runOptions, stdout, stderr
 		sf.Cancel, o.Fleet = cancel, sf
 	}
 	res, runErr := runner.Run(ctx, s, o)
-	if status != nil {
-		status.Close()
-	}
+	status.Close()
 	if sf != nil && sf.Lost != nil {
 		runErr = &exitError{exitCheckFailed, fmt.Errorf("the run stopped: %w", sf.Lost)}
 	}
@@ -399,16 +379,8 @@ func validateCmd(stdout io.Writer) *cobra.Command {
 				return badInput(err)
 			}
 			msg := fmt.Sprintf("%s: ok: %d targets, %d calls, %d scenarios", args[0], len(s.Targets), len(s.Calls), len(s.Scenarios))
-			if c := s.Compat; c != nil {
-				n := 0
-				for i := range c.Cases {
-					vars, _ := c.Cases[i].Expand(s.Seed, i) // validated already
-					n += len(vars)
-				}
-				for _, rec := range c.Recordings {
-					n += rec.Exchanges // each exchange is a case
-				}
-				msg += fmt.Sprintf(", %d compat cases", n)
+			if s.Compat != nil {
+				msg += fmt.Sprintf(", %d compat cases", s.CompatCases())
 			}
 			fmt.Fprintln(stdout, msg)
 			return nil
