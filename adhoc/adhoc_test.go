@@ -87,3 +87,34 @@ func ExampleOptions_Spec() {
 	fmt.Println(spec.Kind, spec.Connections, spec.Schedule)
 	// Output: open 8 ramp 100→1000/s over 20s
 }
+
+// What a fleet cannot take is refused before anything starts: values (a
+// run on one machine), an engine or a quantum no call runs with the
+// shape.
+func TestFleetPartRefuses(t *testing.T) {
+	for _, c := range []struct {
+		o    adhoc.Options
+		want string
+	}{
+		{adhoc.Options{Concurrency: 1, Connections: 1, ValuesFile: "v.yaml"}, "--values"},
+		{adhoc.Options{Batch: 5, Period: time.Second, Duration: time.Second, Connections: 1, Engine: "loop"}, "--engine loop"},
+		{adhoc.Options{Concurrency: 1, Connections: 1, Engine: "fast"}, "--engine fast"},
+		{adhoc.Options{Concurrency: 1, Connections: 1, Quantum: -time.Millisecond}, "--quantum"},
+	} {
+		if err := adhoc.OneMachine(c.o); c.want == "--values" {
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%+v: %v; want an error naming %s", c.o, err, c.want)
+			}
+			continue
+		}
+		l, err := adhoc.Open(context.Background(), c.o, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = l.FleetPart("http://127.0.0.1:1/")
+		l.Close()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v; want an error naming %s", c.o, err, c.want)
+		}
+	}
+}

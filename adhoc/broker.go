@@ -35,7 +35,7 @@ func RunBroker(ctx context.Context, b driver.Broker, o Options) (results.Sample,
 	if o.Rate != "" {
 		var err error
 		if r, err = strconv.ParseFloat(o.Rate, 64); err != nil || r <= 0 {
-			return results.Sample{}, fmt.Errorf("--rate %q: a broker's run takes one rate in messages per second", o.Rate)
+			return results.Sample{}, fmt.Errorf("--rate %q: an AMQP run takes one rate in messages per second", o.Rate)
 		}
 	}
 	s, err := b.Run(ctx, driver.BrokerRun{Messages: o.Requests, Duration: o.Duration, Rate: r})

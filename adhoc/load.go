@@ -219,11 +219,11 @@ func (l *Load) dialer(ctx context.Context, target string, body []byte) (load.Dia
 // one machine only.
 func (l *Load) FleetPart(target string) (runner.FleetPart, error) {
 	o := l.o
-	switch {
-	case o.ValuesFile != "":
-		return runner.FleetPart{}, errors.New("--values: a run on one machine (not --workers, --local-workers)")
-	case o.MixFile != "":
-		return runner.FleetPart{}, errors.New("--mix: a run on one machine (not --workers, --local-workers)")
+	if err := OneMachine(o); err != nil {
+		return runner.FleetPart{}, err
+	}
+	if err := o.engineAlone(); err != nil {
+		return runner.FleetPart{}, err
 	}
 	spec, err := o.Spec()
 	if err != nil {
@@ -249,7 +249,20 @@ func (l *Load) FleetPart(target string) (runner.FleetPart, error) {
 	if err != nil {
 		return runner.FleetPart{}, err
 	}
-	return runner.FleetPart{Target: u.Redacted(), Call: call, Endpoint: endpoint, Shared: shared, QuickACK: o.QuickACK, Check: true, Spec: spec}, nil
+	return runner.FleetPart{Target: u.Redacted(), Call: call, Endpoint: endpoint, Shared: shared, QuickACK: o.QuickACK, Check: true,
+		Rate: o.Rate, Spec: spec}, nil
+}
+
+// OneMachine refuses, for a run on a fleet, what runs on one machine only:
+// values and a mix (the fleet ships a call, not a mix).
+func OneMachine(o Options) error {
+	switch {
+	case o.ValuesFile != "":
+		return errors.New("--values: a run on one machine (not --workers, --local-workers)")
+	case o.MixFile != "":
+		return errors.New("--mix: a run on one machine (not --workers, --local-workers)")
+	}
+	return nil
 }
 
 // Warm sends for the warm-up first, in a closed loop (as many requests as
@@ -263,6 +276,7 @@ func (l *Load) Warm(ctx context.Context, d load.Dialer) error {
 	if !ok {
 		return nil
 	}
+	warm.Clients = max(l.o.Concurrency, l.o.Connections) // a closed gRPC loop's shared connections too
 	if n, ok := l.onceRows(); ok {
 		warm.Requests = int64(min(n, 1<<62)) // its rows, as the run
 	}
@@ -294,6 +308,19 @@ func (o Options) checkEngine(d load.Dialer) error {
 		return fmt.Errorf("--engine %s: workers, or loop for a closed or open loop (not --batch) over plain HTTP/1.1 (http://, no --http2) to an IPv4 address", o.Engine)
 	}
 	if o.Quantum < 0 || o.Quantum > 0 && (w == nil || o.Batch > 0) {
+		return errors.New("--quantum: a positive duration, on the event loop (a closed or open loop over plain HTTP/1.1)")
+	}
+	return nil
+}
+
+// engineAlone refuses an --engine or --quantum no call can run with the
+// load's shape (checkEngine's checks that need no dialer: a fleet's
+// workers check the rest on theirs).
+func (o Options) engineAlone() error {
+	if o.Engine != "" && o.Engine != load.EngineLoop && o.Engine != load.EngineWorkers || o.Engine == load.EngineLoop && o.Batch > 0 {
+		return fmt.Errorf("--engine %s: workers, or loop for a closed or open loop (not --batch) over plain HTTP/1.1 (http://, no --http2) to an IPv4 address", o.Engine)
+	}
+	if o.Quantum < 0 || o.Quantum > 0 && o.Batch > 0 {
 		return errors.New("--quantum: a positive duration, on the event loop (a closed or open loop over plain HTTP/1.1)")
 	}
 	return nil

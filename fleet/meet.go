@@ -65,9 +65,14 @@ func (o Options) Check() error {
 // ValidName says s may name a fleet or a worker: letters, digits, - and _.
 func ValidName(s string) bool { return k8sjob.ValidName.MatchString(s) }
 
-// ErrNoServer is why Meet failed when the NATS server could not be
+// ServerError is why Meet failed when the NATS server could not be
 // reached or refused the credentials.
-var ErrNoServer = errors.New("no NATS server")
+type ServerError struct{ Err error }
+
+func (e *ServerError) Error() string { return e.Err.Error() }
+
+// Unwrap is the reason.
+func (e *ServerError) Unwrap() error { return e.Err }
 
 // Meeting is a command's fleet: its NATS connection (and the embedded
 // server, if any) and the local workers it started. Close ends it.
@@ -127,7 +132,7 @@ func Meet(o Options, logf func(string)) (*Meeting, error) {
 	}
 	if err != nil {
 		f.stop()
-		return nil, fmt.Errorf("--nats %s: %w: %w", natsURL, ErrNoServer, err)
+		return nil, &ServerError{fmt.Errorf("--nats %s: %w", natsURL, err)}
 	}
 	f.Conn = nc
 	stops = append(stops, nc.Close)

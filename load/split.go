@@ -6,10 +6,10 @@ import (
 	"github.com/tandem-bench/tandem/internal/human"
 )
 
-// splitCount is the index-th of count shares of total by largest remainder:
+// SplitCount is the index-th of count shares of total by largest remainder:
 // each share is total/count, and the first total%count shares one more,
 // so the shares sum exactly to total and differ by at most one.
-func splitCount(total int64, count, index int) int64 {
+func SplitCount(total int64, count, index int) int64 {
 	if count <= 0 || index < 0 || index >= count {
 		return 0
 	}
@@ -36,12 +36,12 @@ func (s Spec) Split(index, count int) (Spec, string, error) {
 	if s.Kind == KindClosed {
 		whole, what = s.Clients, "client"
 	}
-	conns := int(splitCount(int64(whole), count, index))
+	conns := int(SplitCount(int64(whole), count, index))
 	if conns < 1 {
 		return s, "", fmt.Errorf("%s over %d workers: worker %d gets none; give at least one per worker", human.Plural(whole, what), count, index+1)
 	}
 	part := s
-	part.Requests = splitCount(s.Requests, count, index)
+	part.Requests = SplitCount(s.Requests, count, index)
 	if s.Requests > 0 && part.Requests < 1 {
 		return s, "", fmt.Errorf("%s over %d workers: worker %d gets none", human.Plural(int(s.Requests), "request"), count, index+1)
 	}
@@ -54,7 +54,6 @@ func (s Spec) Split(index, count int) (Spec, string, error) {
 		part.Connections = conns
 		words = fmt.Sprintf("open loop: every %s arrival from the %s, over %s", human.Ordinal(count), human.Ordinal(index+1), human.Plural(conns, what))
 		if s.Schedule != nil {
-			words += " (of " + s.Schedule.String() + ")"
 			part.Schedule = Shard{Schedule: s.Schedule, Index: index, Count: count}
 		}
 	default:

@@ -14,7 +14,7 @@ func TestSplitSumsExactly(t *testing.T) {
 	}{{0, 3}, {1, 3}, {2, 3}, {10, 3}, {1000, 7}, {999_999_999, 50}, {5, 5}, {7, 1}} {
 		var sum, lo, hi int64 = 0, tc.total, 0
 		for i := range tc.count {
-			s := splitCount(tc.total, tc.count, i)
+			s := SplitCount(tc.total, tc.count, i)
 			sum += s
 			lo, hi = min(lo, s), max(hi, s)
 		}
@@ -22,7 +22,7 @@ func TestSplitSumsExactly(t *testing.T) {
 			t.Errorf("%d over %d: shares sum to %d, spread %d..%d", tc.total, tc.count, sum, lo, hi)
 		}
 	}
-	if splitCount(10, 3, 3) != 0 || splitCount(10, 0, 0) != 0 || splitCount(10, 3, -1) != 0 {
+	if SplitCount(10, 3, 3) != 0 || SplitCount(10, 0, 0) != 0 || SplitCount(10, 3, -1) != 0 {
 		t.Error("an index outside the count has a share")
 	}
 }
@@ -40,7 +40,7 @@ func TestSpecSplit(t *testing.T) {
 		{Spec{Kind: KindClosed, Clients: 5}, 0, 2, 3, 0, "closed loop: 3 clients", false},
 		{Spec{Kind: KindClosed, Clients: 5}, 1, 2, 2, 0, "closed loop: 2 clients", false},
 		{Spec{Kind: KindOpen, Connections: 4, Requests: 1001, Schedule: open}, 2, 3, 1, 333,
-			"open loop: every 3rd arrival from the 3rd, over 1 connection (of 300/s), 333 requests", false},
+			"open loop: every 3rd arrival from the 3rd, over 1 connection, 333 requests", false},
 		{Spec{Kind: KindBatched, Connections: 3}, 0, 3, 1, 0, "batched loop: 1 connection", false},
 		{Spec{Kind: KindClosed, Clients: 2}, 2, 3, 0, 0, "", true},              // a worker without a client
 		{Spec{Kind: KindClosed, Clients: 3, Requests: 2}, 2, 3, 0, 0, "", true}, // a worker without a request, where the whole has a count

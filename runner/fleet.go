@@ -42,8 +42,11 @@ type FleetPart struct {
 	// Check reaches the target and sends it one request before the load
 	// (driver.Preflight): tandem load's check, which a study's targets
 	// passed when they started.
-	Check bool      `json:"check,omitempty"`
-	Spec  load.Spec `json:"spec"`
+	Check bool `json:"check,omitempty"`
+	// Rate, for tandem load's open loop, is its rate as given, which a
+	// share's words name.
+	Rate string    `json:"rate,omitempty"`
+	Spec load.Spec `json:"spec"`
 }
 
 // fleetLoops measures a scenario's loop on the fleet.
@@ -127,12 +130,25 @@ func (r *runner) fleetMeasurer(kind study.Kind, sc *study.Scenario, ls []*live, 
 	return m, nil
 }
 
-// Split narrows a part to the index-th of count shares (load.Spec.Split)
-// and returns the share in words.
+// Split narrows a part to the index-th of count shares (load.Spec.Split;
+// a closed gRPC loop's shared connections are shared out alike) and
+// returns the share in words.
 func (p FleetPart) Split(index, count int) (FleetPart, string, error) {
 	spec, words, err := p.Spec.Split(index, count)
 	if err != nil {
 		return p, "", fmt.Errorf("%s: %w", p.Target, err)
+	}
+	if p.Shared > 0 {
+		shared := int(load.SplitCount(int64(p.Shared), count, index))
+		if shared < 1 {
+			return p, "", fmt.Errorf("%s: %d shared connections over %d workers: worker %d gets none; give at least one per worker",
+				p.Target, p.Shared, count, index+1)
+		}
+		p.Shared = shared
+		words += fmt.Sprintf(" over %d shared connections", shared)
+	}
+	if p.Rate != "" && spec.Kind == load.KindOpen {
+		words += " (of " + p.Rate + "/s)"
 	}
 	p.Spec = spec
 	return p, words, nil
@@ -147,6 +163,9 @@ func RunFleetPart(ctx context.Context, p FleetPart, tap *load.Tap, live *load.Li
 	}
 	c, err := driver.New(ctx, p.Call, p.Endpoint, driver.Options{Timeout: p.Spec.Timeout, QuickACK: p.QuickACK, Connections: p.Shared})
 	if err != nil {
+		return results.Sample{}, fmt.Errorf("target %s: %w", p.Target, err)
+	}
+	if err := fits(p.Spec, c); err != nil {
 		return results.Sample{}, fmt.Errorf("target %s: %w", p.Target, err)
 	}
 	if p.Check {
@@ -165,9 +184,39 @@ func RunFleetPart(ctx context.Context, p FleetPart, tap *load.Tap, live *load.Li
 		if _, err := w.Run(ctx, c); err != nil {
 			return results.Sample{}, fmt.Errorf("target %s: warm-up: %w", p.Target, err)
 		}
+		if ctx.Err() != nil {
+			return results.Sample{}, errors.New("nothing was measured: the warm-up was not over")
+		}
 	}
 	p.Spec.Tap, p.Spec.Live = tap, live
 	return p.Spec.Run(ctx, c)
+}
+
+// fits refuses a share this worker cannot run on c: an engine or a
+// quantum its system or the call does not take (the event loop runs a
+// closed or open loop over plain HTTP/1.1 or JSON-RPC to IPv4, on Linux),
+// or more clients or connections than its open-file limit holds.
+func fits(spec load.Spec, c load.Dialer) error {
+	if spec.Kind != load.KindBatched {
+		w, err := load.EngineWire(spec.Engine, c)
+		if err != nil {
+			return fmt.Errorf("engine %s: %w", spec.Engine, err)
+		}
+		if spec.Quantum > 0 && w == nil {
+			return errors.New("a quantum needs the event loop, which cannot run this call here (plain HTTP/1.1 or JSON-RPC to IPv4, on Linux)")
+		}
+	}
+	files, conns, what := 1, spec.Connections, "connections"
+	switch spec.Kind {
+	case load.KindOpen:
+		files = 2 // a socket and a timer per connection
+	case load.KindClosed:
+		conns, what = spec.Clients, "clients"
+	}
+	if most, why := study.ConnectionBound(files); conns > most {
+		return fmt.Errorf("%d %s: more than this worker holds, %d (%s)", conns, what, most, why)
+	}
+	return nil
 }
 
 // FleetJob is a fleet worker's job (fleet.Worker.Job): it reads the part

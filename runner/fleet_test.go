@@ -8,8 +8,10 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tandem-bench/tandem/fleet"
 	"github.com/tandem-bench/tandem/internal/tooltest"
@@ -106,5 +108,53 @@ scenarios:
 				}
 			}
 		})
+	}
+}
+
+// A part's share: the load's (load.Spec.Split), a closed gRPC loop's
+// shared connections shared out alike, tandem load's rate named; a worker
+// left without a shared connection is refused.
+func TestFleetPartSplit(t *testing.T) {
+	closed := FleetPart{Target: "t", Shared: 5, Spec: load.Spec{Kind: load.KindClosed, Clients: 100}}
+	var shared, clients int
+	for i := range 2 {
+		p, words, err := closed.Split(i, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared, clients = shared+p.Shared, clients+p.Spec.Clients
+		if !strings.Contains(words, "shared connections") {
+			t.Errorf("share %d: %q names no shared connections", i, words)
+		}
+	}
+	if shared != 5 || clients != 100 {
+		t.Errorf("the shares hold %d shared connections and %d clients; want 5 and 100", shared, clients)
+	}
+	if _, _, err := (FleetPart{Target: "t", Shared: 1, Spec: load.Spec{Kind: load.KindClosed, Clients: 4}}).Split(1, 2); err == nil {
+		t.Error("a worker without a shared connection: no error")
+	}
+	open := FleetPart{Target: "t", Rate: "100-200", Spec: load.Spec{Kind: load.KindOpen, Connections: 4, Schedule: load.Ramp{From: 100, To: 200, Duration: time.Second}}}
+	if _, words, err := open.Split(0, 2); err != nil || !strings.HasSuffix(words, " (of 100-200/s)") {
+		t.Errorf("an open share: %q, %v; want it to name the rate as given", words, err)
+	}
+}
+
+// A worker refuses a share it cannot run: an engine it does not know, a
+// quantum without the event loop, more clients than its open files hold.
+func TestFleetFits(t *testing.T) {
+	for _, c := range []struct {
+		spec load.Spec
+		want string
+	}{
+		{load.Spec{Kind: load.KindClosed, Clients: 1, Engine: "fast"}, "engine fast"},
+		{load.Spec{Kind: load.KindOpen, Connections: 1, Quantum: time.Millisecond}, "quantum"},
+		{load.Spec{Kind: load.KindClosed, Clients: 1 << 30}, "more than this worker holds"},
+	} {
+		if err := fits(c.spec, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v; want an error saying %q", c.spec, err, c.want)
+		}
+	}
+	if err := fits(load.Spec{Kind: load.KindBatched, Connections: 2}, nil); err != nil {
+		t.Errorf("a batched share: %v", err)
 	}
 }

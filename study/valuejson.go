@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // valueJSON is a Value as JSON: what it holds and whether it was set.
@@ -32,7 +33,10 @@ func (v *Value) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// fromJSONNumbers turns json.Numbers into int64 or float64.
+// fromJSONNumbers turns json.Numbers into int64 or float64 where that
+// holds them exactly (prints back as they were written); any other stays
+// a json.Number, which encodes as written (a uint64 past int64's range,
+// more digits than a float64 keeps).
 func fromJSONNumbers(x any) any {
 	switch t := x.(type) {
 	case json.Number:
@@ -40,8 +44,8 @@ func fromJSONNumbers(x any) any {
 			return i
 		}
 		f, err := t.Float64()
-		if err != nil || math.IsInf(f, 0) {
-			return t.String()
+		if err != nil || math.IsInf(f, 0) || strconv.FormatFloat(f, 'g', -1, 64) != t.String() {
+			return t
 		}
 		return f
 	case []any:

@@ -2,64 +2,46 @@ package study
 
 import (
 	"encoding/json"
-	"reflect"
+	"strings"
 	"testing"
 )
 
-// TestCallJSONRoundTrip: a call read from a study survives JSON (as a
-// distributed worker gets it): values keep being set, integers stay
-// int64, nested lists and maps keep their kinds.
-func TestCallJSONRoundTrip(t *testing.T) {
-	s, err := Parse("t.yaml", []byte(`version: 1
-name: t
-targets:
-  - {name: a, endpoints: {grpc: "127.0.0.1:1", http: "http://127.0.0.1:2"}}
-calls:
-  block: {grpc: {method: x.Y/Get, request: {height: 123, tags: [a, 1, 2.5, {deep: true}]}, metadata: {k: v}}}
-  post: {http: {method: POST, path: /p, body: "raw text", headers: {A: b}}}
-  get: {http: {path: /ping}}
-scenarios:
-  - {name: s, call: block, load: {concurrency: 1}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, c := range s.Calls {
-		b, err := json.Marshal(c)
+// A value comes back from JSON as it went, its numbers exact: an integer
+// as int64, a float that prints as written as float64, and any other
+// (past int64, more digits than a float64 keeps) as written.
+func TestValueJSONNumbers(t *testing.T) {
+	for _, in := range []string{`{"id":18446744073709551615}`, `{"n":5}`, `{"x":0.1}`, `[1e3,12345678901234567890123,-7]`} {
+		var raw any
+		dec := json.NewDecoder(strings.NewReader(in))
+		dec.UseNumber()
+		if err := dec.Decode(&raw); err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(NewValue(raw))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var back Call
+		var back Value
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatal(err)
 		}
-		clearPos(reflect.ValueOf(c).Elem())
-		if !reflect.DeepEqual(*c, back) {
-			t.Errorf("%s: %+v\nback: %+v", name, *c, back)
+		out, err := json.Marshal(back.V)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(out) != in {
+			t.Errorf("%s came back as %s", in, out)
 		}
 	}
-	if s.Calls["get"].HTTP.Body.IsSet() {
-		t.Error("an unset body came back set")
+	var v Value
+	if err := json.Unmarshal([]byte(`{"v":{"n":5,"x":0.5}}`), &v); err != nil {
+		t.Fatal(err)
 	}
-}
-
-// clearPos zeroes every Value's position (JSON does not carry where the
-// value was read).
-func clearPos(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if !v.IsNil() {
-			clearPos(v.Elem())
-		}
-	case reflect.Struct:
-		if v.Type() == valueType {
-			v.FieldByName("Pos").Set(reflect.Zero(v.FieldByName("Pos").Type()))
-			return
-		}
-		for i := range v.NumField() {
-			if v.Field(i).CanSet() {
-				clearPos(v.Field(i))
-			}
-		}
+	m := v.V.(map[string]any)
+	if _, ok := m["n"].(int64); !ok {
+		t.Errorf("5 came back as %T", m["n"])
+	}
+	if _, ok := m["x"].(float64); !ok {
+		t.Errorf("0.5 came back as %T", m["x"])
 	}
 }

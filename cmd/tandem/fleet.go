@@ -93,7 +93,7 @@ func runFleet(cmd *cobra.Command, target string, l *adhoc.Load, o loadOptions, s
 // meet starts the fleet (fleet.Meet), saying on stderr what it waits for.
 func meet(fo fleetOptions, stderr io.Writer) (*fleet.Meeting, error) {
 	m, err := fleet.Meet(fo, func(s string) { fmt.Fprintf(stderr, "tandem: fleet: %s\n", s) })
-	if errors.Is(err, fleet.ErrNoServer) {
+	if errors.As(err, new(*fleet.ServerError)) {
 		return nil, badInput(err)
 	}
 	return m, err

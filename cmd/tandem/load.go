@@ -106,8 +106,8 @@ stop the run and print what it measured so far, marked interrupted.`,
 	return c
 }
 
-// loadFlags defines tandem load's flags of the load itself on f: those a
-// distributed run hands on to its workers.
+// loadFlags defines tandem load's flags of the load itself on f (those
+// adhoc.Options holds).
 func loadFlags(f *pflag.FlagSet, o *loadOptions) {
 	f.IntVar(&o.Concurrency, "concurrency", 1, "closed loop: clients, each waiting for its answer")
 	f.StringVar(&o.Rate, "rate", "", "open loop: arrivals per second in total (R, FROM-TO for a ramp, R1,R2,… for steps)")
@@ -159,7 +159,7 @@ func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io
 	}
 	if b, ok := adhoc.Broker(target, o.Options); ok {
 		if o.fleet.Active() {
-			return badInput(errors.New("--workers, --local-workers: a broker's load runs on one machine"))
+			return badInput(errors.New("--workers, --local-workers: an AMQP load runs on one machine"))
 		}
 		s, err := adhoc.RunBroker(ctx, b, o.Options)
 		if err != nil && ctx.Err() == nil {
@@ -169,6 +169,11 @@ func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io
 	}
 	if err := mixAlone(o, cmd.Flags().Changed); err != nil {
 		return badInput(err)
+	}
+	if o.fleet.Active() {
+		if err := adhoc.OneMachine(o.Options); err != nil {
+			return badInput(err)
+		}
 	}
 	l, err := adhoc.Open(ctx, o.Options, stderr)
 	if err != nil {
