@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tandem-bench/tandem/finding"
+	"github.com/tandem-bench/tandem/internal/host"
 	"io"
 	"os"
 	"runtime"
@@ -289,14 +291,19 @@ func (l *Load) Warm(ctx context.Context, d load.Dialer) error {
 	return nil
 }
 
-// Run runs the load on d; live, if not nil, counts as it goes.
-func (l *Load) Run(ctx context.Context, d load.Dialer, live *load.Live) (results.Sample, error) {
+// Run runs the load on d; live, if not nil, counts as it goes. The
+// warnings are what the run says of the generator (finding.Generator),
+// from the CPU this process used meanwhile.
+func (l *Load) Run(ctx context.Context, d load.Dialer, live *load.Live) (results.Sample, []string, error) {
 	spec, err := l.o.Spec()
 	if err != nil {
-		return results.Sample{}, err
+		return results.Sample{}, nil, err
 	}
 	spec.Live = live
-	return spec.Run(ctx, d)
+	cpu0, _ := host.CPUTime() // 0 where the OS does not say
+	s, err := spec.Run(ctx, d)
+	cpu1, _ := host.CPUTime()
+	return s, finding.Generator(s, cpu1-cpu0, l.Carriers()), err
 }
 
 // checkEngine refuses an --engine or --quantum the dialer d and the load

@@ -8,6 +8,7 @@
 package history
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"embed"
@@ -39,6 +40,12 @@ type Store struct {
 	// its password.
 	Where    string
 	postgres bool
+}
+
+// OpenEnv opens the history db names, or with db "" the one $TANDEM_DB
+// names, else DefaultPath.
+func OpenEnv(ctx context.Context, db string) (*Store, error) {
+	return Open(ctx, cmp.Or(db, os.Getenv("TANDEM_DB")))
 }
 
 // Open opens (and creates or migrates) the history at dsn: a postgres://

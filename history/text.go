@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -54,6 +55,24 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("--since %q: want a positive duration such as 720h", s)
 	}
 	return now.Add(-d), nil
+}
+
+// AddFile stores the results file at path, filed under m, and says on w
+// what WriteAdded says: the run and the change points it brings.
+func (s *Store) AddFile(ctx context.Context, path string, m Meta, w io.Writer) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	known, err := s.KnownChanges(ctx, data, m.Branch)
+	if err != nil {
+		return err
+	}
+	run, added, err := s.Add(ctx, data, m)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return s.WriteAdded(ctx, w, run, added, known)
 }
 
 // KnownChanges are the change points the history shows for the study of

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/mattn/go-runewidth"
+	"github.com/tandem-bench/tandem/report"
+	"github.com/tandem-bench/tandem/results"
 	"golang.org/x/term"
 )
 
@@ -87,4 +89,20 @@ func Fit(s string, width int) string {
 		return s
 	}
 	return runewidth.Truncate(s, width, "…")
+}
+
+// TextReport is the terminal report for w: on a terminal fitted to its
+// width and in colour, unless NO_COLOR is set (https://no-color.org).
+func TextReport(w io.Writer) func(io.Writer, *results.Results) error {
+	if !IsTerminal(w) {
+		return report.Text
+	}
+	_, off := os.LookupEnv("NO_COLOR")
+	width := 0
+	if f, ok := FileOf(w); ok {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+			width = cols
+		}
+	}
+	return func(w io.Writer, r *results.Results) error { return report.TextWidth(w, r, !off, width) }
 }

@@ -4,6 +4,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tandem-bench/tandem/internal/human"
+
 	"github.com/tandem-bench/tandem/cost"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/verdict"
@@ -82,13 +84,7 @@ func FormatNames(kind Kind) []string {
 
 // FormatList is FormatNames in words, for help text and errors: "text, md
 // or json".
-func FormatList(kind Kind) string {
-	names := FormatNames(kind)
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
+func FormatList(kind Kind) string { return human.Or(FormatNames(kind)) }
 
 // LookupFormat finds the format called name among those that render kind.
 func LookupFormat(name string, kind Kind) (Format, bool) {

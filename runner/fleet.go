@@ -284,10 +284,42 @@ type FleetSession struct {
 	Session *fleet.Session
 	// Where and OnLoss are what Outcome.Sample records.
 	Where, OnLoss string
-	// Cancel stops the run when a worker is lost and the run fails.
-	Cancel context.CancelCauseFunc
 	// Lost is why the run stopped, if a worker was lost.
 	Lost error
+	// cancel stops the run (Run sets it) when a worker is lost and the
+	// run fails.
+	cancel  context.CancelCauseFunc
+	meeting *fleet.Meeting
+}
+
+// OpenFleet checks that the study's loops (those only leaves) split over
+// the fleet fo names, starts the fleet (fleet.Meet; say hears what it
+// waits for) and waits for its workers. Close ends it.
+func OpenFleet(ctx context.Context, s *study.Study, only []string, fo fleet.Options, version string, say func(string)) (*FleetSession, error) {
+	if err := fo.Check(); err != nil {
+		return nil, err
+	}
+	if err := CheckFleet(s, only, fo.Count()); err != nil {
+		return nil, err
+	}
+	m, err := fleet.Meet(fo, say)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := m.Coordinator(version).Open(ctx)
+	if err != nil {
+		m.Close()
+		return nil, m.Explain(err)
+	}
+	return &FleetSession{Session: sess, Where: m.Where, OnLoss: fo.OnLoss, meeting: m}, nil
+}
+
+// Close ends the fleet's session and the meeting OpenFleet started.
+func (f *FleetSession) Close() {
+	f.Session.Close()
+	if f.meeting != nil {
+		f.meeting.Close()
+	}
 }
 
 // Load runs one part of the study on the fleet.
@@ -299,8 +331,8 @@ func (f *FleetSession) Load(ctx context.Context, p FleetPart) (results.Sample, e
 	out, err := f.Session.Run(ctx, spec)
 	if errors.Is(err, fleet.ErrWorkerLost) && f.Lost == nil {
 		f.Lost = err
-		if f.Cancel != nil {
-			f.Cancel(err)
+		if f.cancel != nil {
+			f.cancel(err)
 		}
 	}
 	if out == nil {

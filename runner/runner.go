@@ -154,6 +154,12 @@ func Run(ctx context.Context, s *study.Study, o Options) (*results.Results, erro
 	if err := checkRunOptions(s, o); err != nil {
 		return nil, err
 	}
+	if fs, ok := o.Fleet.(*FleetSession); ok { // a lost worker stops the run
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		fs.cancel = cancel
+	}
 	var allowed, given []int // the CPUs tandem may run on; the study's for the generator
 	if o.Pin {
 		allowed = allowedCPUs()

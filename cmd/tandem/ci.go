@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/tandem-bench/tandem/internal/cli"
 	"github.com/tandem-bench/tandem/workflow"
 )
 
@@ -48,7 +49,7 @@ See docs/ci.md.`,
 			}
 			path, w, err := workflow.Init(cmd.Context(), cfg, o)
 			if err != nil {
-				return badInput(err)
+				return cli.BadInput(err)
 			}
 			fmt.Fprintf(stdout, "wrote %s: %s at tandem %s, gated against %s (--max-regression %g)\n", path, w.Study, w.TandemVersion, w.Branch, w.MaxRegression)
 			fmt.Fprintf(stdout, "next: commit it and push to %s once; that run's results are the first baseline\n", w.Branch)

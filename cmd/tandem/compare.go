@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/spf13/cobra"
+	"github.com/tandem-bench/tandem/internal/cli"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/verdict"
@@ -13,7 +14,7 @@ import (
 
 func compareCmd(stdout io.Writer) *cobra.Command {
 	var o verdict.Options
-	var format, onInconclusive string
+	var format string
 	c := &cobra.Command{
 		Use:   "compare BASE.json HEAD.json | compare RUN.json",
 		Short: "Hold two results against each other, or gate one run on its own comparisons; exit 1 on a regression",
@@ -43,38 +44,29 @@ machine), by the same rules.`,
 			"  tandem compare main/results.json pr/results.json --format html > compare.html",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := outputFormat(format, report.ForComparison); err != nil {
-				return err // before the files are read
-			}
 			if math.IsNaN(o.MaxRegression) || math.IsInf(o.MaxRegression, 0) || o.MaxRegression < 0 {
-				return badInput(fmt.Errorf("--max-regression %v: want a percentage of 0 or more", o.MaxRegression))
-			}
-			var err error
-			if o.OnInconclusive, err = verdict.ParseOnInconclusive(onInconclusive); err != nil {
-				return badInput(err)
+				return cli.BadInput(fmt.Errorf("--max-regression %v: want a percentage of 0 or more", o.MaxRegression))
 			}
 			base, err := results.Read(args[0])
 			if err != nil {
-				return badInput(err)
+				return cli.BadInput(err)
 			}
 			if len(args) == 1 {
 				cmp, err := verdict.Within(base, o)
 				if err != nil {
-					return badInput(err)
+					return cli.BadInput(err)
 				}
 				return gateOutput(stdout, format, cmp)
 			}
 			head, err := results.Read(args[1])
 			if err != nil {
-				return badInput(err)
+				return cli.BadInput(err)
 			}
 			return compareRuns(stdout, format, base, head, o)
 		},
 	}
-	c.Flags().Float64Var(&o.MaxRegression, "max-regression", 0, "tolerated worsening in percent of the base (latency grown, throughput fallen)")
-	c.Flags().StringVar(&onInconclusive, "on-inconclusive", "fail", "what an undecided row does to the gate: fail (a gate that cannot tell does not pass) or pass")
-	c.Flags().BoolVar(&o.AllowChanged, "allow-changed", false, "pass rows whose definition changed (another call, load or engine); they are listed as not comparable")
-	c.Flags().StringVar(&format, "format", "text", report.FormatList(report.ForComparison))
+	gateFlags(c.Flags(), &o.MaxRegression, &o.OnInconclusive, &o.AllowChanged, 0)
+	formatVar(c.Flags(), &format, report.ForComparison)
 	return c
 }
 
@@ -83,7 +75,7 @@ machine), by the same rules.`,
 func compareRuns(w io.Writer, format string, base, head *results.Results, o verdict.Options) error {
 	cmp, err := verdict.CompareRuns(base, head, o)
 	if err != nil {
-		return badInput(err)
+		return cli.BadInput(err)
 	}
 	return gateOutput(w, format, cmp)
 }
@@ -95,7 +87,7 @@ func gateOutput(w io.Writer, format string, cmp verdict.Comparison) error {
 		return err
 	}
 	if err := cmp.Gate(); err != nil {
-		return &exitError{exitCheckFailed, err}
+		return cli.Failed(err)
 	}
 	return nil
 }

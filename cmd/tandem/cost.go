@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tandem-bench/tandem/cost"
+	"github.com/tandem-bench/tandem/internal/cli"
 	"github.com/tandem-bench/tandem/report"
 )
 
@@ -56,7 +57,7 @@ cost does not grow with {ops}.`,
 	}
 	fl := c.Flags()
 	fl.IntVar(&f.ops, "ops", 1000, "N: runs of N, 2N and 4N operations give the two slopes")
-	fl.StringVar(&f.format, "format", "text", report.FormatList(report.ForCost))
+	formatVar(fl, &f.format, report.ForCost)
 	fl.StringVarP(&f.out, "output", "o", "", "also write the JSON to this file (a baseline for later runs)")
 	fl.StringVar(&f.baseline, "baseline", "", "an earlier JSON from tandem cost to hold the counts against")
 	fl.Float64Var(&f.maxIncrease, "max-increase", 5, "with --baseline: allowed growth of instructions per op, in percent")
@@ -72,22 +73,20 @@ cost does not grow with {ops}.`,
 // writes the report, and gates: exit 1 when a gate failed, else 2 when the
 // baseline lacks an entry.
 func runCost(cmd *cobra.Command, args []string, f costFlags, stdout io.Writer) error {
-	render, err := outputFormat(f.format, report.ForCost)
-	if err != nil {
-		return err
-	}
+	render, _ := report.LookupFormat(f.format, report.ForCost) // --format checked it
 	var base *cost.Baseline
+	var err error
 	if f.baseline != "" {
 		if base, err = cost.ReadBaseline(f.baseline); err != nil {
-			return badInput(err)
+			return cli.BadInput(err)
 		}
 	} else if cmd.Flags().Changed("max-increase") {
-		return badInput(errors.New("--max-increase needs a --baseline to hold the counts against"))
+		return cli.BadInput(errors.New("--max-increase needs a --baseline to hold the counts against"))
 	}
 	rep, err := cost.Collect(cmd.Context(), cost.Source{Bench: f.bench, Stdin: cmd.InOrStdin(), Command: args, Ops: f.ops, Name: f.name,
 		Toggle: f.toggle, Env: f.env}, base)
 	if err != nil {
-		return badInput(err)
+		return cli.BadInput(err)
 	}
 	// Without an entry for every cost the report is still shown and
 	// written (-o): it is the new baseline's material.
@@ -97,10 +96,10 @@ func runCost(cmd *cobra.Command, args []string, f costFlags, stdout io.Writer) e
 		return err
 	}
 	if err := cost.Failed(rep.Gates, missing); err != nil {
-		return &exitError{exitCheckFailed, err}
+		return cli.Failed(err)
 	}
 	if missing != nil {
-		return badInput(missing)
+		return cli.BadInput(missing)
 	}
 	return nil
 }

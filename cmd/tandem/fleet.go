@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tandem-bench/tandem/adhoc"
 	"github.com/tandem-bench/tandem/fleet"
+	"github.com/tandem-bench/tandem/internal/cli"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/runner"
 )
@@ -38,84 +38,28 @@ func natsAuthFlags(f *pflag.FlagSet, a *fleet.Auth) {
 	f.StringVar(&a.Key, "nats-key", "", "with --nats: the client certificate's private key (PEM)")
 }
 
-// runFleet coordinates a distributed tandem load: it starts (or joins) a
-// NATS server, starts the local workers, runs the coordinator and prints
-// the tallies added up as tandem load prints one machine's run.
-func runFleet(cmd *cobra.Command, target string, l *adhoc.Load, o loadOptions, stdout, stderr io.Writer) error {
-	ctx := cmd.Context()
-	fo := o.fleet
-	if err := fo.Check(); err != nil {
-		return badInput(err)
-	}
+// runFleet runs tandem load on a fleet and prints the workers' tallies
+// added up as tandem load prints one machine's run.
+func runFleet(ctx context.Context, target string, l *adhoc.Load, o loadOptions, stdout, stderr io.Writer) error {
 	if o.cpuprofile != "" {
-		return badInput(errors.New("--cpuprofile profiles this process: run it on one worker's load instead"))
+		return cli.BadInput(errors.New("--cpuprofile profiles this process: run it on one worker's load instead"))
 	}
-	n := fo.Count()
-	part, err := l.FleetPart(target)
+	r, err := l.RunFleet(ctx, target, o.fleet, version, fleetNote(stderr))
 	if err != nil {
-		return badInput(err)
+		return cli.BadInput(err)
 	}
-	for i := range n { // refuse a split that leaves a worker nothing, before anything starts
-		if _, _, err := part.Spec.Split(i, n); err != nil {
-			return badInput(fmt.Errorf("%s: %w", o.ShareFlag(), err))
-		}
-	}
-	spec, err := json.Marshal(part)
-	if err != nil {
+	if err := finish(ctx, stdout, o.format, report.SampleRun{Sample: r.Sample, Warnings: r.Warnings}); err != nil {
 		return err
 	}
-	m, err := meet(fo, stderr)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	co := m.Coordinator(version)
-	co.Spec = spec
-	out, runErr := co.Run(ctx)
-	if out == nil {
-		return badInput(m.Explain(runErr))
-	}
-	s, warnings := out.Sample(m.Where, fo.OnLoss)
-	if err := finish(ctx, stdout, o.format, report.SampleRun{Sample: s, Warnings: warnings}); err != nil {
-		return err
-	}
-	if runErr != nil {
-		return &exitError{exitCheckFailed, runErr}
-	}
-	// with --on-worker-loss continue too: the run went on, but what it
-	// measured is not the load asked for (docs/distributed.md, Failures)
-	if why := out.Failed(); why != "" && ctx.Err() == nil {
-		return &exitError{exitCheckFailed, fmt.Errorf("the run is not whole: %s", why)}
+	if r.Short != nil {
+		return cli.Failed(r.Short)
 	}
 	return nil
 }
 
-// meet starts the fleet (fleet.Meet), saying on stderr what it waits for.
-func meet(fo fleetOptions, stderr io.Writer) (*fleet.Meeting, error) {
-	m, err := fleet.Meet(fo, func(s string) { fmt.Fprintf(stderr, "tandem: fleet: %s\n", s) })
-	if errors.As(err, new(*fleet.ServerError)) {
-		return nil, badInput(err)
-	}
-	return m, err
-}
-
-// openStudyFleet starts the fleet of tandem run --workers and waits for
-// its workers; stop ends it.
-func openStudyFleet(ctx context.Context, fo fleetOptions, stderr io.Writer) (*runner.FleetSession, func(), error) {
-	if err := fo.Check(); err != nil {
-		return nil, nil, badInput(err)
-	}
-	m, err := meet(fo, stderr)
-	if err != nil {
-		return nil, nil, err
-	}
-	sess, err := m.Coordinator(version).Open(ctx)
-	if err != nil {
-		m.Close()
-		return nil, nil, badInput(m.Explain(err))
-	}
-	stop := func() { sess.Close(); m.Close() }
-	return &runner.FleetSession{Session: sess, Where: m.Where, OnLoss: fo.OnLoss}, stop, nil
+// fleetNote says on stderr what the fleet waits for.
+func fleetNote(stderr io.Writer) func(string) {
+	return func(s string) { fmt.Fprintf(stderr, "tandem: fleet: %s\n", s) }
 }
 
 // workerCmd is tandem worker: it joins a fleet and runs its part of the
@@ -144,9 +88,9 @@ Its id defaults to worker-$JOB_COMPLETION_INDEX in a Kubernetes Indexed Job
 			case err == nil:
 				return nil
 			case errors.As(err, new(*fleet.JoinError)) || errors.Is(err, fleet.ErrRefused):
-				return badInput(err)
+				return cli.BadInput(err)
 			}
-			return &exitError{exitCheckFailed, err}
+			return cli.Failed(err)
 		},
 	}
 	f := c.Flags()

@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tandem-bench/tandem/history"
+	"github.com/tandem-bench/tandem/internal/cli"
 	"github.com/tandem-bench/tandem/internal/human"
+	"github.com/tandem-bench/tandem/progress"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
 	"github.com/tandem-bench/tandem/verdict"
@@ -20,12 +22,9 @@ import (
 // withHistory opens the history for f and closes it after: --db, else
 // TANDEM_DB, else .tandem/history.db.
 func withHistory(ctx context.Context, db string, f func(*history.Store) error) error {
-	if db == "" {
-		db = os.Getenv("TANDEM_DB")
-	}
-	s, err := history.Open(ctx, db)
+	s, err := history.OpenEnv(ctx, db)
 	if err != nil {
-		return badInput(err)
+		return cli.BadInput(err)
 	}
 	defer s.Close()
 	return f(s)
@@ -36,7 +35,7 @@ func withHistory(ctx context.Context, db string, f func(*history.Store) error) e
 func findRun(ctx context.Context, s *history.Store, id string) (history.Run, error) {
 	run, err := s.Run(ctx, id)
 	if err != nil {
-		return run, badInput(err)
+		return run, cli.BadInput(err)
 	}
 	return run, nil
 }
@@ -67,7 +66,7 @@ warning, or fails with --on-missing-baseline fail.`,
 	c.AddCommand(historyAddCmd(stdout, &db), historyListCmd(stdout, &db), historyShowCmd(stdout, &db), historyCompareCmd(stdout, &db),
 		historyGateCmd(stdout, stderr, &db), historyPinCmd(stdout, &db), historyArchiveCmd(stdout, &db), historyPruneCmd(stdout, &db), historyReindexCmd(stdout, &db), historyTokenCmd(stdout),
 		historyChangesCmd(stdout, &db), historyAckCmd(stdout, &db))
-	argsAreInput(c.Commands())
+	cli.ArgsAreInput(c.Commands())
 	return c
 }
 
@@ -88,43 +87,20 @@ func (f *metaFlags) add(c *cobra.Command) {
 func (f *metaFlags) meta(ctx context.Context) (history.Meta, error) {
 	tags, err := history.ParseTags(f.tags)
 	if err != nil {
-		return history.Meta{}, badInput(err)
+		return history.Meta{}, cli.BadInput(err)
 	}
 	return history.Detect(ctx, history.Meta{Branch: f.branch, Commit: f.commit, Testbed: f.testbed, CIURL: f.ciURL, Tags: tags}, nil), nil
 }
 
-// keepRun adds a finished run to the history db (empty: TANDEM_DB or the
-// default), filed from CI or git.
+// keepRun adds a finished run to the history db ("default" or empty:
+// TANDEM_DB or the default), filed from CI or git.
 func keepRun(ctx context.Context, db, path string, w io.Writer) error {
+	if db == "default" {
+		db = ""
+	}
 	return withHistory(ctx, db, func(s *history.Store) error {
-		return addRun(ctx, s, path, history.Detect(ctx, history.Meta{}, nil), w)
+		return s.AddFile(ctx, path, history.Detect(ctx, history.Meta{}, nil), w)
 	})
-}
-
-// addRun stores a results file and says so, with the change points the
-// run brings.
-func addRun(ctx context.Context, s *history.Store, path string, m history.Meta, w io.Writer) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return badInput(err)
-	}
-	known, err := s.KnownChanges(ctx, data, m.Branch)
-	if err != nil {
-		return err
-	}
-	run, added, err := s.Add(ctx, data, m)
-	if err != nil {
-		return badInput(fmt.Errorf("%s: %w", path, err))
-	}
-	return s.WriteAdded(ctx, w, run, added, known)
-}
-
-// textMdOrJSON checks a --format of text, md or json.
-func textMdOrJSON(format string) error {
-	if format != "text" && format != "md" && format != "json" {
-		return badInput(fmt.Errorf("--format %q: want text, md or json", format))
-	}
-	return nil
 }
 
 func historyChangesCmd(stdout io.Writer, db *string) *cobra.Command {
@@ -141,15 +117,12 @@ are in docs/history.md.`,
 		Example: "  tandem history changes\n  tandem history changes --study demo --branch main --since 720h --format md\n  tandem history changes --open --format json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := textMdOrJSON(format); err != nil {
-				return err
-			}
 			var err error
 			if o.Since, err = history.ParseSince(since, time.Now()); err != nil {
-				return badInput(err)
+				return cli.BadInput(err)
 			}
 			if _, err := history.ParseSeries(o.Series); o.Series != "" && err != nil {
-				return badInput(fmt.Errorf("--series: %w (tandem history show lists a run's series keys)", err))
+				return cli.BadInput(fmt.Errorf("--series: %w (tandem history show lists a run's series keys)", err))
 			}
 			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
 				cps, err := s.Changes(cmd.Context(), o)
@@ -165,7 +138,7 @@ are in docs/history.md.`,
 	c.Flags().StringVar(&o.Series, "series", "", `only this series, by its key (["scenario","target",level,"metric"])`)
 	c.Flags().StringVar(&since, "since", "", "only change points of runs made within this long (720h: 30 days)")
 	c.Flags().BoolVar(&o.Open, "open", false, "only regressions nobody acknowledged")
-	c.Flags().StringVar(&format, "format", "text", "text, md or json")
+	textMdOrJSON(c.Flags(), &format)
 	return c
 }
 
@@ -183,16 +156,16 @@ tandem history gate --on-change-point, and changes --open leaves it out.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			status, err := history.ParseAck(as)
 			if err != nil {
-				return badInput(err)
+				return cli.BadInput(err)
 			}
 			sr, err := history.ParseSeries(series)
 			if err != nil {
-				return badInput(fmt.Errorf("--series: %w", err))
+				return cli.BadInput(fmt.Errorf("--series: %w", err))
 			}
 			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
 				c, err := s.Ack(cmd.Context(), study, branch, sr, args[0], status, note)
 				if err != nil {
-					return badInput(err)
+					return cli.BadInput(err)
 				}
 				_, err = fmt.Fprintf(stdout, "%s\n", human.Printable(c.Text()))
 				return err
@@ -223,7 +196,7 @@ func historyAddCmd(stdout io.Writer, db *string) *cobra.Command {
 				return err
 			}
 			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
-				return addRun(cmd.Context(), s, args[0], m, stdout)
+				return s.AddFile(cmd.Context(), args[0], m, stdout)
 			})
 		},
 	}
@@ -241,7 +214,7 @@ func historyListCmd(stdout io.Writer, db *string) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.Limit < 1 {
-				return badInput(fmt.Errorf("--limit %d: want 1 or more", f.Limit))
+				return cli.BadInput(fmt.Errorf("--limit %d: want 1 or more", f.Limit))
 			}
 			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
 				if before != "" {
@@ -272,10 +245,6 @@ func historyShowCmd(stdout io.Writer, db *string) *cobra.Command {
 		Example: "  tandem history show 3f2a91c0\n  tandem history show 3f2a91c0 --format html > run.html",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := outputFormat(format, report.ForResults)
-			if err != nil {
-				return err
-			}
 			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
 				run, err := findRun(cmd.Context(), s, args[0])
 				if err != nil {
@@ -285,21 +254,22 @@ func historyShowCmd(stdout io.Writer, db *string) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				f, _ := report.LookupFormat(format, report.ForResults) // --format checked it
 				render := f.Results
 				if format == "text" {
-					render = textReport(stdout)
+					render = progress.TextReport(stdout)
 					io.WriteString(stdout, run.Heading())
 				}
 				return render(stdout, res)
 			})
 		},
 	}
-	c.Flags().StringVar(&format, "format", "text", report.FormatList(report.ForResults))
+	formatVar(c.Flags(), &format, report.ForResults)
 	return c
 }
 
 func historyCompareCmd(stdout io.Writer, db *string) *cobra.Command {
-	var format, onInconclusive string
+	var format string
 	var o verdict.Options
 	c := &cobra.Command{
 		Use:   "compare BASE HEAD",
@@ -308,13 +278,6 @@ func historyCompareCmd(stdout io.Writer, db *string) *cobra.Command {
 			"  tandem history compare 3f2a91c0 8bd04e11 --format html > compare.html",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := outputFormat(format, report.ForComparison); err != nil {
-				return err
-			}
-			var err error
-			if o.OnInconclusive, err = verdict.ParseOnInconclusive(onInconclusive); err != nil {
-				return badInput(err)
-			}
 			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
 				var runs [2]*results.Results
 				for i, id := range args {
@@ -330,16 +293,14 @@ func historyCompareCmd(stdout io.Writer, db *string) *cobra.Command {
 			})
 		},
 	}
-	c.Flags().StringVar(&format, "format", "text", report.FormatList(report.ForComparison))
-	c.Flags().Float64Var(&o.MaxRegression, "max-regression", 0, "tolerated worsening in percent of the base")
-	c.Flags().StringVar(&onInconclusive, "on-inconclusive", "fail", "what an undecided row does to the gate: fail or pass")
-	c.Flags().BoolVar(&o.AllowChanged, "allow-changed", false, "pass rows whose definition changed (another call, load or engine)")
+	formatVar(c.Flags(), &format, report.ForComparison)
+	gateFlags(c.Flags(), &o.MaxRegression, &o.OnInconclusive, &o.AllowChanged, 0)
 	return c
 }
 
 func historyGateCmd(stdout, stderr io.Writer, db *string) *cobra.Command {
 	o := history.GateOptions{}
-	var format, onMissing, onInconclusive string
+	var format, onMissing string
 	c := &cobra.Command{
 		Use:   "gate RESULTS.json",
 		Short: "Hold a run against its base branch's history; exit 1 on a regression",
@@ -347,36 +308,24 @@ func historyGateCmd(stdout, stderr io.Writer, db *string) *cobra.Command {
 			"  tandem history gate out/results.json --base-branch main --baseline median:5 --format md >> \"$GITHUB_STEP_SUMMARY\"",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch onMissing {
-			case "warn", "fail":
-				o.FailOnMissingBaseline = onMissing == "fail"
-			default:
-				return badInput(fmt.Errorf("--on-missing-baseline %q: want warn or fail", onMissing))
-			}
-			if err := textMdOrJSON(format); err != nil {
-				return err
-			}
+			o.FailOnMissingBaseline = onMissing == "fail"
 			if _, _, err := history.ParseBaseline(o.Baseline); err != nil {
-				return badInput(err)
-			}
-			var err error
-			if o.OnInconclusive, err = verdict.ParseOnInconclusive(onInconclusive); err != nil {
-				return badInput(err)
+				return cli.BadInput(err)
 			}
 			data, err := os.ReadFile(args[0])
 			if err != nil {
-				return badInput(err)
+				return cli.BadInput(err)
 			}
 			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
 				g, err := s.GateRun(cmd.Context(), data, o)
 				if err != nil {
-					return badInput(fmt.Errorf("%s: %w", args[0], err))
+					return cli.BadInput(fmt.Errorf("%s: %w", args[0], err))
 				}
 				if err := g.Write(stdout, format); err != nil {
 					return err
 				}
 				if g.Failed {
-					return &exitError{exitCheckFailed, errors.New("history gate failed: " + strings.Join(g.Reasons, "; "))}
+					return cli.Failed(errors.New("history gate failed: " + strings.Join(g.Reasons, "; ")))
 				}
 				return nil
 			})
@@ -384,13 +333,11 @@ func historyGateCmd(stdout, stderr io.Writer, db *string) *cobra.Command {
 	}
 	c.Flags().StringVar(&o.BaseBranch, "base-branch", "main", "the branch whose history is the baseline")
 	c.Flags().StringVar(&o.Baseline, "baseline", "last", "last (the newest run), pinned (the newest pinned run) or median:N (per series, the median of the newest N)")
-	c.Flags().Float64Var(&o.MaxRegression, "max-regression", 5, "tolerated worsening in percent of the baseline")
+	gateFlags(c.Flags(), &o.MaxRegression, &o.OnInconclusive, &o.AllowChanged, 5)
 	c.Flags().Float64Var(&o.Alpha, "alpha", 0.05, "the chance of any false alarm over the gate's rows (Holm), if higher than the runs recorded")
-	c.Flags().StringVar(&onInconclusive, "on-inconclusive", "fail", "what an undecided row does to the gate: fail or pass")
-	c.Flags().BoolVar(&o.AllowChanged, "allow-changed", false, "pass rows whose definition changed (another call, load or engine)")
-	c.Flags().StringVar(&onMissing, "on-missing-baseline", "warn", "warn (pass, saying so) or fail")
+	cli.ChoiceVar(c.Flags(), &onMissing, "on-missing-baseline", "warn", "warn (pass, saying so) or fail", "warn", "fail")
 	c.Flags().BoolVar(&o.OnChangePoint, "on-change-point", false, "also fail a run that starts a change point of the base branch's history that is a regression nobody acknowledged (docs/history.md)")
-	c.Flags().StringVar(&format, "format", "text", "text, md or json")
+	textMdOrJSON(c.Flags(), &format)
 	return c
 }
 
@@ -442,7 +389,7 @@ func historyPruneCmd(stdout io.Writer, db *string) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			age, err := history.ParseAge(olderThan)
 			if err != nil {
-				return badInput(err)
+				return cli.BadInput(err)
 			}
 			return withHistory(cmd.Context(), *db, func(s *history.Store) error {
 				n, err := s.Prune(cmd.Context(), time.Now().Add(-age), keepBranch)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/tandem-bench/tandem/internal/cli"
 	"github.com/tandem-bench/tandem/internal/k8sjob"
 )
 
@@ -31,7 +32,7 @@ whole Job; ttlSecondsAfterFinished removes it after.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, err := k8sjob.Manifest(o); err != nil {
-				return badInput(err)
+				return cli.BadInput(err)
 			}
 			return k8sjob.Write(stdout, o)
 		},

@@ -14,9 +14,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tandem-bench/tandem/adhoc"
 	"github.com/tandem-bench/tandem/driver"
-	"github.com/tandem-bench/tandem/finding"
 	"github.com/tandem-bench/tandem/internal/amqpconf"
-	"github.com/tandem-bench/tandem/internal/host"
+	"github.com/tandem-bench/tandem/internal/cli"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/progress"
 	"github.com/tandem-bench/tandem/report"
@@ -95,7 +94,7 @@ stop the run and print what it measured so far, marked interrupted.`,
 			"  tandem load amqp://guest:guest@127.0.0.1:5672/ --queue-type quorum --prefetch 512 --size 1024 --requests 100000",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			defer func() { err = interruptedExit(cmd.Context(), err) }()
+			defer func() { err = cli.InterruptedExit(cmd.Context(), err) }()
 			o.ConcurrencySet = cmd.Flags().Changed("concurrency")
 			o.ConnectionsSet = cmd.Flags().Changed("connections")
 			return runLoad(cmd, args[0], o, stdout, stderr)
@@ -131,7 +130,7 @@ func loadFlags(f *pflag.FlagSet, o *loadOptions) {
 	f.StringVar(&o.MixFile, "mix", "", "a YAML file of calls (calls:, as a study's) and their weights (mix: [{call, weight}]): each request is one of them, drawn by weight from --seed, sent to TARGET")
 	f.StringArrayVar(&o.Protos, "proto", nil, ".proto file defining the service (repeatable); default: server reflection")
 	f.StringArrayVar(&o.ImportPaths, "import-path", nil, "directory searched for --proto files and their imports")
-	f.StringVar(&o.format, "format", "text", report.FormatList(report.ForSample))
+	formatVar(f, &o.format, report.ForSample)
 	f.BoolVar(&o.HTTP2, "http2", false, "speak HTTP/2 (TLS for https://, h2c for http://)")
 	f.BoolVar(&o.Insecure, "insecure", false, "do not verify the server's TLS certificate")
 	f.StringVar(&o.Unit, "unit", "", "the unit of work: request, or message (each streamed message); default message for server-streaming gRPC")
@@ -149,60 +148,66 @@ func loadFlags(f *pflag.FlagSet, o *loadOptions) {
 func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io.Writer) error {
 	ctx := cmd.Context()
 	if _, err := driver.TargetURL(target); err != nil {
-		return badInput(err)
-	}
-	if _, err := outputFormat(o.format, report.ForSample); err != nil {
-		return err
+		return cli.BadInput(err)
 	}
 	if err := adhoc.Check(o.Options); err != nil {
-		return badInput(err)
+		return cli.BadInput(err)
 	}
 	if b, ok := adhoc.Broker(target, o.Options); ok {
 		if o.fleet.Active() {
-			return badInput(errors.New("--workers, --local-workers: an AMQP load runs on one machine"))
+			return cli.BadInput(errors.New("--workers, --local-workers: an AMQP load runs on one machine"))
 		}
 		s, err := adhoc.RunBroker(ctx, b, o.Options)
 		if err != nil && ctx.Err() == nil {
-			return badInput(err)
+			return cli.BadInput(err)
 		}
 		return finish(ctx, stdout, o.format, report.SampleRun{Sample: s})
 	}
 	if err := mixAlone(o, cmd.Flags().Changed); err != nil {
-		return badInput(err)
+		return cli.BadInput(err)
 	}
 	if o.fleet.Active() {
 		if err := adhoc.OneMachine(o.Options); err != nil {
-			return badInput(err)
+			return cli.BadInput(err)
 		}
 	}
 	l, err := adhoc.Open(ctx, o.Options, stderr)
 	if err != nil {
-		return badInput(err)
+		return cli.BadInput(err)
 	}
 	defer l.Close()
 	if o.fleet.Active() {
-		return runFleet(cmd, target, l, o, stdout, stderr)
+		return runFleet(ctx, target, l, o, stdout, stderr)
 	}
 	d, err := l.Dial(ctx, target)
 	if err != nil {
-		return badInput(err)
+		return cli.BadInput(err)
 	}
 	if c, ok := d.(io.Closer); ok { // a mix's values
 		defer c.Close()
 	}
+	if err := l.Warm(ctx, d); err != nil {
+		return cli.BadInput(err)
+	}
+	if o.cpuprofile != "" {
+		stop, err := cpuProfile(o.cpuprofile)
+		if err != nil {
+			return cli.BadInput(err)
+		}
+		defer stop()
+	}
 	var live *load.Live
+	stopLine := func() {}
 	if progress.LiveTerminal(stderr) {
 		live = &load.Live{}
+		stopLine = progress.LoadLine(stderr, live, l.Options().Duration, l.Options().Requests)
 	}
-	if err := l.Warm(ctx, d); err != nil {
-		return badInput(err)
-	}
-	s, cpu, err := measure(ctx, o.cpuprofile, func(ctx context.Context) (results.Sample, error) { return l.Run(ctx, d, live) },
-		l.Options(), live, stderr)
+	s, warnings, err := l.Run(ctx, d, live)
+	stopLine()
 	if err != nil {
-		return err
+		return cli.BadInput(err)
 	}
-	return finish(ctx, stdout, o.format, report.SampleRun{Sample: s, Parts: l.Parts(), Warnings: finding.Generator(s, cpu, l.Carriers())})
+	return finish(ctx, stdout, o.format, report.SampleRun{Sample: s, Parts: l.Parts(), Warnings: warnings})
 }
 
 // mixAlone refuses, beside --mix, the flags that describe a request
@@ -219,37 +224,18 @@ func mixAlone(o loadOptions, changed func(string) bool) error {
 	return nil
 }
 
-// measure runs exec, profiling it with --cpuprofile and showing its
-// progress on stderr if live counts it, and returns the sample and the CPU
-// time the process used meanwhile.
-func measure(ctx context.Context, cpuprofile string, exec func(context.Context) (results.Sample, error), o adhoc.Options, live *load.Live,
-	stderr io.Writer) (results.Sample, time.Duration, error) {
-	var stopProgress func()
-	if live != nil {
-		stopProgress = progress.LoadLine(stderr, live, o.Duration, o.Requests)
-	}
-	if cpuprofile != "" {
-		f, err := os.Create(cpuprofile)
-		if err != nil {
-			return results.Sample{}, 0, badInput(err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return results.Sample{}, 0, fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
-	}
-	cpu0, _ := host.CPUTime() // 0 where the OS does not say
-	s, err := exec(ctx)
-	cpu1, _ := host.CPUTime()
-	cpu := cpu1 - cpu0
-	if stopProgress != nil {
-		stopProgress()
-	}
+// cpuProfile writes a CPU profile of this process (pprof) to path until
+// stop.
+func cpuProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
 	if err != nil {
-		return s, cpu, badInput(err)
+		return nil, err
 	}
-	return s, cpu, nil
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // finish prints the sample of a run that ctx ran and says how the run
@@ -258,7 +244,7 @@ func measure(ctx context.Context, cpuprofile string, exec func(context.Context) 
 // answered no request (exit 1: a load test of nothing).
 func finish(ctx context.Context, w io.Writer, format string, r report.SampleRun) error {
 	if ctx.Err() != nil {
-		r.StoppedBy = stoppedBy(ctx)
+		r.StoppedBy = cli.StoppedBy(ctx)
 	}
 	if err := report.Sample(w, format, r); err != nil || r.StoppedBy != "" {
 		return err
@@ -274,34 +260,5 @@ func noneSucceeded(s results.Sample) error {
 	if s.OK > 0 || s.Requests == 0 {
 		return nil
 	}
-	return &exitError{exitCheckFailed, fmt.Errorf("no request succeeded (%s)", report.ErrorList(s))}
-}
-
-// stoppedBy says what cancelled ctx: "SIGINT", or "cancellation" without a
-// signal.
-func stoppedBy(ctx context.Context) string {
-	var in interruption
-	if errors.As(context.Cause(ctx), &in) {
-		return signalName(in.sig)
-	}
-	return "cancellation"
-}
-
-// interruptedExit gives err the exit status of the signal that stopped
-// ctx (130 after SIGINT, 143 after SIGTERM; 130 for a cancellation without
-// one), and a run cut short without an error an error that says so. Without
-// an interruption it returns err as it is.
-func interruptedExit(ctx context.Context, err error) error {
-	if ctx.Err() == nil {
-		return err
-	}
-	code := exitInterrupted
-	var in interruption
-	if errors.As(context.Cause(ctx), &in) {
-		code = in.code()
-	}
-	if err == nil {
-		return &exitError{code, fmt.Errorf("stopped by %s: the results are what was measured before", stoppedBy(ctx))}
-	}
-	return &exitError{code, fmt.Errorf("stopped by %s: %w", stoppedBy(ctx), err)}
+	return cli.Failed(fmt.Errorf("no request succeeded (%s)", report.ErrorList(s)))
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/buger/jsonparser"
 	"github.com/coder/websocket"
 	"github.com/tandem-bench/tandem/finding"
+	"github.com/tandem-bench/tandem/internal/cli"
 	"github.com/tandem-bench/tandem/internal/golden"
 	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/results"
@@ -287,7 +288,7 @@ func TestLoadInterrupted(t *testing.T) {
 		{syscall.SIGTERM, "text", 143},
 		{syscall.SIGINT, "md", 130},
 	} {
-		t.Run(signalName(c.sig)+"/"+c.format, func(t *testing.T) {
+		t.Run(cli.SignalName(c.sig)+"/"+c.format, func(t *testing.T) {
 			before := served.Load()
 			cmd := exec.Command(os.Args[0], "load", srv.URL+"/", "--concurrency", "2", "--duration", "300s", "--timeout", "2s", "--format", c.format)
 			var out, errb bytes.Buffer
@@ -334,7 +335,7 @@ func TestLoadInterrupted(t *testing.T) {
 					t.Errorf("results %+v; want interrupted true and the requests measured", got)
 				}
 			case "text":
-				want := "INTERRUPTED: stopped by " + signalName(c.sig) + " after "
+				want := "INTERRUPTED: stopped by " + cli.SignalName(c.sig) + " after "
 				if !strings.HasPrefix(out.String(), want) || !strings.Contains(out.String(), "requests ") {
 					t.Errorf("report does not start with %q and give the requests:\n%s", want, out.String())
 				}
@@ -343,7 +344,7 @@ func TestLoadInterrupted(t *testing.T) {
 					t.Errorf("report is not marked interrupted:\n%s", out.String())
 				}
 			}
-			if !strings.Contains(errb.String(), "tandem: stopped by "+signalName(c.sig)) {
+			if !strings.Contains(errb.String(), "tandem: stopped by "+cli.SignalName(c.sig)) {
 				t.Errorf("stderr %q; want it to say what stopped the run", errb.String())
 			}
 		})

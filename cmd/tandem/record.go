@@ -5,7 +5,9 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/tandem-bench/tandem/internal/cli"
 	"github.com/tandem-bench/tandem/internal/human"
+	"github.com/tandem-bench/tandem/progress"
 	"github.com/tandem-bench/tandem/record"
 )
 
@@ -26,11 +28,11 @@ func (f *redactFlags) add(c *cobra.Command) {
 
 func (f *redactFlags) rules() (record.Rules, error) {
 	if f.maxBody < 1 || f.maxBody > record.MaxMaxBody {
-		return record.Rules{}, badInput(fmt.Errorf("--max-body %d: want 1 to %d bytes", f.maxBody, record.MaxMaxBody))
+		return record.Rules{}, cli.BadInput(fmt.Errorf("--max-body %d: want 1 to %d bytes", f.maxBody, record.MaxMaxBody))
 	}
 	r, err := record.CompileRules(f.headers, f.values, f.keep)
 	if err != nil {
-		return record.Rules{}, badInput(err)
+		return record.Rules{}, cli.BadInput(err)
 	}
 	return r, nil
 }
@@ -67,14 +69,14 @@ is synced, and it exits 0.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			up, err := record.ParseUpstream(to)
 			if err != nil {
-				return badInput(err)
+				return cli.BadInput(err)
 			}
 			rules, err := rf.rules()
 			if err != nil {
 				return err
 			}
 			return record.Serve(cmd.Context(), record.ServeOptions{Listen: listen, ListenAny: listenAny, Upstream: up, Out: out, Rules: rules,
-				MaxBody: rf.maxBody, SecretsKept: rf.keep, Log: stderr, Terminal: isTerminal(stderr)})
+				MaxBody: rf.maxBody, SecretsKept: rf.keep, Log: stderr, Terminal: progress.IsTerminal(stderr)})
 		},
 	}
 	f := c.Flags()
@@ -87,7 +89,7 @@ is synced, and it exits 0.`,
 	c.MarkFlagRequired("to")
 	c.MarkFlagRequired("out")
 	c.AddCommand(importHARCmd(stdout))
-	argsAreInput(c.Commands())
+	cli.ArgsAreInput(c.Commands())
 	return c
 }
 
@@ -113,7 +115,7 @@ that cannot be an exchange is an error that names its index
 			}
 			h, st, err := record.ImportHAR(args[0], out, record.HAROptions{Origin: origin, MaxBody: rf.maxBody, Rules: rules})
 			if err != nil {
-				return badInput(err)
+				return cli.BadInput(err)
 			}
 			fmt.Fprintf(stdout, "%s: %s of %s written to %s (skipped: %d not HTTP, %d of other origins)\n", args[0],
 				human.Plural(st.Imported, "exchange"), h.Upstream, out, st.NotHTTP, st.OtherOrigin)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-bench/tandem/internal/cli"
 	"github.com/tandem-bench/tandem/record"
 )
 
@@ -160,7 +161,7 @@ func TestRecordStopsCleanly(t *testing.T) {
 	}))
 	defer up.Close()
 	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(signalName(sig), func(t *testing.T) {
+		t.Run(cli.SignalName(sig), func(t *testing.T) {
 			rc := startRecord(t, up.URL, "--redact-value", "tok_[0-9]+")
 			for _, p := range []string{"/a", "/b?key=tok_123", "/c"} {
 				req, _ := http.NewRequest("GET", "http://"+rc.addr+p, nil)

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/tandem-bench/tandem/internal/cli"
 	"github.com/tandem-bench/tandem/sample"
 )
 
@@ -29,7 +30,7 @@ docs/sample.md lists how the builds differ.`,
 			o.Build = sample.Build(build)
 			s, err := sample.Start(cmd.Context(), o)
 			if err != nil {
-				return badInput(err)
+				return cli.BadInput(err)
 			}
 			fmt.Fprintf(stderr, "sample build %s: grpc %s, http %s\n", build, s.GRPCAddr(), s.HTTPAddr())
 			<-cmd.Context().Done()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tandem-bench/tandem/history"
+	"github.com/tandem-bench/tandem/internal/cli"
 	"github.com/tandem-bench/tandem/internal/human"
 	"github.com/tandem-bench/tandem/server"
 )
@@ -39,16 +40,16 @@ unless --insecure. Requests must name this server in their Host header
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tokens, err := server.ReadTokens(cmp.Or(tokenFile, defaultTokens), tokenFile != "")
 			if err != nil {
-				return badInput(err)
+				return cli.BadInput(err)
 			}
 			allowed, err := server.AllowedHosts(listen, hosts, len(tokens), insecure)
 			if err != nil {
-				return badInput(err)
+				return cli.BadInput(err)
 			}
 			return withHistory(cmd.Context(), db, func(s *history.Store) error {
 				ln, err := net.Listen("tcp", listen)
 				if err != nil {
-					return badInput(err)
+					return cli.BadInput(err)
 				}
 				fmt.Fprintf(stdout, "tandem serve: http://%s/ (history %s; %s)\n", ln.Addr(), s.Where, human.Plural(len(tokens), "write token"))
 				return server.New(s, server.Options{TokenHashes: tokens, Hosts: allowed}).Serve(cmd.Context(), ln)

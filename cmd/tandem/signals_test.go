@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-bench/tandem/internal/cli"
 	"github.com/tandem-bench/tandem/internal/tooltest"
 	"github.com/tandem-bench/tandem/results"
 )
@@ -25,7 +26,7 @@ func TestRunStoppedBySignal(t *testing.T) {
 		sig  syscall.Signal
 		code int
 	}{{syscall.SIGTERM, 143}, {syscall.SIGKILL, -1}} {
-		t.Run(signalName(c.sig), func(t *testing.T) {
+		t.Run(cli.SignalName(c.sig), func(t *testing.T) {
 			out := t.TempDir()
 			cmd := exec.Command(os.Args[0], "run", smallStudy(t), "--pin=false", "--out", out)
 			if err := cmd.Start(); err != nil {

@@ -157,6 +157,14 @@ func Ordinal(n int) string {
 	return strconv.Itoa(n) + "th"
 }
 
+// Or is "a", "a or b", "a, b or c".
+func Or(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
 // Plural is "1 connection", "2 connections".
 func Plural(n int, noun string) string {
 	if n == 1 {
