@@ -29,12 +29,17 @@ import (
 // maxWait caps one blocking wait, so cancellation and timeouts are seen.
 const maxWait = 10 * time.Millisecond
 
-// spinFor is how long a closed loop polls for answers without blocking
-// before it sleeps in epoll_wait (see eventLoop.spin): about the time a
-// loopback answer takes when the generator is the bottleneck, so that the
-// loop seldom sleeps then, and a bounded cost (at most this per answer
-// waited for) when the server is slow.
-const spinFor = 50 * time.Microsecond
+// A closed loop polls for answers without blocking for up to spinMax
+// before it sleeps in epoll_wait (see eventLoop.await): about the time a
+// loopback answer takes, so that a loop with one request in flight seldom
+// sleeps (twice the requests a second of one that sleeps for each answer).
+// It polls only while that pays (eventLoop.spins): with at most
+// spinInFlight requests in flight, and while answers come on average
+// within twice spinMax; otherwise it sleeps at once, as wrk does.
+const (
+	spinMax      = 50 * time.Microsecond
+	spinInFlight = 4
+)
 
 type loopConn struct {
 	fd       int
@@ -72,6 +77,10 @@ type eventLoop struct {
 	refill  func()        // a closed loop's: send on the connection an answer freed
 	cpu0    time.Duration // the thread's CPU time when the run began
 	spun    time.Duration // time spent polling for answers that had not come
+	waitAvg time.Duration // how long a closed loop's answers take to come, on average (see spins)
+	// due is the first timeout among the requests in flight, or earlier
+	// (one answered since): expire scans for timeouts from then on only.
+	due time.Time
 }
 
 // loopSetup is what an event loop is set up with.
@@ -298,9 +307,7 @@ func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 			continue
 		}
 		idle = false
-		if l.spin(now) == 0 {
-			l.poll(waitFor(now, until))
-		}
+		l.await(now, until)
 	}
 	l.cutInFlight()
 	elapsed, busy := time.Since(start), l.busyNs()
@@ -400,6 +407,9 @@ func (l *eventLoop) send(intended time.Time, seq uint64) bool {
 	}
 	c.busy = true
 	l.inUse++
+	if l.due.IsZero() {
+		l.due = sent.Add(l.timeout) // the others in flight were sent earlier
+	}
 	return true
 }
 
@@ -459,17 +469,11 @@ func (l *eventLoop) finish(i int, end time.Time, res Result, reconnect bool) {
 }
 
 // deadlines is the earliest of t, end and the first timeout among the
-// requests in flight (a zero time is none).
+// requests in flight, or an earlier time (l.due; a zero time is none).
 func (l *eventLoop) deadlines(t, end time.Time) time.Time {
-	earlier := func(u time.Time) {
+	for _, u := range [2]time.Time{end, l.due} {
 		if !u.IsZero() && (t.IsZero() || u.Before(t)) {
 			t = u
-		}
-	}
-	earlier(end)
-	for _, c := range l.conns {
-		if c.busy {
-			earlier(c.sent.Add(l.timeout))
 		}
 	}
 	return t
@@ -500,34 +504,66 @@ func sleepTo(ctx context.Context, t time.Time) {
 // the answers that came (an answer the loop has not read yet, stamped in
 // time, is not a timeout).
 func (l *eventLoop) expire(now time.Time) {
+	if l.due.IsZero() || now.Before(l.due) {
+		return // no request in flight is due yet: none is scanned for
+	}
 	for i, c := range l.conns {
 		if c.busy && now.Sub(c.sent) >= l.timeout {
 			l.read(i, 0) // an answer that came in time is not a timeout
 		}
 	}
+	l.due = time.Time{}
 	for i, c := range l.conns {
-		if c.busy && now.Sub(c.sent) >= l.timeout {
+		if !c.busy {
+			continue
+		}
+		if due := c.sent.Add(l.timeout); !now.Before(due) {
 			l.finish(i, now, Result{Status: "timeout"}, true)
+		} else if l.due.IsZero() || due.Before(l.due) {
+			l.due = due
 		}
 	}
 }
 
-// spin polls for answers without blocking, for up to spinFor from now, and
-// returns how many connections had some. A thread blocked in epoll_wait is
-// woken by the answer's sender, inside the sender's write (on loopback: the
-// server's core pays for the generator's wake-up); one that polls is not.
-func (l *eventLoop) spin(now time.Time) int {
-	n := l.poll(0)
-	if n > 0 {
-		return n
+// await reads the next answers of a closed loop: it polls for them
+// without blocking for up to spinMax from now when that is likely to pay
+// (spins), then sleeps until they come or until, and keeps the average
+// wait. A thread blocked in epoll_wait is woken by the answer's sender,
+// inside the sender's write (on loopback: the server's core pays for the
+// generator's wake-up); one that polls is not, but a poll that finds
+// nothing is the generator's CPU spent.
+func (l *eventLoop) await(now, until time.Time) {
+	if l.spins() {
+		n, began := 0, time.Now()
+		for n == 0 && (l.polled.Before(began) || l.polled.Sub(now) < spinMax) {
+			n = l.poll(0)
+		}
+		// waiting, not work: left out of busyNs (the wall clock's time: a
+		// poll that finds nothing keeps the thread on its core, and the
+		// thread's own clock is a system call)
+		l.spun += l.polled.Sub(began)
+		if n > 0 {
+			l.waited(l.polled.Sub(now))
+			return
+		}
 	}
-	cpu := threadCPU()
-	for n == 0 && l.polled.Sub(now) < spinFor {
-		n = l.poll(0)
+	if l.poll(waitFor(now, until)) > 0 {
+		l.waited(l.polled.Sub(now))
 	}
-	l.spun += threadCPU() - cpu // waiting, not work: left out of busyNs
-	return n
 }
+
+// spins reports whether await polls before it sleeps: with few requests
+// in flight (spinInFlight; with more, the server has the others to serve
+// while the generator wakes, and a poll costs the generator's CPU without
+// adding answers) and answers that come, on average, within twice spinMax
+// (a slow server's would cost a poll each and still need a sleep).
+func (l *eventLoop) spins() bool {
+	return l.inUse <= spinInFlight && l.waitAvg <= 2*spinMax
+}
+
+// waited adds how long the latest answers took to come to the average
+// wait (an exponentially weighted one: the newest an eighth).
+func (l *eventLoop) waited(d time.Duration) { l.waitAvg += (d - l.waitAvg) / 8 }
 
 // busyNs is the loop thread's CPU time so far, less what it spent polling
 // for answers that had not come: the generator's work, which a run that
