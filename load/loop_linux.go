@@ -534,14 +534,13 @@ func (l *eventLoop) expire(now time.Time) {
 // nothing is the generator's CPU spent.
 func (l *eventLoop) await(now, until time.Time) {
 	if l.spins() {
-		n, began := 0, time.Now()
+		n, began, cpu := 0, time.Now(), threadCPU()
 		for n == 0 && (l.polled.Before(began) || l.polled.Sub(now) < spinMax) {
 			n = l.poll(0)
 		}
-		// waiting, not work: left out of busyNs (the wall clock's time: a
-		// poll that finds nothing keeps the thread on its core, and the
-		// thread's own clock is a system call)
-		l.spun += l.polled.Sub(began)
+		// waiting, not work: left out of busyNs (the thread's own CPU
+		// time, not the wall clock's: a busy machine preempts the polls)
+		l.spun += threadCPU() - cpu
 		if n > 0 {
 			l.waited(l.polled.Sub(now))
 			return
