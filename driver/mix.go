@@ -122,6 +122,9 @@ func (m *Mix) Wire() (load.Wire, bool) {
 		if ws[k], ok = wd.Wire(); !ok || ws[k].Addr().String() != ws[0].Addr().String() {
 			return nil, false
 		}
+		if _, ok := load.SerialOf(ws[k].NewConn()); !ok {
+			return nil, false // a mix takes turns on a connection, one request at a time
+		}
 	}
 	return mixWire{m: m, ws: ws}, true
 }
@@ -150,16 +153,16 @@ type mixWire struct {
 func (w mixWire) Addr() *net.TCPAddr { return w.ws[0].Addr() }
 func (w mixWire) Parts() load.Parts  { return w.m.Parts() }
 func (w mixWire) NewConn() load.WireConn {
-	wc := &mixWireConn{m: w.m, subs: make([]load.WireConn, len(w.ws))}
+	wc := &mixWireConn{m: w.m, subs: make([]load.SerialConn, len(w.ws))}
 	for k, sw := range w.ws {
-		wc.subs[k] = sw.NewConn()
+		wc.subs[k], _ = load.SerialOf(sw.NewConn()) // serial: see Wire
 	}
-	return wc
+	return load.Serial(wc)
 }
 
 type mixWireConn struct {
 	m    *Mix
-	subs []load.WireConn
+	subs []load.SerialConn
 	last int // the call of the request in flight
 }
 

@@ -41,16 +41,28 @@ const (
 	spinInFlight = 4
 )
 
+// loopConn is one connection: its socket, its protocol state, the bytes
+// read and not yet framed and those to send.
 type loopConn struct {
-	fd       int
-	wc       WireConn
+	fd     int
+	wc     WireConn
+	serial bool      // one request at a time (Serial): a late answer closes it
+	rx     time.Time // the kernel's stamp of the latest bytes read
+	buf    []byte
+	out    []byte // to send: while its answers are read (hold), sends wait here
+	hold   bool
+}
+
+// loopSlot is a request in flight, or the room for one: a client of a
+// closed loop, one of an open loop's connections. It is carried on one
+// connection.
+type loopSlot struct {
+	conn     int
 	busy     bool
 	seq      uint64    // the number of the request in flight
 	intended time.Time // of the request in flight
 	sent     time.Time
-	rx       time.Time // the kernel's stamp of the latest bytes read
 	answered time.Time // when the last answer arrived (closed loop: think time)
-	buf      []byte
 }
 
 type eventLoop struct {
@@ -58,7 +70,8 @@ type eventLoop struct {
 	w       Wire
 	ep      int
 	conns   []*loopConn
-	free    []int
+	slots   []loopSlot
+	free    []int // the slots free
 	rec     *recorder
 	series  *series
 	live    *Live
@@ -86,6 +99,7 @@ type eventLoop struct {
 // loopSetup is what an event loop is set up with.
 type loopSetup struct {
 	conns   int
+	slots   int           // requests in flight at most, slot k on connection k mod conns (0: conns)
 	timeout time.Duration // of each request
 	live    *Live
 	tap     *Tap
@@ -129,7 +143,11 @@ func newEventLoop(ctx context.Context, w Wire, o loopSetup) (*eventLoop, error) 
 			l.close()
 			return nil, fmt.Errorf("dial connection %d of %d: %w", i+1, o.conns, err)
 		}
-		l.free = append(l.free, i)
+	}
+	slots := max(o.slots, o.conns)
+	for k := range slots {
+		l.slots = append(l.slots, loopSlot{conn: k % o.conns})
+		l.free = append(l.free, slots-1-k) // taken from the end: slot 0 first
 	}
 	start, err := o.tap.begin(ctx)
 	if err != nil {
@@ -249,7 +267,11 @@ func (o Open) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 // time is the kernel's stamp, so service time stays exact and the wait
 // shows in think time (see Closed.Quantum).
 func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
-	l, err := newEventLoop(ctx, w, loopSetup{conns: c.Concurrency, timeout: c.Timeout, live: c.Live, tap: c.Tap, quantum: c.Quantum, length: c.Duration})
+	conns := c.Concurrency
+	if sh, ok := w.(Shared); ok && sh.Connections() > 0 {
+		conns = min(conns, sh.Connections())
+	}
+	l, err := newEventLoop(ctx, w, loopSetup{conns: conns, slots: c.Concurrency, timeout: c.Timeout, live: c.Live, tap: c.Tap, quantum: c.Quantum, length: c.Duration})
 	if err != nil {
 		return results.Sample{}, err
 	}
@@ -358,8 +380,17 @@ func (l *eventLoop) dial(i int) error {
 		unix.Close(fd)
 		return err
 	}
-	c.fd, c.buf = fd, c.buf[:0]
+	c.fd, c.buf, c.out = fd, c.buf[:0], c.out[:0]
 	c.wc = l.w.NewConn()
+	_, c.serial = c.wc.(*serial)
+	if c.out = c.wc.Greeting(c.out); len(c.out) > 0 {
+		err := writeAll(fd, c.out, time.Now().Add(l.timeout))
+		c.out = c.out[:0]
+		if err != nil {
+			l.drop(i)
+			return err
+		}
+	}
 	return nil
 }
 
@@ -374,43 +405,58 @@ func (l *eventLoop) close() {
 	runtime.UnlockOSThread()
 }
 
-// send sends request number seq, one arrival, on a free connection; false
-// if it could not (the request is recorded as failed and its connection is
-// free again).
+// send sends request number seq, one arrival, in a free slot; false if it
+// could not (the request is recorded as failed and its slot is free
+// again). On a connection whose answers are being read, the request waits
+// in its out buffer for the read's end (one write for all it frees).
 func (l *eventLoop) send(intended time.Time, seq uint64) bool {
-	i := l.free[len(l.free)-1]
+	k := l.free[len(l.free)-1]
 	l.free = l.free[:len(l.free)-1]
-	c := l.conns[i]
+	s := &l.slots[k]
+	c := l.conns[s.conn]
 	sent := time.Now()
 	if intended.IsZero() {
 		intended = sent // a closed loop
-		if !c.answered.IsZero() {
-			l.rec.recordThink(sent.Sub(c.answered))
+		if !s.answered.IsZero() {
+			l.rec.recordThink(sent.Sub(s.answered))
 		}
 	}
-	c.intended, c.sent, c.seq = intended, sent, seq
+	s.intended, s.sent, s.seq = intended, sent, seq
 	if c.fd < 0 {
-		if err := l.dial(i); err != nil {
-			l.finish(i, sent, Result{Status: TransportStatus(err)}, false)
+		if err := l.dial(s.conn); err != nil {
+			l.finish(k, sent, Result{Status: TransportStatus(err)})
 			return false
 		}
 	}
-	req, err := c.wc.AppendRequest(l.req[:0], seq)
+	out, err := c.wc.AppendRequest(c.out, seq, k)
 	if err != nil {
-		l.finish(i, time.Now(), Result{Status: StatusRequest}, false)
+		l.finish(k, time.Now(), Result{Status: StatusRequest})
 		return false
 	}
-	l.req = req
-	if err := writeAll(c.fd, l.req, sent.Add(l.timeout)); err != nil {
-		l.finish(i, time.Now(), Result{Status: TransportStatus(err)}, true)
-		return false
-	}
-	c.busy = true
+	c.out = out
+	s.busy = true
 	l.inUse++
 	if l.due.IsZero() {
 		l.due = sent.Add(l.timeout) // the others in flight were sent earlier
 	}
-	return true
+	if !c.hold {
+		l.flush(s.conn)
+	}
+	return s.busy
+}
+
+// flush sends what connection i has to send; if it cannot, the connection
+// is closed and its requests in flight fail.
+func (l *eventLoop) flush(i int) {
+	c := l.conns[i]
+	if len(c.out) == 0 {
+		return
+	}
+	err := writeAll(c.fd, c.out, time.Now().Add(l.timeout))
+	c.out = c.out[:0]
+	if err != nil {
+		l.broken(i, time.Now(), TransportStatus(err))
+	}
 }
 
 // writeAll writes b, waiting for room in the socket's buffer if it must.
@@ -438,34 +484,58 @@ func writeAll(fd int, b []byte, deadline time.Time) error {
 
 // cutInFlight counts the requests still in flight as cut: the run is over.
 func (l *eventLoop) cutInFlight() {
-	for _, c := range l.conns {
-		if c.busy {
-			l.rec.cutReq(c.seq)
+	for _, s := range l.slots {
+		if s.busy {
+			l.rec.cutReq(s.seq)
 		}
 	}
 }
 
-// finish records the request on connection i as ended at end with res
-// (unless that is at or after the run's end: an answer read late, stamped
-// after it, is cut off like one still in flight) and frees the connection;
-// reconnect closes it first (its next request dials again).
-func (l *eventLoop) finish(i int, end time.Time, res Result, reconnect bool) {
-	c := l.conns[i]
-	if reconnect && c.fd >= 0 {
-		l.drop(i)
-	}
+// finish records the request in slot k as ended at end with res (unless
+// that is at or after the run's end: an answer read late, stamped after
+// it, is cut off like one still in flight) and frees the slot.
+func (l *eventLoop) finish(k int, end time.Time, res Result) {
+	s := &l.slots[k]
 	if !l.end.IsZero() && !end.Before(l.end) {
-		l.rec.cutReq(c.seq)
+		l.rec.cutReq(s.seq)
 	} else {
-		l.rec.recordReq(c.seq, c.intended, c.sent, end, res)
+		l.rec.recordReq(s.seq, s.intended, s.sent, end, res)
 		l.live.count(res)
 	}
-	c.answered = end
-	if c.busy {
-		c.busy = false
+	s.answered = end
+	if s.busy {
+		s.busy = false
 		l.inUse--
 	}
-	l.free = append(l.free, i)
+	l.free = append(l.free, k)
+}
+
+// broken closes connection i: the requests in flight on it end at end
+// with status (its next request dials again).
+func (l *eventLoop) broken(i int, end time.Time, status string) {
+	for k := range l.slots {
+		if s := &l.slots[k]; s.busy && s.conn == i {
+			l.finish(k, end, Result{Status: status})
+		}
+	}
+	if l.conns[i].fd >= 0 {
+		l.drop(i)
+	}
+}
+
+// timedOut ends the request in slot k, past its timeout: the protocol
+// abandons it (HTTP/2: the stream is reset) or its connection is closed.
+func (l *eventLoop) timedOut(k int, now time.Time) {
+	i := l.slots[k].conn
+	c := l.conns[i]
+	out, ok := c.wc.Cancel(c.out, k)
+	c.out = out
+	l.finish(k, now, Result{Status: "timeout"})
+	if !ok {
+		l.broken(i, now, "timeout")
+	} else if !c.hold {
+		l.flush(i)
+	}
 }
 
 // deadlines is the earliest of t, end and the first timeout among the
@@ -507,18 +577,19 @@ func (l *eventLoop) expire(now time.Time) {
 	if l.due.IsZero() || now.Before(l.due) {
 		return // no request in flight is due yet: none is scanned for
 	}
-	for i, c := range l.conns {
-		if c.busy && now.Sub(c.sent) >= l.timeout {
-			l.read(i, 0) // an answer that came in time is not a timeout
+	for _, s := range l.slots {
+		if s.busy && now.Sub(s.sent) >= l.timeout {
+			l.read(s.conn, 0) // an answer that came in time is not a timeout
 		}
 	}
 	l.due = time.Time{}
-	for i, c := range l.conns {
-		if !c.busy {
+	for k := range l.slots {
+		s := &l.slots[k]
+		if !s.busy {
 			continue
 		}
-		if due := c.sent.Add(l.timeout); !now.Before(due) {
-			l.finish(i, now, Result{Status: "timeout"}, true)
+		if due := s.sent.Add(l.timeout); !now.Before(due) {
+			l.timedOut(k, now)
 		} else if l.due.IsZero() || due.Before(l.due) {
 			l.due = due
 		}
@@ -591,7 +662,9 @@ func (l *eventLoop) poll(wait time.Duration) int {
 	return n
 }
 
-// read reads what connection i has and records the answers it completes.
+// read reads what connection i has, records the answers it completes and
+// sends what they call for (replies, a closed loop's next requests) in
+// one write.
 func (l *eventLoop) read(i int, events uint32) {
 	c := l.conns[i]
 	if c.fd < 0 {
@@ -610,11 +683,7 @@ func (l *eventLoop) read(i int, events uint32) {
 			if err != nil {
 				status = TransportStatus(&net.OpError{Op: "read", Net: "tcp", Err: err})
 			}
-			if c.busy {
-				l.finish(i, time.Now(), Result{Status: status}, true)
-			} else {
-				l.drop(i)
-			}
+			l.broken(i, time.Now(), status)
 			return
 		}
 		c.rx = l.stamp(oobn)
@@ -623,40 +692,61 @@ func (l *eventLoop) read(i int, events uint32) {
 			break
 		}
 	}
-	for len(c.buf) > 0 {
-		if !c.busy {
-			l.drop(i) // bytes nobody asked for: the connection is no use
-			return
-		}
-		n, res, closeAfter, err := c.wc.Response(c.buf)
-		if err != nil {
-			l.finish(i, c.rx, Result{Status: "protocol"}, true)
-			return
-		}
-		if n == 0 {
-			return
-		}
-		rest := copy(c.buf, c.buf[n:])
-		c.buf = c.buf[:rest]
-		if c.rx.Sub(c.sent) >= l.timeout { // came, but after its timeout
-			res, closeAfter = Result{Status: "timeout"}, true
-		}
-		l.finish(i, c.rx, res, closeAfter)
-		if closeAfter {
-			return
-		}
-		if l.refill != nil && len(c.buf) == 0 {
-			l.refill() // the connection i is the last free one
-		}
+	c.hold = true
+	status := l.frames(i)
+	c.hold = false
+	if status != "" {
+		c.out = c.out[:0]
+		l.broken(i, c.rx, status)
+		return
 	}
+	l.flush(i)
 }
 
-// drop closes an idle connection the server closed.
+// frames frames what connection i has read and records the answers; a
+// status says the connection is done (the requests in flight on it end
+// with it).
+func (l *eventLoop) frames(i int) (status string) {
+	c := l.conns[i]
+	off := 0
+	defer func() { c.buf = c.buf[:copy(c.buf, c.buf[off:])] }()
+	for off < len(c.buf) {
+		f, out, err := c.wc.Next(c.buf[off:], c.out)
+		c.out = out
+		if err != nil {
+			return "protocol"
+		}
+		if f.N == 0 {
+			return ""
+		}
+		off += f.N
+		if f.Slot >= 0 {
+			if f.Slot >= len(l.slots) || !l.slots[f.Slot].busy || l.slots[f.Slot].conn != i {
+				return "protocol" // an answer nobody asked for: the connection is no use
+			}
+			res := f.Result
+			if c.rx.Sub(l.slots[f.Slot].sent) >= l.timeout { // came, but after its timeout
+				res = Result{Status: "timeout"}
+				f.Close = f.Close || c.serial
+			}
+			l.finish(f.Slot, c.rx, res)
+		}
+		if f.Close {
+			return "eof"
+		}
+		if f.Slot >= 0 && l.refill != nil && (!c.serial || off == len(c.buf)) {
+			l.refill() // the slot is the last free one
+		}
+	}
+	return ""
+}
+
+// drop closes a connection (the server closed it, or it is no use).
 func (l *eventLoop) drop(i int) {
 	c := l.conns[i]
 	unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, c.fd, nil)
 	unix.Close(c.fd)
-	c.fd, c.buf = -1, c.buf[:0]
+	c.fd, c.buf, c.out = -1, c.buf[:0], c.out[:0]
 }
 
 // stamp is the kernel's receive time from a recvmsg's control data, or

@@ -46,7 +46,7 @@ func (c mixConn) Do(ctx context.Context, i uint64, deadline time.Time) load.Resu
 type mixWire struct{ seqWire }
 
 func (w mixWire) Parts() load.Parts      { return load.Parts{N: 3, Of: partOf} }
-func (w mixWire) NewConn() load.WireConn { return mixWireConn{} }
+func (w mixWire) NewConn() load.WireConn { return load.Serial(mixWireConn{}) }
 
 type mixWireConn struct{ seqWireConn }
 

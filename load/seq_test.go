@@ -117,7 +117,7 @@ func (c *seqConn) Close() error { return c.nc.Close() }
 type seqWire struct{ addr *net.TCPAddr }
 
 func (w seqWire) Addr() *net.TCPAddr     { return w.addr }
-func (w seqWire) NewConn() load.WireConn { return seqWireConn{} }
+func (w seqWire) NewConn() load.WireConn { return load.Serial(seqWireConn{}) }
 
 // seqWireConn is the event loop's side of seqConn.
 type seqWireConn struct{}

@@ -78,7 +78,7 @@ func (w *wire) NewConn() load.WireConn {
 	if v := w.c.opts.Vary; v != nil {
 		wc.vary = v.NewRequest()
 	}
-	return wc
+	return load.Serial(wc)
 }
 
 // wireConn is one connection's state: the JSON-RPC id, the body scratch,
