@@ -349,13 +349,14 @@ func (o Options) urlOptions(body []byte) (driver.URLOptions, error) {
 }
 
 // sharedConnections is the connections a closed loop's clients share
-// (--connections with --concurrency, gRPC only), else 0: one each.
+// (--connections with --concurrency: gRPC and HTTP/2, whose calls share a
+// connection as streams), else 0: one each.
 func (o Options) sharedConnections(call *study.Call) (int, error) {
 	if o.Rate != "" || o.Batch > 0 || !o.ConnectionsSet {
 		return 0, nil
 	}
-	if call.GRPC == nil {
-		return 0, errors.New("--connections with --concurrency: gRPC only (its calls share a connection as streams); a closed loop over any other protocol has a connection per client")
+	if call.GRPC == nil && (call.HTTP == nil || !call.HTTP.HTTP2) && (call.JSONRPC == nil || !call.JSONRPC.HTTP2) {
+		return 0, errors.New("--connections with --concurrency: gRPC and HTTP/2 only (their calls share a connection as streams); a closed loop over any other protocol has a connection per client")
 	}
 	return o.Connections, nil
 }

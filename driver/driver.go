@@ -53,8 +53,8 @@ type Options struct {
 	// MaxAnswer bounds an HTTP or JSON-RPC answer's body (zero: no bound)
 	// and a TCP answer (zero: tcpdrv.DefaultMaxAnswer).
 	MaxAnswer int
-	// Connections, for gRPC, is how many connections all of a load's
-	// clients share (zero: one each).
+	// Connections, for gRPC and HTTP/2, is how many connections all of a
+	// load's clients share, their calls as streams (zero: one each).
 	Connections int
 	// Run is what a cometbft call's transactions carry (connections, rate
 	// and the run id of a sweep cell).
@@ -290,7 +290,7 @@ func newJSONRPC(_ context.Context, call *study.Call, endpoint string, o Options)
 		return nil, err
 	}
 	c, err := httpdrv.New(httpdrv.Options{URL: joinURL(endpoint, j.Path), RPCMethod: j.Method, RPCParams: params, Headers: j.Headers, Timeout: o.Timeout,
-		HTTP2: j.HTTP2, Insecure: j.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer, Vary: o.vary})
+		HTTP2: j.HTTP2, Insecure: j.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer, Vary: o.vary, Connections: o.Connections})
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +313,7 @@ func newHTTP(_ context.Context, call *study.Call, endpoint string, o Options) (C
 		target = strings.TrimSuffix(endpoint, "/") // the path follows, rendered per request
 	}
 	c, err := httpdrv.New(httpdrv.Options{URL: target, Method: h.Method, Headers: h.Headers, Body: body, Timeout: o.Timeout,
-		HTTP2: h.HTTP2, Insecure: h.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer, Vary: o.vary})
+		HTTP2: h.HTTP2, Insecure: h.Insecure, QuickACK: o.QuickACK, MaxBody: o.MaxAnswer, Vary: o.vary, Connections: o.Connections})
 	if err != nil {
 		return nil, err
 	}

@@ -76,7 +76,6 @@ type eventLoop struct {
 	series  *series
 	live    *Live
 	stamped bool // the kernel stamps received bytes
-	req     []byte
 	rbuf    []byte
 	oob     []byte
 	events  []unix.EpollEvent

@@ -48,7 +48,8 @@ TARGET is one of:
 Load shapes:
   --concurrency N            closed loop: N clients, each waiting for its answer (default)
   --concurrency N --connections C
-                             gRPC: the N clients share C connections (calls as streams)
+                             gRPC, HTTP/2: the N clients share C connections (calls as
+                             streams; h2load -c C -m N/C)
   --rate R --connections C   open loop: R arrivals/s in total over C connections, on an
                              absolute timetable; latency counts from the intended send
   --rate 100-1000            a linear ramp over --duration
@@ -71,9 +72,10 @@ ${; ${env.NAME} an environment variable); request i of the run gets the
 values of i. A feeder read once (order: once) ends the run at its rows.
 Without --values every flag is sent as written.
 
-Engines: HTTP/1.1 and JSON-RPC run on one thread that owns every connection (the
-event loop, on Linux); every other protocol on a goroutine per connection; the
-result names the engine (--engine loop|workers chooses).
+Engines: HTTP/1.1, cleartext HTTP/2 and JSON-RPC over either run on one thread
+that owns every connection (the event loop, on Linux); every other protocol on a
+goroutine per connection; the result names the engine (--engine loop|workers
+chooses).
 
 Beyond one machine: --local-workers N starts N worker processes here, and
 --workers N waits for N workers that join by themselves (tandem worker

@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tandem-bench/tandem/driver/internal/vary"
@@ -44,6 +45,10 @@ type Options struct {
 	RPCParams []byte
 	// HTTP2 speaks HTTP/2: over TLS for https://, cleartext (h2c) for http://.
 	HTTP2 bool
+	// Connections, with HTTP2, is how many connections the Conns share,
+	// each request a stream (0: a connection each). Conn k is on
+	// connection k mod Connections.
+	Connections int
 	// Insecure skips the verification of the server's certificate.
 	Insecure bool
 	// QuickACK makes the client acknowledge every segment at once (see
@@ -66,6 +71,11 @@ type Caller struct {
 	opts Options
 	u    *url.URL
 	rpc  *jsonrpc.Request
+	// shared are the HTTP/2 clients the Conns share (Options.Connections),
+	// dialed is how many Conns were dialed.
+	mu     sync.Mutex
+	shared []*http.Client
+	dialed int
 }
 
 // varyPath reports whether the request's path varies.
@@ -120,16 +130,17 @@ func (c *Caller) DialConn(context.Context) (*Conn, error) {
 	cn := c.newConn()
 	tlsConf := &tls.Config{InsecureSkipVerify: c.opts.Insecure, ServerName: c.u.Hostname()}
 	if c.opts.HTTP2 {
-		tr := &http.Transport{TLSClientConfig: tlsConf, DisableCompression: true, MaxConnsPerHost: 1, Protocols: new(http.Protocols)}
-		if c.u.Scheme == "http" {
-			tr.Protocols.SetUnencryptedHTTP2(true) // h2c
-		} else {
-			tr.Protocols.SetHTTP2(true)
+		if n := c.opts.Connections; n > 0 {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if len(c.shared) < n {
+				c.shared = append(c.shared, c.h2Client(tlsConf))
+			}
+			cn.h2 = c.shared[c.dialed%n]
+			c.dialed++
+			return cn, nil
 		}
-		if c.opts.QuickACK {
-			tr.DialContext = quickack.Dial
-		}
-		cn.h2 = &http.Client{Transport: tr}
+		cn.h2 = c.h2Client(tlsConf)
 		return cn, nil
 	}
 	addr := c.u.Host
@@ -147,6 +158,20 @@ func (c *Caller) DialConn(context.Context) (*Conn, error) {
 	}
 	cn.prepare()
 	return cn, nil
+}
+
+// h2Client is an HTTP/2 client of one connection.
+func (c *Caller) h2Client(tlsConf *tls.Config) *http.Client {
+	tr := &http.Transport{TLSClientConfig: tlsConf, DisableCompression: true, MaxConnsPerHost: 1, Protocols: new(http.Protocols)}
+	if c.u.Scheme == "http" {
+		tr.Protocols.SetUnencryptedHTTP2(true) // h2c
+	} else {
+		tr.Protocols.SetHTTP2(true)
+	}
+	if c.opts.QuickACK {
+		tr.DialContext = quickack.Dial
+	}
+	return &http.Client{Transport: tr}
 }
 
 // newConn is a Conn of c's request, with no connection yet.

@@ -119,6 +119,7 @@ func TestUserAgent(t *testing.T) {
 		{"http/1.1", viaConn, Options{URL: srv.URL}},
 		{"h2c", viaConn, Options{URL: srv.URL, HTTP2: true}},
 		{"loop", viaLoop, Options{URL: srv.URL}},
+		{"h2c loop", viaLoop, Options{URL: srv.URL, HTTP2: true}},
 	} {
 		for _, ua := range []string{"", "probe/1"} {
 			o := c.o

@@ -10,15 +10,15 @@ import (
 	"github.com/tandem-bench/tandem/load"
 )
 
-// Wire offers the request to load's event loop: plain HTTP/1.1 (no TLS,
-// no HTTP/2, no QuickACK diagnosis) to an IPv4 address, any method but
-// HEAD. The request's head is built once; a JSON-RPC call appends a fresh
-// id per request, and the parts that vary (Options.Vary) are rendered for
-// each request number. Like the worker engine's, it carries no User-Agent
-// but one the headers give.
+// Wire offers the request to load's event loop: plain HTTP/1.1 or
+// cleartext HTTP/2 (h2c; no TLS, no QuickACK diagnosis) to an IPv4
+// address, any method but HEAD. The request's head is built once; a
+// JSON-RPC call appends a fresh id per request, and the parts that vary
+// (Options.Vary) are rendered for each request number. Like the worker
+// engine's, it carries no User-Agent but one the headers give.
 func (c *Caller) Wire() (load.Wire, bool) {
 	o := c.opts
-	if c.u.Scheme != "http" || o.HTTP2 || o.QuickACK || o.Method == "HEAD" {
+	if c.u.Scheme != "http" || o.QuickACK || o.Method == "HEAD" {
 		return nil, false
 	}
 	port := c.u.Port()
@@ -28,6 +28,9 @@ func (c *Caller) Wire() (load.Wire, bool) {
 	addr, err := net.ResolveTCPAddr("tcp4", net.JoinHostPort(c.u.Hostname(), port))
 	if err != nil || addr.IP.To4() == nil {
 		return nil, false
+	}
+	if o.HTTP2 {
+		return newH2Wire(c, addr)
 	}
 	w := &wire{c: c, addr: addr}
 	var head strings.Builder
