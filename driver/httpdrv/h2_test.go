@@ -1,7 +1,6 @@
 package httpdrv
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -17,8 +16,6 @@ import (
 	"github.com/tandem-bench/tandem/internal/pong"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
-	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 )
 
 // h2Handler answers by path: /ok 200 "ok"; /missing 404; /big 200 with
@@ -151,84 +148,4 @@ func TestH2LoopPong(t *testing.T) {
 			t.Errorf("%s: %d requests, %d ok, errors %v; want 2000 ok", s.Engine, s.Requests, s.OK, s.Errors)
 		}
 	}
-}
-
-// h2Answer is a server's frames answering stream id: its headers (status)
-// and a body in one DATA frame, ending the stream.
-func h2Answer(id uint32, status string, body string) []byte {
-	var hb bytes.Buffer
-	enc := hpack.NewEncoder(&hb)
-	enc.WriteField(hpack.HeaderField{Name: ":status", Value: status})
-	enc.WriteField(hpack.HeaderField{Name: "content-type", Value: "text/plain"})
-	var a appender
-	fr := http2.NewFramer(&a, nil)
-	fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hb.Bytes(), EndHeaders: true, EndStream: body == ""})
-	if body != "" {
-		fr.WriteData(id, true, []byte(body))
-	}
-	return a.b
-}
-
-// FuzzH2Next frames what a server might send with the event loop's HTTP/2
-// and with x/net/http2's Framer, frame by frame: the loop takes exactly
-// the frames the library reads (same lengths), fails where the library
-// fails, asks for more where a frame is incomplete, and frames each
-// request's answer at most once, in its own slot.
-func FuzzH2Next(f *testing.F) {
-	var settings appender
-	sf := http2.NewFramer(&settings, nil)
-	sf.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 100}, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 20})
-	sf.WriteWindowUpdate(0, 1<<20)
-	sf.WritePing(false, [8]byte{1, 2, 3})
-	f.Add(append(append(settings.b, h2Answer(1, "200", "ok")...), h2Answer(3, "404", "")...))
-	f.Add(h2Answer(3, "200", ""))
-	f.Add(append(h2Answer(1, "100", ""), h2Answer(1, "200", "x")...))
-	f.Add([]byte{0, 0, 4, 3, 0, 0, 0, 0, 1, 0, 0, 0, 8}) // RST_STREAM 1 CANCEL
-	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := New(Options{URL: "http://127.0.0.1:1/x", HTTP2: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, ok := newH2Wire(c, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1})
-		if !ok {
-			t.Fatal("no wire")
-		}
-		wc := w.NewConn().(*h2Conn)
-		wc.Greeting(nil)
-		inFlight := map[int]bool{}
-		for s := range 3 { // streams 1, 3, 5 in slots 0, 1, 2
-			if _, err := wc.AppendRequest(nil, uint64(s), s); err != nil {
-				t.Fatal(err)
-			}
-			inFlight[s] = true
-		}
-		lib := http2.NewFramer(io.Discard, bytes.NewReader(b))
-		lib.SetMaxReadFrameSize(h2MaxFrame)
-		for len(b) > 0 {
-			fr, _, err := wc.Next(b, nil)
-			lf, lerr := lib.ReadFrame()
-			switch {
-			case fr.N > len(b):
-				t.Fatalf("framed %d bytes of %d", fr.N, len(b))
-			case err == nil && fr.N == 0:
-				if lerr == nil {
-					t.Fatalf("asked for more where the library read a frame: %v", lf)
-				}
-				return
-			case err != nil:
-				return // stricter than the library (hpack, a push) is fine
-			case lerr != nil:
-				t.Fatalf("took %d bytes where the library failed: %v", fr.N, lerr)
-			case fr.N != 9+int(lf.Header().Length):
-				t.Fatalf("took %d bytes of a %d-byte frame", fr.N, 9+lf.Header().Length)
-			}
-			if fr.Slot >= 0 {
-				if !inFlight[fr.Slot] {
-					t.Fatalf("an answer in slot %d, not in flight", fr.Slot)
-				}
-				delete(inFlight, fr.Slot)
-			}
-			b = b[fr.N:]
-		}
-	})
 }
