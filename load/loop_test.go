@@ -198,7 +198,7 @@ func TestLoopJSONRPC(t *testing.T) {
 func TestLoopRefuses(t *testing.T) {
 	for _, o := range []httpdrv.Options{
 		{URL: "https://127.0.0.1:1/"},
-		{URL: "http://127.0.0.1:1/", HTTP2: true},
+		{URL: "https://127.0.0.1:1/", HTTP2: true},
 	} {
 		c, err := httpdrv.New(o)
 		if err != nil {
@@ -344,11 +344,13 @@ func TestLoopClosedQuantum(t *testing.T) {
 }
 
 // With no engine named, a run takes the event loop wherever it applies
-// (plain HTTP/1.1 on Linux) and the workers elsewhere (HTTP/2 here), and
-// its sample says which ran.
+// (plain HTTP/1.1 and h2c on Linux) and the workers elsewhere (TLS here),
+// and its sample says which ran.
 func TestEngineByDefault(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	defer srv.Close()
+	tlsSrv := httptest.NewTLSServer(srv.Config.Handler)
+	defer tlsSrv.Close()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -364,7 +366,8 @@ func TestEngineByDefault(t *testing.T) {
 		want string
 	}{
 		{httpdrv.Options{URL: srv.URL + "/"}, loop},
-		{httpdrv.Options{URL: "http://" + ln.Addr().String() + "/", HTTP2: true}, "workers"},
+		{httpdrv.Options{URL: "http://" + ln.Addr().String() + "/", HTTP2: true}, loop},
+		{httpdrv.Options{URL: tlsSrv.URL + "/", Insecure: true}, "workers"},
 	} {
 		c, err := httpdrv.New(tc.o)
 		if err != nil {

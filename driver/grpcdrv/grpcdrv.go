@@ -572,7 +572,11 @@ func Status(err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "timeout"
 	}
-	code := status.Code(err)
+	return codeStatus(status.Code(err))
+}
+
+// codeStatus is Status of a call that ended with code.
+func codeStatus(code codes.Code) string {
 	if code == codes.DeadlineExceeded {
 		return "timeout"
 	}

@@ -1,0 +1,195 @@
+package grpcdrv
+
+import (
+	"context"
+	"encoding/binary"
+	"net"
+	"strings"
+
+	"github.com/tandem-bench/tandem/driver/internal/h2wire"
+	"github.com/tandem-bench/tandem/load"
+	"golang.org/x/net/http2/hpack"
+	"google.golang.org/grpc/codes"
+)
+
+// maxRecv is the largest answer message a call takes, as grpc-go's
+// default (a larger one fails the call with RESOURCE_EXHAUSTED).
+const maxRecv = 4 << 20
+
+// Wire offers the event loop (package h2wire) a unary call over cleartext
+// HTTP/2 to an IPv4 address: the request encoded once, each answer's
+// messages counted and its status read from the trailers, nothing
+// decoded. The clients share Options.Connections connections (0: one
+// each). Server-streaming calls, requests or metadata whose values vary,
+// and QuickACK diagnosis stay on the worker engine (grpc-go). Without
+// .proto files the method is resolved first, by the server's reflection.
+func (c *Caller) Wire() (load.Wire, bool) {
+	if c.opts.QuickACK || c.opts.Vary != nil {
+		return nil, false
+	}
+	addr, err := net.ResolveTCPAddr("tcp4", c.opts.Addr)
+	if err != nil || addr.IP.To4() == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	resolved := c.desc != nil
+	c.mu.Unlock()
+	if !resolved {
+		cc, err := c.dial(context.Background()) // bounded by dialTimeout
+		if err != nil {
+			return nil, false // the worker engine fails the same way, and says why
+		}
+		cc.Close()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stream {
+		return nil, false
+	}
+	w := &wire{addr: addr, conns: c.opts.Connections}
+	var e h2wire.Encoder
+	e.Reset()
+	e.Field(":method", "POST")
+	e.Field(":scheme", "http")
+	e.Field(":path", c.path)
+	e.Field(":authority", c.opts.Addr)
+	e.Field("content-type", "application/grpc")
+	e.Field("te", "trailers")
+	for k, vs := range c.md {
+		for _, v := range vs {
+			e.Field(k, v) // metadata.New lower-cased the keys
+		}
+	}
+	w.block = e.Bytes()
+	if len(w.block) > h2wire.MaxFrame {
+		return nil, false
+	}
+	w.body = binary.BigEndian.AppendUint32([]byte{0}, uint32(len(c.frame)))
+	w.body = append(w.body, c.frame...)
+	return w, true
+}
+
+// wire is a unary call for the event loop.
+type wire struct {
+	addr  *net.TCPAddr
+	conns int
+	block []byte // the request's header block
+	body  []byte // its one message, length-prefixed
+}
+
+func (w *wire) Addr() *net.TCPAddr     { return w.addr }
+func (w *wire) Connections() int       { return w.conns }
+func (w *wire) NewConn() load.WireConn { return h2wire.NewConn(unary{w}) }
+
+// unary is the gRPC of a unary call over h2wire. Of each stream it keeps
+// in Tag whether the answer's head was gRPC's (its content-type), in Code
+// the grpc-status (-1: none yet), in Units the messages whole, in Left
+// the bytes left of the message being read and in Body its prefix while
+// incomplete.
+type unary struct{ w *wire }
+
+func (p unary) Request(uint64, *h2wire.Stream) ([]byte, []byte, error) { return p.w.block, p.w.body, nil }
+
+func (p unary) Header(st *h2wire.Stream, f hpack.HeaderField) {
+	switch f.Name {
+	case "content-type":
+		if v := f.Value; v == "application/grpc" || strings.HasPrefix(v, "application/grpc+") || strings.HasPrefix(v, "application/grpc;") {
+			st.Tag = 1
+		}
+	case "grpc-status":
+		st.Code = -2 // present, malformed until parsed
+		if n, ok := atoi(f.Value); ok {
+			st.Code = n
+		}
+	}
+}
+
+// atoi is s as a non-negative number.
+func atoi(s string) (int, bool) {
+	if s == "" || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// Data counts the messages of an answer by their 5-byte prefixes
+// (compressed flag, length); a compressed one or one over maxRecv is
+// marked in Left (-1, -2), and what follows is not counted.
+func (p unary) Data(st *h2wire.Stream, b []byte) {
+	for len(b) > 0 && st.Left >= 0 {
+		if st.Left > 0 {
+			n := min(st.Left, len(b))
+			st.Left -= n
+			if b = b[n:]; st.Left == 0 {
+				st.Units++
+			}
+			continue
+		}
+		n := min(5-len(st.Body), len(b))
+		st.Body, b = append(st.Body, b[:n]...), b[n:]
+		if len(st.Body) < 5 {
+			return
+		}
+		size := binary.BigEndian.Uint32(st.Body[1:])
+		switch {
+		case st.Body[0] != 0:
+			st.Left = -1 // compressed, and no encoding was asked for
+		case size > maxRecv:
+			st.Left = -2
+		case size == 0:
+			st.Units++
+		default:
+			st.Left = int(size)
+		}
+		st.Body = st.Body[:0]
+	}
+}
+
+// Answer judges a call's answer as grpc-go does: a head that is not
+// gRPC's by its HTTP status; a status in the trailers (none: UNKNOWN); a
+// successful unary call with exactly one message whole.
+func (p unary) Answer(st *h2wire.Stream) load.Result {
+	code := codes.OK
+	switch {
+	case st.Tag == 0:
+		code = httpCode(st.Status)
+	case st.Code == -2:
+		code = codes.Unknown // malformed
+	case st.Code == -1:
+		code = codes.Unknown
+	case st.Code != 0:
+		code = codes.Code(st.Code)
+	case st.Left == -2:
+		code = codes.ResourceExhausted
+	case st.Left == -1, st.Left > 0, len(st.Body) > 0, st.Units != 1:
+		code = codes.Internal // compressed, cut short, or not one message
+	}
+	if code != codes.OK {
+		return load.Result{Status: codeStatus(code)}
+	}
+	return load.Result{Units: 1}
+}
+
+// httpCode is grpc-go's code for an answer whose head is not gRPC's.
+func httpCode(status int) codes.Code {
+	switch status {
+	case 400:
+		return codes.Internal
+	case 401:
+		return codes.Unauthenticated
+	case 403:
+		return codes.PermissionDenied
+	case 404:
+		return codes.Unimplemented
+	case 429, 502, 503, 504:
+		return codes.Unavailable
+	}
+	return codes.Unknown
+}

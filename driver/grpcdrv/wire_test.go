@@ -1,0 +1,119 @@
+package grpcdrv
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/tandem-bench/tandem/internal/pong"
+	"github.com/tandem-bench/tandem/load"
+	"github.com/tandem-bench/tandem/results"
+)
+
+// runBoth runs the same closed loop on both engines: the event loop's
+// sample first.
+func runBoth(t *testing.T, o Options, c load.Closed) (loop, workers results.Sample) {
+	t.Helper()
+	caller, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := caller.Wire(); !ok {
+		t.Fatalf("%s: no wire for the event loop", o.Method)
+	}
+	for _, e := range []string{load.EngineLoop, load.EngineWorkers} {
+		c.Engine = e
+		s, err := c.Run(context.Background(), caller)
+		if err != nil {
+			t.Fatalf("engine %s: %v", e, err)
+		}
+		if s.Engine != e {
+			t.Fatalf("engine %s ran on %q", e, s.Engine)
+		}
+		if e == load.EngineLoop {
+			loop = s
+		} else {
+			workers = s
+		}
+	}
+	return loop, workers
+}
+
+// A unary call on the event loop counts what grpc-go counts, call for
+// call, on the sample service (grpc-go's server): answers, failures with
+// a status, methods resolved by reflection or from .proto files, metadata,
+// clients on a connection each or sharing two.
+func TestLoopAgreesWithWorkers(t *testing.T) {
+	addr := startSample(t)
+	files := []string{"ledger.proto"}
+	paths := []string{"testdata/protos"}
+	for _, c := range []struct {
+		name   string
+		o      Options
+		ok     int64
+		errors map[string]int64
+	}{
+		{"answers", Options{Method: "tandem.sample.v1.Ledger/GetBlock", Request: []byte(`{"height": 7}`)}, 200, nil},
+		{"answers, proto files", Options{Method: "tandem.sample.v1.Ledger/GetBlock", Request: []byte(`{"height": 7}`), Proto: files, ImportPaths: paths}, 200, nil},
+		{"metadata", Options{Method: "tandem.sample.v1.Ledger/GetBlock", Request: []byte(`{"height": 7}`), Metadata: map[string]string{"X-Trace": "t1"}}, 200, nil},
+		{"invalid", Options{Method: "tandem.sample.v1.Ledger/GetBalance", Request: []byte(`{"address": "x"}`)}, 0, map[string]int64{"grpc:INVALID_ARGUMENT": 200}},
+		{"not found", Options{Method: "tandem.sample.v1.Ledger/GetBlock", Request: []byte(fmt.Sprintf(`{"height": %d}`, blocks+50))}, 0, map[string]int64{"grpc:NOT_FOUND": 200}},
+	} {
+		for _, conns := range []int{0, 2} {
+			t.Run(fmt.Sprintf("%s/%d connections", c.name, conns), func(t *testing.T) {
+				o := c.o
+				o.Addr, o.Connections = addr, conns
+				loop, workers := runBoth(t, o, load.Closed{Concurrency: 8, Requests: 200, Timeout: 10 * time.Second})
+				if loop.Requests != 200 || workers.Requests != 200 || loop.OK != workers.OK || !maps.Equal(loop.Errors, workers.Errors) {
+					t.Fatalf("loop: %d requests, %d ok, errors %v; workers: %d, %d, %v", loop.Requests, loop.OK, loop.Errors,
+						workers.Requests, workers.OK, workers.Errors)
+				}
+				if c.errors != nil && (loop.OK != c.ok || !maps.Equal(loop.Errors, c.errors)) {
+					t.Errorf("%d ok, errors %v; want %d, %v", loop.OK, loop.Errors, c.ok, c.errors)
+				}
+				if c.ok > 0 && loop.OK != c.ok {
+					t.Errorf("%d ok; want %d", loop.OK, c.ok)
+				}
+			})
+		}
+	}
+}
+
+// Server-streaming calls stay on grpc-go: no wire.
+func TestNoWireForStreams(t *testing.T) {
+	c, err := New(context.Background(), Options{Addr: startSample(t), Method: "tandem.sample.v1.Ledger/GetBlockRange", Request: []byte(`{"start": 0, "end": 9}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Wire(); ok {
+		t.Fatal("a server-streaming call has a wire")
+	}
+}
+
+// On the minimal server (fixed frames, one empty message an answer), and
+// answers of two messages to a unary call: grpc-go's cardinality
+// violation, INTERNAL, on both engines.
+func TestLoopPong(t *testing.T) {
+	for _, c := range []struct {
+		messages int
+		ok       int64
+		errors   map[string]int64
+	}{{1, 1000, nil}, {2, 0, map[string]int64{"grpc:INTERNAL": 1000}}} {
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go pong.ServeH2(ln, pong.H2Options{GRPC: true, Messages: c.messages})
+		loop, workers := runBoth(t, Options{Addr: ln.Addr().String(), Method: "tandem.sample.v1.Ledger/Ping", Proto: []string{"ledger.proto"},
+			ImportPaths: []string{"../../sample/ledgerpb"}, Connections: 2}, load.Closed{Concurrency: 16, Requests: 1000, Timeout: 10 * time.Second})
+		for _, s := range []results.Sample{loop, workers} {
+			if s.Requests != 1000 || s.OK != c.ok || !maps.Equal(s.Errors, c.errors) && len(s.Errors)+len(c.errors) > 0 {
+				t.Errorf("%d messages an answer, %s: %d requests, %d ok, errors %v; want 1000, %d, %v", c.messages, s.Engine, s.Requests, s.OK, s.Errors, c.ok, c.errors)
+			}
+		}
+	}
+}
