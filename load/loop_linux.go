@@ -63,6 +63,7 @@ type loopSlot struct {
 	intended time.Time // of the request in flight
 	sent     time.Time
 	answered time.Time // when the last answer arrived (closed loop: think time)
+	first    time.Time // when the first message of a stream's answer arrived
 }
 
 type eventLoop struct {
@@ -420,7 +421,7 @@ func (l *eventLoop) send(intended time.Time, seq uint64) bool {
 			l.rec.recordThink(sent.Sub(s.answered))
 		}
 	}
-	s.intended, s.sent, s.seq = intended, sent, seq
+	s.intended, s.sent, s.seq, s.first = intended, sent, seq, time.Time{}
 	if c.fd < 0 {
 		if err := l.dial(s.conn); err != nil {
 			l.finish(k, sent, Result{Status: TransportStatus(err)})
@@ -495,6 +496,9 @@ func (l *eventLoop) cutInFlight() {
 // it, is cut off like one still in flight) and frees the slot.
 func (l *eventLoop) finish(k int, end time.Time, res Result) {
 	s := &l.slots[k]
+	if !s.first.IsZero() && res.First == 0 {
+		res.First = max(s.first.Sub(s.sent), 1) // a stream's first message
+	}
 	if !l.end.IsZero() && !end.Before(l.end) {
 		l.rec.cutReq(s.seq)
 	} else {
@@ -722,6 +726,12 @@ func (l *eventLoop) frames(i int) (status string) {
 		if f.Slot >= 0 {
 			if f.Slot >= len(l.slots) || !l.slots[f.Slot].busy || l.slots[f.Slot].conn != i {
 				return "protocol" // an answer nobody asked for: the connection is no use
+			}
+			if f.Progress {
+				if s := &l.slots[f.Slot]; s.first.IsZero() {
+					s.first = c.rx
+				}
+				continue
 			}
 			res := f.Result
 			if c.rx.Sub(l.slots[f.Slot].sent) >= l.timeout { // came, but after its timeout

@@ -57,6 +57,10 @@ type Frame struct {
 	N int
 	// Slot is the slot whose answer the frame completes, or -1.
 	Slot int
+	// Progress, with a Slot, says instead that the frame brought the first
+	// message of the slot's answer, which goes on (a stream's): its
+	// arrival times the answer's Result.First.
+	Progress bool
 	// Result is the answer's (with a Slot).
 	Result Result
 	// Close says the server takes no more requests on the connection:

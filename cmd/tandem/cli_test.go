@@ -330,15 +330,16 @@ func TestLoadAgainstSample(t *testing.T) {
 			if !ok || !equalJSON(got["errors"], c.errors) || (got["units_per_s"].(float64) > 0) != c.unitsPS {
 				t.Errorf("ok %v, errors %v, units/s %v; want %v, %v", got["ok"], got["errors"], got["units_per_s"], c.ok, c.errors)
 			}
-			// the engine: the event loop wherever it applies (HTTP and
-			// JSON-RPC on Linux, not --batch), unless --engine says
-			// otherwise; think time: the closed loops of the event loop
+			// the engine: the event loop wherever it applies (HTTP,
+			// JSON-RPC and gRPC on Linux, not --batch), unless --engine
+			// says otherwise; think time: the closed loops of the event
+			// loop
 			args := strings.Join(c.args, " ")
 			engine := "loop"
 			switch {
 			case strings.Contains(args, "--batch"):
 				engine = ""
-			case strings.HasPrefix(args, "grpc://"), strings.Contains(args, "--engine workers"), runtime.GOOS != "linux":
+			case strings.Contains(args, "--engine workers"), runtime.GOOS != "linux":
 				engine = "workers"
 			}
 			if got, _ := got["engine"].(string); got != engine {
@@ -355,7 +356,7 @@ func TestLoadAgainstSample(t *testing.T) {
 		})
 	}
 	for _, args := range [][]string{
-		{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--rate", "10", "--engine", "loop"},
+		{"https://" + s.HTTPAddr() + "/metrics", "--rate", "10", "--engine", "loop"},
 		{"http://" + s.HTTPAddr() + "/metrics", "--batch", "10", "--duration", "1s", "--engine", "loop"},
 		{"http://" + s.HTTPAddr() + "/metrics", "--rate", "10", "--engine", "turbo"},
 	} {
@@ -365,7 +366,7 @@ func TestLoadAgainstSample(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10", "--engine", "workers", "--quantum", "1ms"},
-		{"grpc://" + s.GRPCAddr() + "/tandem.sample.v1.Ledger/Ping", "--requests", "10", "--quantum", "1ms"},
+		{"https://" + s.HTTPAddr() + "/metrics", "--requests", "10", "--quantum", "1ms"},
 		{"http://" + s.HTTPAddr() + "/metrics", "--batch", "10", "--duration", "1s", "--quantum", "1ms"},
 		{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10", "--engine", "loop", "--quantum", "-1ms"},
 	} {
@@ -374,7 +375,7 @@ func TestLoadAgainstSample(t *testing.T) {
 		}
 	}
 	// a closed loop's clients share connections only where calls are
-	// streams (gRPC)
+	// streams (gRPC, HTTP/2)
 	if code, _, stderr := tandem(t, "load", "http://"+s.HTTPAddr()+"/metrics", "--requests", "10", "--concurrency", "4", "--connections", "2"); code != exitBadInput || !strings.Contains(stderr, "--connections") {
 		t.Errorf("--connections with an HTTP closed loop: exit %d, %q; want exit 2 naming --connections", code, stderr)
 	}

@@ -72,10 +72,10 @@ ${; ${env.NAME} an environment variable); request i of the run gets the
 values of i. A feeder read once (order: once) ends the run at its rows.
 Without --values every flag is sent as written.
 
-Engines: HTTP/1.1, cleartext HTTP/2 and JSON-RPC over either run on one thread
-that owns every connection (the event loop, on Linux); every other protocol on a
-goroutine per connection; the result names the engine (--engine loop|workers
-chooses).
+Engines: HTTP/1.1, cleartext HTTP/2, JSON-RPC over either and gRPC (but with
+--values) run on one thread that owns every connection (the event loop, on
+Linux); every other protocol on a goroutine per connection; the result names the
+engine (--engine loop|workers chooses).
 
 Beyond one machine: --local-workers N starts N worker processes here, and
 --workers N waits for N workers that join by themselves (tandem worker

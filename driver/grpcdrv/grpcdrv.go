@@ -3,7 +3,8 @@
 // process. The request is encoded once, from JSON, and sent as raw bytes on
 // every call, so the hot path does no protobuf work; a request whose
 // values vary (Options.Vary) is rendered as JSON and encoded for each
-// request number instead.
+// request number instead. Calls go through grpc-go, or, for load's event
+// loop, over package h2wire's HTTP/2 (Caller.Wire).
 package grpcdrv
 
 import (

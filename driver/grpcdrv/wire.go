@@ -16,13 +16,13 @@ import (
 // default (a larger one fails the call with RESOURCE_EXHAUSTED).
 const maxRecv = 4 << 20
 
-// Wire offers the event loop (package h2wire) a unary call over cleartext
-// HTTP/2 to an IPv4 address: the request encoded once, each answer's
-// messages counted and its status read from the trailers, nothing
-// decoded. The clients share Options.Connections connections (0: one
-// each). Server-streaming calls, requests or metadata whose values vary,
-// and QuickACK diagnosis stay on the worker engine (grpc-go). Without
-// .proto files the method is resolved first, by the server's reflection.
+// Wire offers the event loop (package h2wire) a unary or server-streaming
+// call over cleartext HTTP/2 to an IPv4 address: the request encoded
+// once, each answer's messages counted and its status read from the
+// trailers, nothing decoded. The clients share Options.Connections
+// connections (0: one each). Requests or metadata whose values vary and
+// QuickACK diagnosis stay on the worker engine (grpc-go). Without .proto
+// files the method is resolved first, by the server's reflection.
 func (c *Caller) Wire() (load.Wire, bool) {
 	if c.opts.QuickACK || c.opts.Vary != nil {
 		return nil, false
@@ -43,10 +43,7 @@ func (c *Caller) Wire() (load.Wire, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stream {
-		return nil, false
-	}
-	w := &wire{addr: addr, conns: c.opts.Connections}
+	w := &wire{addr: addr, conns: c.opts.Connections, stream: c.stream}
 	var e h2wire.Encoder
 	e.Reset()
 	e.Field(":method", "POST")
@@ -69,28 +66,29 @@ func (c *Caller) Wire() (load.Wire, bool) {
 	return w, true
 }
 
-// wire is a unary call for the event loop.
+// wire is a call for the event loop.
 type wire struct {
-	addr  *net.TCPAddr
-	conns int
+	addr   *net.TCPAddr
+	conns  int
+	stream bool // server-streaming: each message a unit
 	block []byte // the request's header block
 	body  []byte // its one message, length-prefixed
 }
 
 func (w *wire) Addr() *net.TCPAddr     { return w.addr }
 func (w *wire) Connections() int       { return w.conns }
-func (w *wire) NewConn() load.WireConn { return h2wire.NewConn(unary{w}) }
+func (w *wire) NewConn() load.WireConn { return h2wire.NewConn(call{w}) }
 
-// unary is the gRPC of a unary call over h2wire. Of each stream it keeps
+// call is the gRPC of a call over h2wire. Of each stream it keeps
 // in Tag whether the answer's head was gRPC's (its content-type), in Code
 // the grpc-status (-1: none yet), in Units the messages whole, in Left
 // the bytes left of the message being read and in Body its prefix while
 // incomplete.
-type unary struct{ w *wire }
+type call struct{ w *wire }
 
-func (p unary) Request(uint64, *h2wire.Stream) ([]byte, []byte, error) { return p.w.block, p.w.body, nil }
+func (p call) Request(uint64, *h2wire.Stream) ([]byte, []byte, error) { return p.w.block, p.w.body, nil }
 
-func (p unary) Header(st *h2wire.Stream, f hpack.HeaderField) {
+func (p call) Header(st *h2wire.Stream, f hpack.HeaderField) {
 	switch f.Name {
 	case "content-type":
 		if v := f.Value; v == "application/grpc" || strings.HasPrefix(v, "application/grpc+") || strings.HasPrefix(v, "application/grpc;") {
@@ -122,7 +120,7 @@ func atoi(s string) (int, bool) {
 // Data counts the messages of an answer by their 5-byte prefixes
 // (compressed flag, length); a compressed one or one over maxRecv is
 // marked in Left (-1, -2), and what follows is not counted.
-func (p unary) Data(st *h2wire.Stream, b []byte) {
+func (p call) Data(st *h2wire.Stream, b []byte) {
 	for len(b) > 0 && st.Left >= 0 {
 		if st.Left > 0 {
 			n := min(st.Left, len(b))
@@ -153,28 +151,37 @@ func (p unary) Data(st *h2wire.Stream, b []byte) {
 }
 
 // Answer judges a call's answer as grpc-go does: a head that is not
-// gRPC's by its HTTP status; a status in the trailers (none: UNKNOWN); a
-// successful unary call with exactly one message whole.
-func (p unary) Answer(st *h2wire.Stream) load.Result {
+// gRPC's by its HTTP status; a message cut short, compressed or too large
+// (INTERNAL, RESOURCE_EXHAUSTED); a status in the trailers (none:
+// UNKNOWN); a successful unary call with exactly one message whole. A
+// stream's units are its messages, failed or not.
+func (p call) Answer(st *h2wire.Stream) load.Result {
 	code := codes.OK
 	switch {
 	case st.Tag == 0:
 		code = httpCode(st.Status)
-	case st.Code == -2:
-		code = codes.Unknown // malformed
-	case st.Code == -1:
-		code = codes.Unknown
+	case st.Code == -2, st.Code == -1:
+		code = codes.Unknown // malformed, or none
 	case st.Code != 0:
 		code = codes.Code(st.Code)
 	case st.Left == -2:
 		code = codes.ResourceExhausted
-	case st.Left == -1, st.Left > 0, len(st.Body) > 0, st.Units != 1:
-		code = codes.Internal // compressed, cut short, or not one message
+	case st.Left == -1, st.Left > 0, len(st.Body) > 0:
+		code = codes.Internal // compressed, or cut short
+	case !p.w.stream && st.Units != 1:
+		code = codes.Internal // a unary answer of other than one message
 	}
+	var res load.Result
 	if code != codes.OK {
-		return load.Result{Status: codeStatus(code)}
+		res.Status = codeStatus(code)
 	}
-	return load.Result{Units: 1}
+	switch {
+	case p.w.stream:
+		res.Units = st.Units
+	case code == codes.OK:
+		res.Units = 1
+	}
+	return res
 }
 
 // httpCode is grpc-go's code for an answer whose head is not gRPC's.

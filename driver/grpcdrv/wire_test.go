@@ -82,37 +82,63 @@ func TestLoopAgreesWithWorkers(t *testing.T) {
 	}
 }
 
-// Server-streaming calls stay on grpc-go: no wire.
-func TestNoWireForStreams(t *testing.T) {
-	c, err := New(context.Background(), Options{Addr: startSample(t), Method: "tandem.sample.v1.Ledger/GetBlockRange", Request: []byte(`{"start": 0, "end": 9}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := c.Wire(); ok {
-		t.Fatal("a server-streaming call has a wire")
+// A server-streaming call on the event loop counts the messages grpc-go
+// counts, and times the first: whole streams, and streams that fail with
+// a status after some messages.
+func TestLoopStreams(t *testing.T) {
+	addr := startSample(t)
+	for _, c := range []struct {
+		name    string
+		request string
+		units   int64 // messages of the successful calls
+		errors  map[string]int64
+	}{
+		{"whole", `{"start": 0, "end": 9}`, 100 * 10, nil},
+		{"past the tip", `{"start": 295, "end": 305}`, 0, map[string]int64{"grpc:NOT_FOUND": 100}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			loop, workers := runBoth(t, Options{Addr: addr, Method: "tandem.sample.v1.Ledger/GetBlockRange", Request: []byte(c.request), Connections: 2},
+				load.Closed{Concurrency: 4, Requests: 100, Timeout: 10 * time.Second})
+			for _, s := range []results.Sample{loop, workers} {
+				units := int64(s.UnitsPerS*float64(s.DurationNs)/1e9 + 0.5)
+				if s.Requests != 100 || !maps.Equal(s.Errors, c.errors) && len(s.Errors)+len(c.errors) > 0 || units != c.units {
+					t.Errorf("%s: %d requests, %d messages, errors %v; want 100, %d, %v", s.Engine, s.Requests, units, s.Errors, c.units, c.errors)
+				}
+				if s.FirstMessageNs == nil || s.FirstMessageNs.Min <= 0 || s.FirstMessageNs.Max > s.LatencyNs.Max && s.OK > 0 {
+					t.Errorf("%s: times to the first message %+v; want them, none longer than a call", s.Engine, s.FirstMessageNs)
+				}
+			}
+		})
 	}
 }
 
-// On the minimal server (fixed frames, one empty message an answer), and
-// answers of two messages to a unary call: grpc-go's cardinality
-// violation, INTERNAL, on both engines.
+// On the minimal server (fixed frames of empty messages): a unary call
+// answered with one message, and with two (grpc-go's cardinality
+// violation, INTERNAL), and a stream of ten, on both engines alike.
 func TestLoopPong(t *testing.T) {
 	for _, c := range []struct {
+		method   string
 		messages int
 		ok       int64
 		errors   map[string]int64
-	}{{1, 1000, nil}, {2, 0, map[string]int64{"grpc:INTERNAL": 1000}}} {
+	}{
+		{"Ping", 1, 1000, nil},
+		{"Ping", 2, 0, map[string]int64{"grpc:INTERNAL": 1000}},
+		{"GetBlockRange", 10, 1000, nil},
+	} {
 		ln, err := net.Listen("tcp4", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { ln.Close() })
 		go pong.ServeH2(ln, pong.H2Options{GRPC: true, Messages: c.messages})
-		loop, workers := runBoth(t, Options{Addr: ln.Addr().String(), Method: "tandem.sample.v1.Ledger/Ping", Proto: []string{"ledger.proto"},
+		loop, workers := runBoth(t, Options{Addr: ln.Addr().String(), Method: "tandem.sample.v1.Ledger/" + c.method, Proto: []string{"ledger.proto"},
 			ImportPaths: []string{"../../sample/ledgerpb"}, Connections: 2}, load.Closed{Concurrency: 16, Requests: 1000, Timeout: 10 * time.Second})
 		for _, s := range []results.Sample{loop, workers} {
-			if s.Requests != 1000 || s.OK != c.ok || !maps.Equal(s.Errors, c.errors) && len(s.Errors)+len(c.errors) > 0 {
-				t.Errorf("%d messages an answer, %s: %d requests, %d ok, errors %v; want 1000, %d, %v", c.messages, s.Engine, s.Requests, s.OK, s.Errors, c.ok, c.errors)
+			units := int64(s.UnitsPerS*float64(s.DurationNs)/1e9 + 0.5)
+			if s.Requests != 1000 || s.OK != c.ok || units != c.ok*int64(c.messages) || !maps.Equal(s.Errors, c.errors) && len(s.Errors)+len(c.errors) > 0 {
+				t.Errorf("%s, %d messages an answer, %s: %d requests, %d ok, %d messages, errors %v; want 1000, %d, %d, %v", c.method, c.messages, s.Engine,
+					s.Requests, s.OK, units, s.Errors, c.ok, c.ok*int64(c.messages), c.errors)
 			}
 		}
 	}

@@ -59,13 +59,16 @@ type Stream struct {
 	Trailers bool
 	// N counts the answer's body bytes so far.
 	N int
-	// Body, Tag, Units, Code and Left are the Protocol's to use (Body's
-	// buffer is kept from stream to stream).
-	Body  []byte
-	Tag   int64
+	// Units counts the answer's messages whole so far (the Protocol's
+	// Data counts them): the arrival of the first, before the answer
+	// ends, is its Result.First.
 	Units int64
-	Code  int
-	Left  int
+	// Body, Tag, Code and Left are the Protocol's to use (Body's buffer
+	// is kept from stream to stream).
+	Body []byte
+	Tag  int64
+	Code int
+	Left int
 }
 
 // Encoder encodes header blocks without touching HPACK's dynamic table:
@@ -364,9 +367,13 @@ func (c *Conn) data(fr load.Frame, f *http2.DataFrame) load.Frame {
 	}
 	st := &c.streams[k]
 	st.N += len(f.Data())
+	before := st.Units
 	c.p.Data(st, f.Data())
 	if f.StreamEnded() {
 		return c.answer(fr, k)
+	}
+	if before == 0 && st.Units > 0 {
+		fr.Slot, fr.Progress = st.slot, true // the answer's first message
 	}
 	return fr
 }
