@@ -70,9 +70,9 @@ func (c *Caller) Wire() (load.Wire, bool) {
 type wire struct {
 	addr   *net.TCPAddr
 	conns  int
-	stream bool // server-streaming: each message a unit
-	block []byte // the request's header block
-	body  []byte // its one message, length-prefixed
+	stream bool   // server-streaming: each message a unit
+	block  []byte // the request's header block
+	body   []byte // its one message, length-prefixed
 }
 
 func (w *wire) Addr() *net.TCPAddr     { return w.addr }
@@ -86,7 +86,9 @@ func (w *wire) NewConn() load.WireConn { return h2wire.NewConn(call{w}) }
 // incomplete.
 type call struct{ w *wire }
 
-func (p call) Request(uint64, *h2wire.Stream) ([]byte, []byte, error) { return p.w.block, p.w.body, nil }
+func (p call) Request(uint64, *h2wire.Stream) ([]byte, []byte, error) {
+	return p.w.block, p.w.body, nil
+}
 
 func (p call) Header(st *h2wire.Stream, f hpack.HeaderField) {
 	switch f.Name {
