@@ -71,7 +71,7 @@ type Dialer interface {
 // nil for the worker engine. Engine "loop" demands the event loop (an error
 // where it cannot run), "workers" the worker engine, and "" takes the event
 // loop wherever it applies (Linux, a dialer that offers a Wire: plain
-// HTTP/1.1, h2c or JSON-RPC over either to IPv4) and the workers elsewhere.
+// HTTP/1.1, HTTP/2, JSON-RPC or gRPC to IPv4) and the workers elsewhere.
 func EngineWire(engine string, d Dialer) (Wire, error) {
 	switch engine {
 	case "loop":
@@ -81,7 +81,7 @@ func EngineWire(engine string, d Dialer) (Wire, error) {
 		if w, ok := wireOf(d); ok {
 			return w, nil
 		}
-		return nil, errors.New("load: the event loop speaks plain HTTP/1.1 and cleartext HTTP/2 to an IPv4 address only")
+		return nil, errors.New("load: the event loop speaks HTTP/1.1, HTTP/2 and gRPC to an IPv4 address only, without QuickACK")
 	case "":
 		if w, ok := wireOf(d); ok && runtime.GOOS == "linux" {
 			return w, nil

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -51,6 +52,8 @@ type loopConn struct {
 	buf    []byte
 	out    []byte // to send: while its answers are read (hold), sends wait here
 	hold   bool
+	tls    *tls.Conn // over raw, when the wire is Secure
+	raw    *rawConn
 }
 
 // loopSlot is a request in flight, or the room for one: a client of a
@@ -69,6 +72,7 @@ type loopSlot struct {
 type eventLoop struct {
 	timeout time.Duration
 	w       Wire
+	tlsCfg  *tls.Config // the wire's (Secure), nil for plain TCP
 	ep      int
 	conns   []*loopConn
 	slots   []loopSlot
@@ -133,7 +137,7 @@ func newEventLoop(ctx context.Context, w Wire, o loopSetup) (*eventLoop, error) 
 		return nil, fmt.Errorf("epoll: %w", err)
 	}
 	l := &eventLoop{timeout: o.timeout, w: w, ep: ep, stamped: true, rbuf: make([]byte, 64<<10), oob: make([]byte, 128),
-		events: make([]unix.EpollEvent, 256), live: o.live, slack: slack}
+		events: make([]unix.EpollEvent, 256), live: o.live, slack: slack, tlsCfg: tlsConfigOf(w)}
 	for i := range o.conns {
 		// A connection that cannot be opened now is dialed again by its
 		// first request, which fails with the dial's status if it still
@@ -372,19 +376,28 @@ func (l *eventLoop) dial(i int) error {
 			l.stamped = false // answers are then read as they come, stamped on reading
 		}
 	}
+	if l.tlsCfg != nil {
+		tc, raw, err := handshake(fd, l.tlsCfg, max(l.timeout, time.Millisecond))
+		if err != nil {
+			unix.Close(fd)
+			return &net.OpError{Op: "tls", Net: "tcp", Addr: a, Err: err}
+		}
+		c.tls, c.raw = tc, raw
+	}
 	if err := unix.SetNonblock(fd, true); err != nil {
 		unix.Close(fd)
 		return err
 	}
 	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(i)}); err != nil {
 		unix.Close(fd)
+		c.tls, c.raw = nil, nil
 		return err
 	}
 	c.fd, c.buf, c.out = fd, c.buf[:0], c.out[:0]
 	c.wc = l.w.NewConn()
 	_, c.serial = c.wc.(*serial)
 	if c.out = c.wc.Greeting(c.out); len(c.out) > 0 {
-		err := writeAll(fd, c.out, time.Now().Add(l.timeout))
+		err := c.write(c.out, time.Now().Add(l.timeout))
 		c.out = c.out[:0]
 		if err != nil {
 			l.drop(i)
@@ -452,7 +465,7 @@ func (l *eventLoop) flush(i int) {
 	if len(c.out) == 0 {
 		return
 	}
-	err := writeAll(c.fd, c.out, time.Now().Add(l.timeout))
+	err := c.write(c.out, time.Now().Add(l.timeout))
 	c.out = c.out[:0]
 	if err != nil {
 		l.broken(i, time.Now(), TransportStatus(err))
@@ -690,9 +703,19 @@ func (l *eventLoop) read(i int, events uint32) {
 			return
 		}
 		c.rx = l.stamp(oobn)
-		c.buf = append(c.buf, l.rbuf[:n]...)
+		if c.tls != nil {
+			c.raw.add(l.rbuf[:n])
+		} else {
+			c.buf = append(c.buf, l.rbuf[:n]...)
+		}
 		if n < len(l.rbuf) {
 			break
+		}
+	}
+	if c.tls != nil {
+		if err := c.decrypt(); err != nil {
+			l.broken(i, time.Now(), TransportStatus(err))
+			return
 		}
 	}
 	c.hold = true
@@ -755,7 +778,7 @@ func (l *eventLoop) drop(i int) {
 	c := l.conns[i]
 	unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, c.fd, nil)
 	unix.Close(c.fd)
-	c.fd, c.buf, c.out = -1, c.buf[:0], c.out[:0]
+	c.fd, c.buf, c.out, c.tls, c.raw = -1, c.buf[:0], c.out[:0], nil, nil
 }
 
 // stamp is the kernel's receive time from a recvmsg's control data, or

@@ -197,8 +197,8 @@ func TestLoopJSONRPC(t *testing.T) {
 // the start.
 func TestLoopRefuses(t *testing.T) {
 	for _, o := range []httpdrv.Options{
-		{URL: "https://127.0.0.1:1/"},
-		{URL: "https://127.0.0.1:1/", HTTP2: true},
+		{URL: "http://127.0.0.1:1/", QuickACK: true},
+		{URL: "http://127.0.0.1:1/", HTTP2: true, QuickACK: true},
 	} {
 		c, err := httpdrv.New(o)
 		if err != nil {
@@ -344,8 +344,8 @@ func TestLoopClosedQuantum(t *testing.T) {
 }
 
 // With no engine named, a run takes the event loop wherever it applies
-// (plain HTTP/1.1 and h2c on Linux) and the workers elsewhere (TLS here),
-// and its sample says which ran.
+// (HTTP/1.1 and HTTP/2, plain or over TLS, on Linux) and the workers
+// elsewhere (QuickACK diagnosis here), and its sample says which ran.
 func TestEngineByDefault(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	defer srv.Close()
@@ -367,7 +367,8 @@ func TestEngineByDefault(t *testing.T) {
 	}{
 		{httpdrv.Options{URL: srv.URL + "/"}, loop},
 		{httpdrv.Options{URL: "http://" + ln.Addr().String() + "/", HTTP2: true}, loop},
-		{httpdrv.Options{URL: tlsSrv.URL + "/", Insecure: true}, "workers"},
+		{httpdrv.Options{URL: tlsSrv.URL + "/", Insecure: true}, loop},
+		{httpdrv.Options{URL: srv.URL + "/", QuickACK: true}, "workers"},
 	} {
 		c, err := httpdrv.New(tc.o)
 		if err != nil {

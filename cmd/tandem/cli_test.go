@@ -356,7 +356,7 @@ func TestLoadAgainstSample(t *testing.T) {
 		})
 	}
 	for _, args := range [][]string{
-		{"https://" + s.HTTPAddr() + "/metrics", "--rate", "10", "--engine", "loop"},
+		{"http://" + s.HTTPAddr() + "/metrics", "--quickack", "--rate", "10", "--engine", "loop"},
 		{"http://" + s.HTTPAddr() + "/metrics", "--batch", "10", "--duration", "1s", "--engine", "loop"},
 		{"http://" + s.HTTPAddr() + "/metrics", "--rate", "10", "--engine", "turbo"},
 	} {
@@ -366,7 +366,7 @@ func TestLoadAgainstSample(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10", "--engine", "workers", "--quantum", "1ms"},
-		{"https://" + s.HTTPAddr() + "/metrics", "--requests", "10", "--quantum", "1ms"},
+		{"http://" + s.HTTPAddr() + "/metrics", "--quickack", "--requests", "10", "--quantum", "1ms"},
 		{"http://" + s.HTTPAddr() + "/metrics", "--batch", "10", "--duration", "1s", "--quantum", "1ms"},
 		{"http://" + s.HTTPAddr() + "/metrics", "--requests", "10", "--engine", "loop", "--quantum", "-1ms"},
 	} {

@@ -72,8 +72,8 @@ ${; ${env.NAME} an environment variable); request i of the run gets the
 values of i. A feeder read once (order: once) ends the run at its rows.
 Without --values every flag is sent as written.
 
-Engines: HTTP/1.1, cleartext HTTP/2, JSON-RPC over either and gRPC (but with
---values) run on one thread that owns every connection (the event loop, on
+Engines: HTTP/1.1 and HTTP/2 (plain or TLS), JSON-RPC over them and gRPC (but
+with --values) run on one thread that owns every connection (the event loop, on
 Linux); every other protocol on a goroutine per connection; the result names the
 engine (--engine loop|workers chooses).
 

@@ -1,6 +1,7 @@
 package httpdrv
 
 import (
+	"crypto/tls"
 	"net"
 	"strings"
 
@@ -11,8 +12,9 @@ import (
 	"golang.org/x/net/http2/hpack"
 )
 
-// h2Wire is a Caller's cleartext HTTP/2 requests for the event loop
-// (package h2wire), the clients sharing Options.Connections connections.
+// h2Wire is a Caller's HTTP/2 requests for the event loop (package
+// h2wire), h2c or over TLS, the clients sharing Options.Connections
+// connections.
 type h2Wire struct {
 	c    *Caller
 	addr *net.TCPAddr
@@ -35,6 +37,9 @@ func newH2Wire(c *Caller, addr *net.TCPAddr) (*h2Wire, bool) {
 
 func (w *h2Wire) Addr() *net.TCPAddr { return w.addr }
 
+// TLSConfig is h2 over TLS for https (ALPN h2), nil for h2c.
+func (w *h2Wire) TLSConfig() *tls.Config { return w.c.tlsConfig("h2") }
+
 // Connections is how many connections a closed loop's clients share
 // (Options.Connections; 0: one each).
 func (w *h2Wire) Connections() int { return w.c.opts.Connections }
@@ -56,7 +61,7 @@ func (c *Caller) h2Block(e *h2wire.Encoder, r *vary.Request) []byte {
 		path = strings.TrimSuffix(c.u.EscapedPath(), "/") + string(r.Path)
 	}
 	e.Field(":method", c.opts.Method)
-	e.Field(":scheme", "http")
+	e.Field(":scheme", c.u.Scheme)
 	e.Field(":authority", c.u.Host)
 	e.Field(":path", path)
 	for k, v := range c.opts.Headers {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"maps"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,20 +24,25 @@ import (
 // 200 kB (many DATA frames, past the default windows); /echo the request
 // body back with its length in a header; /rpc a JSON-RPC reply to the
 // call's id; /slow after 2 s (past a short timeout); /status/N status N.
-// It counts the requests it served by path.
+// It counts the requests it served by HTTP version.
 type h2Handler struct {
-	mu   sync.Mutex
-	seen map[string]int
+	mu    sync.Mutex
+	major map[int]int
+}
+
+// served is how many requests the handler served over HTTP/major.
+func (h *h2Handler) served(major int) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.major[major]
 }
 
 func (h *h2Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
-	h.seen[r.URL.Path]++
+	h.major[r.ProtoMajor]++
 	h.mu.Unlock()
 	body, _ := io.ReadAll(r.Body)
 	switch {
-	case r.ProtoMajor != 2:
-		w.WriteHeader(http.StatusHTTPVersionNotSupported)
 	case r.URL.Path == "/ok":
 		io.WriteString(w, "ok")
 	case r.URL.Path == "/big":
@@ -94,7 +101,7 @@ func runBoth(t *testing.T, o Options, c load.Closed) (loop, workers results.Samp
 // JSON-RPC calls matched by id, timeouts, clients on
 // a connection each or sharing two.
 func TestH2LoopAgreesWithWorkers(t *testing.T) {
-	h := &h2Handler{seen: map[string]int{}}
+	h := &h2Handler{major: map[int]int{}}
 	srv := h2cServer(t, h)
 	for _, c := range []struct {
 		name     string
@@ -120,7 +127,11 @@ func TestH2LoopAgreesWithWorkers(t *testing.T) {
 				if cl.Timeout == 0 {
 					cl.Timeout = 10 * time.Second
 				}
+				h1 := h.served(1)
 				loop, workers := runBoth(t, o, cl)
+				if n := h.served(1) - h1; n > 0 {
+					t.Errorf("%d requests over HTTP/1.1", n)
+				}
 				for _, s := range []results.Sample{loop, workers} {
 					if s.Requests != c.requests || s.OK != c.ok || !maps.Equal(s.Errors, c.errors) && len(s.Errors)+len(c.errors) > 0 {
 						t.Errorf("%s: %d requests, %d ok, errors %v; want %d, %d, %v", s.Engine, s.Requests, s.OK, s.Errors, c.requests, c.ok, c.errors)
@@ -147,5 +158,44 @@ func TestH2LoopPong(t *testing.T) {
 		if s.Requests != 2000 || s.OK != 2000 {
 			t.Errorf("%s: %d requests, %d ok, errors %v; want 2000 ok", s.Engine, s.Requests, s.OK, s.Errors)
 		}
+	}
+}
+
+// Over TLS the event loop runs crypto/tls on its sockets: HTTP/1.1 and
+// HTTP/2 (ALPN h2) count what the workers count on Go's TLS server; a
+// certificate not trusted fails every request as tls on both engines.
+func TestLoopTLS(t *testing.T) {
+	h := &h2Handler{major: map[int]int{}}
+	srv := httptest.NewUnstartedServer(h)
+	srv.EnableHTTP2 = true
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the untrusted case's handshakes
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	for _, c := range []struct {
+		name   string
+		o      Options
+		ok     int64
+		errors map[string]int64
+	}{
+		{"h2", Options{URL: srv.URL + "/ok", HTTP2: true, Insecure: true, Connections: 2}, 200, nil},
+		{"h2, big answers", Options{URL: srv.URL + "/big", HTTP2: true, Insecure: true}, 200, nil},
+		{"h2, bodies", Options{URL: srv.URL + "/echo", Body: make([]byte, 100<<10), HTTP2: true, Insecure: true}, 200, nil},
+		{"http/1.1", Options{URL: srv.URL + "/ok", Insecure: true}, 200, nil},
+		{"http/1.1, missing", Options{URL: srv.URL + "/missing", Insecure: true}, 0, map[string]int64{"http:404": 200}},
+		{"http/1.1, big answers", Options{URL: srv.URL + "/big", Insecure: true}, 200, nil},
+		{"untrusted", Options{URL: srv.URL + "/ok", HTTP2: true}, 0, map[string]int64{"tls": 200}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h1, h2 := h.served(1), h.served(2)
+			loop, workers := runBoth(t, c.o, load.Closed{Concurrency: 8, Requests: 200, Timeout: 10 * time.Second})
+			if want := 2 * c.ok; c.ok > 0 && c.o.HTTP2 && h.served(2)-h2 != int(want) || c.ok > 0 && !c.o.HTTP2 && h.served(1)-h1 != int(want) {
+				t.Errorf("the server saw %d requests over HTTP/1.1, %d over HTTP/2", h.served(1)-h1, h.served(2)-h2)
+			}
+			for _, s := range []results.Sample{loop, workers} {
+				if s.Requests != 200 || s.OK != c.ok || !maps.Equal(s.Errors, c.errors) && len(s.Errors)+len(c.errors) > 0 {
+					t.Errorf("%s: %d requests, %d ok, errors %v; want 200, %d, %v", s.Engine, s.Requests, s.OK, s.Errors, c.ok, c.errors)
+				}
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package httpdrv
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strings"
@@ -10,20 +11,21 @@ import (
 	"github.com/tandem-bench/tandem/load"
 )
 
-// Wire offers the request to load's event loop: plain HTTP/1.1 or
-// cleartext HTTP/2 (h2c; no TLS, no QuickACK diagnosis) to an IPv4
-// address, any method but HEAD. The request's head is built once; a
+// Wire offers the request to load's event loop: HTTP/1.1 or HTTP/2
+// (h2c, or over TLS with ALPN h2), plain or over TLS (crypto/tls on the
+// loop's sockets; no QuickACK diagnosis) to an IPv4 address, any method
+// but HEAD. The request's head is built once; a
 // JSON-RPC call appends a fresh id per request, and the parts that vary
 // (Options.Vary) are rendered for each request number. Like the worker
 // engine's, it carries no User-Agent but one the headers give.
 func (c *Caller) Wire() (load.Wire, bool) {
 	o := c.opts
-	if c.u.Scheme != "http" || o.QuickACK || o.Method == "HEAD" {
+	if (c.u.Scheme != "http" && c.u.Scheme != "https") || o.QuickACK || o.Method == "HEAD" {
 		return nil, false
 	}
 	port := c.u.Port()
 	if port == "" {
-		port = "80"
+		port = map[string]string{"http": "80", "https": "443"}[c.u.Scheme]
 	}
 	addr, err := net.ResolveTCPAddr("tcp4", net.JoinHostPort(c.u.Hostname(), port))
 	if err != nil || addr.IP.To4() == nil {
@@ -75,6 +77,18 @@ type wire struct {
 }
 
 func (w *wire) Addr() *net.TCPAddr { return w.addr }
+
+// TLSConfig is an https request's TLS (nil: plain TCP).
+func (w *wire) TLSConfig() *tls.Config { return w.c.tlsConfig() }
+
+// tlsConfig is an https request's TLS on the event loop, nil for http;
+// with protos offered by ALPN.
+func (c *Caller) tlsConfig(protos ...string) *tls.Config {
+	if c.u.Scheme != "https" {
+		return nil
+	}
+	return &tls.Config{InsecureSkipVerify: c.opts.Insecure, ServerName: c.u.Hostname(), NextProtos: protos}
+}
 
 func (w *wire) NewConn() load.WireConn {
 	wc := &wireConn{w: w}

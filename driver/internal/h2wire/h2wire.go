@@ -1,5 +1,5 @@
-// Package h2wire is HTTP/2 for load's event loop: prior-knowledge
-// cleartext HTTP/2 (h2c), its frames read and written by x/net/http2's
+// Package h2wire is HTTP/2 for load's event loop: prior knowledge, over
+// plain TCP (h2c) or TLS (the loop's, ALPN h2), its frames read and written by x/net/http2's
 // Framer and its headers by hpack, a request in flight per stream and
 // several streams per connection. What the streams carry (an HTTP request,
 // a gRPC call) is a Protocol's. Like h2load, a connection opens its
