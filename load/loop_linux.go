@@ -54,6 +54,11 @@ type loopConn struct {
 	hold   bool
 	tls    *tls.Conn // over raw, when the wire is Secure
 	raw    *rawConn
+	busy   int // slots in flight on it
+	// closing: the server takes no more requests on it (Frame.Close);
+	// it is closed once those in flight are answered, its slots wait in
+	// parked meanwhile, and those it will not answer are sent again
+	closing bool
 }
 
 // loopSlot is a request in flight, or the room for one: a client of a
@@ -67,6 +72,7 @@ type loopSlot struct {
 	sent     time.Time
 	answered time.Time // when the last answer arrived (closed loop: think time)
 	first    time.Time // when the first message of a stream's answer arrived
+	retry    bool      // its connection is going away unanswered: sent again on the next
 }
 
 type eventLoop struct {
@@ -77,6 +83,7 @@ type eventLoop struct {
 	conns   []*loopConn
 	slots   []loopSlot
 	free    []int // the slots free
+	parked  []int // the slots free of connections closing
 	rec     *recorder
 	series  *series
 	live    *Live
@@ -288,7 +295,7 @@ func (c Closed) runLoop(ctx context.Context, w Wire) (results.Sample, error) {
 		if !end.IsZero() && !time.Now().Before(end) {
 			return // the run is over: a request now would only be cut off
 		}
-		if c.Requests <= 0 || issued < c.Requests {
+		if len(l.free) > 0 && (c.Requests <= 0 || issued < c.Requests) {
 			l.send(time.Time{}, uint64(issued))
 			issued++
 		}
@@ -448,6 +455,7 @@ func (l *eventLoop) send(intended time.Time, seq uint64) bool {
 	}
 	c.out = out
 	s.busy = true
+	c.busy++
 	l.inUse++
 	if l.due.IsZero() {
 		l.due = sent.Add(l.timeout) // the others in flight were sent earlier
@@ -518,25 +526,122 @@ func (l *eventLoop) finish(k int, end time.Time, res Result) {
 		l.rec.recordReq(s.seq, s.intended, s.sent, end, res)
 		l.live.count(res)
 	}
-	s.answered = end
+	s.answered, s.retry = end, false
+	c := l.conns[s.conn]
 	if s.busy {
 		s.busy = false
+		c.busy--
 		l.inUse--
 	}
-	l.free = append(l.free, k)
+	if c.closing {
+		l.parked = append(l.parked, k)
+	} else {
+		l.free = append(l.free, k)
+	}
+}
+
+// closing marks connection i as taking no more requests (Frame.Close):
+// the requests the protocol says it will not answer are to be sent again,
+// and its free slots wait until it is closed (drained).
+func (l *eventLoop) closing(i int) {
+	c := l.conns[i]
+	c.closing = true
+	if u, ok := c.wc.(interface{ Unanswered() []int }); ok {
+		for _, k := range u.Unanswered() {
+			if k >= 0 && k < len(l.slots) && l.slots[k].busy && l.slots[k].conn == i {
+				l.slots[k].retry = true
+			}
+		}
+	}
+	free := l.free[:0]
+	for _, k := range l.free {
+		if l.slots[k].conn == i {
+			l.parked = append(l.parked, k)
+		} else {
+			free = append(free, k)
+		}
+	}
+	l.free = free
+}
+
+// drained closes connection i, going away, once none of the requests it
+// will answer is in flight: its slots are free again, and the requests it
+// would not answer are sent again on a new connection.
+func (l *eventLoop) drained(i int) {
+	c := l.conns[i]
+	if !c.closing {
+		return
+	}
+	for _, s := range l.slots {
+		if s.conn == i && s.busy && !s.retry {
+			return
+		}
+	}
+	c.closing = false
+	if c.fd >= 0 {
+		l.drop(i)
+	}
+	l.unpark(i)
+	l.resend(i)
+}
+
+// resend sends again, on a new connection i, the requests its last one
+// went away without answering.
+func (l *eventLoop) resend(i int) {
+	c := l.conns[i]
+	now := time.Now()
+	for k := range l.slots {
+		s := &l.slots[k]
+		if s.conn != i || !s.retry {
+			continue
+		}
+		s.retry = false
+		if c.fd < 0 {
+			if err := l.dial(i); err != nil {
+				l.finish(k, now, Result{Status: TransportStatus(err)})
+				continue
+			}
+		}
+		out, err := c.wc.AppendRequest(c.out, s.seq, k)
+		if err != nil {
+			l.finish(k, now, Result{Status: StatusRequest})
+			continue
+		}
+		c.out = out
+	}
+	if c.fd >= 0 && !c.hold {
+		l.flush(i)
+	}
+}
+
+// unpark frees the slots of connection i that waited for it to close.
+func (l *eventLoop) unpark(i int) {
+	parked := l.parked[:0]
+	for _, k := range l.parked {
+		if l.slots[k].conn == i {
+			l.free = append(l.free, k)
+		} else {
+			parked = append(parked, k)
+		}
+	}
+	l.parked = parked
 }
 
 // broken closes connection i: the requests in flight on it end at end
-// with status (its next request dials again).
+// with status (its next request dials again), but those a server going
+// away said it would not answer, which are sent again.
 func (l *eventLoop) broken(i int, end time.Time, status string) {
+	l.conns[i].closing = false
+	l.unpark(i)
 	for k := range l.slots {
-		if s := &l.slots[k]; s.busy && s.conn == i {
+		if s := &l.slots[k]; s.busy && s.conn == i && !s.retry {
 			l.finish(k, end, Result{Status: status})
 		}
 	}
 	if l.conns[i].fd >= 0 {
 		l.drop(i)
 	}
+	l.resend(i) // those the server said it would not answer, going away
 }
 
 // timedOut ends the request in slot k, past its timeout: the protocol
@@ -547,9 +652,12 @@ func (l *eventLoop) timedOut(k int, now time.Time) {
 	out, ok := c.wc.Cancel(c.out, k)
 	c.out = out
 	l.finish(k, now, Result{Status: "timeout"})
-	if !ok {
+	switch {
+	case !ok:
 		l.broken(i, now, "timeout")
-	} else if !c.hold {
+	case c.closing:
+		l.drained(i)
+	case !c.hold:
 		l.flush(i)
 	}
 }
@@ -686,7 +794,8 @@ func (l *eventLoop) read(i int, events uint32) {
 	if c.fd < 0 {
 		return
 	}
-	for {
+	ended := "" // the connection ended, after what came before is framed
+	for ended == "" {
 		n, oobn, err := l.recvmsg(c.fd)
 		if err == unix.EINTR {
 			continue
@@ -695,12 +804,11 @@ func (l *eventLoop) read(i int, events uint32) {
 			break
 		}
 		if err != nil || n == 0 {
-			status := "eof"
+			ended = "eof"
 			if err != nil {
-				status = TransportStatus(&net.OpError{Op: "read", Net: "tcp", Err: err})
+				ended = TransportStatus(&net.OpError{Op: "read", Net: "tcp", Err: err})
 			}
-			l.broken(i, time.Now(), status)
-			return
+			break
 		}
 		c.rx = l.stamp(oobn)
 		if c.tls != nil {
@@ -713,9 +821,8 @@ func (l *eventLoop) read(i int, events uint32) {
 		}
 	}
 	if c.tls != nil {
-		if err := c.decrypt(); err != nil {
-			l.broken(i, time.Now(), TransportStatus(err))
-			return
+		if err := c.decrypt(); err != nil && ended == "" {
+			ended = TransportStatus(err) // a close_notify: io.EOF with the last records
 		}
 	}
 	c.hold = true
@@ -726,7 +833,15 @@ func (l *eventLoop) read(i int, events uint32) {
 		l.broken(i, c.rx, status)
 		return
 	}
+	if ended != "" {
+		c.out = c.out[:0]
+		l.broken(i, time.Now(), ended)
+		return
+	}
 	l.flush(i)
+	if c.closing {
+		l.drained(i)
+	}
 }
 
 // frames frames what connection i has read and records the answers; a
@@ -764,9 +879,12 @@ func (l *eventLoop) frames(i int) (status string) {
 			l.finish(f.Slot, c.rx, res)
 		}
 		if f.Close {
-			return "eof"
+			l.closing(i)
+			if c.serial {
+				return "" // the server closes it: nothing after the answer is read
+			}
 		}
-		if f.Slot >= 0 && l.refill != nil && (!c.serial || off == len(c.buf)) {
+		if f.Slot >= 0 && l.refill != nil && !c.closing && (!c.serial || off == len(c.buf)) {
 			l.refill() // the slot is the last free one
 		}
 	}

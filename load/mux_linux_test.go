@@ -24,7 +24,11 @@ import (
 type muxServer struct {
 	addr *net.TCPAddr
 	hang map[uint64]bool
-	mu   sync.Mutex
+	// bye, if positive: no pings; after bye answers on a connection the
+	// server sends "BYE T", T the last tag it read (all answered), and
+	// answers nothing more on it (a GOAWAY)
+	bye int
+	mu  sync.Mutex
 	// what the server saw: connections, greetings, requests, pongs, cancels
 	conns, hellos, requests, pongs, cancels int
 	bad                                     []string // lines out of protocol
@@ -44,13 +48,13 @@ func (s *muxServer) seen(t *testing.T) {
 	s.mu.Lock()
 }
 
-func newMuxServer(t *testing.T, hang ...uint64) *muxServer {
+func newMuxServer(t *testing.T, bye int, hang ...uint64) *muxServer {
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	s := &muxServer{addr: ln.Addr().(*net.TCPAddr), hang: map[uint64]bool{}}
+	s := &muxServer{addr: ln.Addr().(*net.TCPAddr), hang: map[uint64]bool{}, bye: bye}
 	for _, n := range hang {
 		s.hang[n] = true
 	}
@@ -78,8 +82,9 @@ func (s *muxServer) serve(cn net.Conn) {
 	defer cn.Close()
 	s.count(func() { s.conns++ })
 	br := bufio.NewReader(cn)
-	answered, pinged := 0, false
+	answered, pinged, gone := 0, false, false
 	var batch []string
+	lastTag := ""
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
@@ -94,8 +99,11 @@ func (s *muxServer) serve(cn net.Conn) {
 			s.count(func() { s.pongs++ })
 		case len(f) == 2 && string(f[0]) == "C":
 			s.count(func() { s.cancels++ })
+		case len(f) == 3 && string(f[0]) == "R" && gone:
+			continue // not answered: the server went away
 		case len(f) == 3 && string(f[0]) == "R":
 			s.count(func() { s.requests++ })
+			lastTag = string(f[1])
 			if n, _ := strconv.ParseUint(string(f[2]), 10, 64); !s.hang[n] {
 				batch = append(batch, fmt.Sprintf("A %s %s\n", f[1], f[2]))
 			}
@@ -109,7 +117,7 @@ func (s *muxServer) serve(cn net.Conn) {
 		var out []byte
 		for k := len(batch) - 1; k >= 0; k-- {
 			out = append(out, batch[k]...)
-			if answered++; answered%3 == 0 {
+			if answered++; answered%3 == 0 && s.bye == 0 {
 				out = append(out, "PING\n"...)
 				pinged = true
 				batch = batch[:k]
@@ -118,6 +126,10 @@ func (s *muxServer) serve(cn net.Conn) {
 		}
 		if !pinged {
 			batch = batch[:0]
+		}
+		if s.bye > 0 && answered >= s.bye && !gone {
+			out = fmt.Appendf(out, "BYE %s\n", lastTag)
+			gone = true
 		}
 		if _, err := cn.Write(out); err != nil {
 			return
@@ -152,8 +164,16 @@ type muxReq struct {
 // muxConn tags each request with a number of its own and keeps which slot
 // and request number each tag stands for.
 type muxConn struct {
-	next int
-	tags map[string]muxReq
+	next       int
+	tags       map[string]muxReq
+	unanswered []int
+}
+
+// Unanswered are the slots of the requests a BYE left unanswered.
+func (c *muxConn) Unanswered() []int {
+	u := c.unanswered
+	c.unanswered = nil
+	return u
 }
 
 func (c *muxConn) Greeting(b []byte) []byte { return append(b, "HELLO\n"...) }
@@ -174,6 +194,15 @@ func (c *muxConn) Next(b, out []byte) (load.Frame, []byte, error) {
 	switch {
 	case len(f) == 1 && string(f[0]) == "PING":
 		return load.Frame{N: end + 1, Slot: -1}, append(out, "PONG\n"...), nil
+	case len(f) == 2 && string(f[0]) == "BYE":
+		last, _ := strconv.Atoi(string(f[1]))
+		for tag, r := range c.tags {
+			if n, _ := strconv.Atoi(tag); n > last {
+				c.unanswered = append(c.unanswered, r.slot)
+				delete(c.tags, tag)
+			}
+		}
+		return load.Frame{N: end + 1, Slot: -1, Close: true}, out, nil
 	case len(f) == 3 && string(f[0]) == "A":
 		r, ok := c.tags[string(f[1])]
 		if !ok {
@@ -204,7 +233,7 @@ func (c *muxConn) Cancel(out []byte, s int) ([]byte, bool) {
 // to their requests out of order, the server's pings answered, nothing
 // dialed again.
 func TestLoopShared(t *testing.T) {
-	s := newMuxServer(t)
+	s := newMuxServer(t, 0)
 	c := load.Closed{Concurrency: 8, Requests: 600, Timeout: 10 * time.Second, Engine: load.EngineLoop}
 	smp, err := c.Run(context.Background(), muxDialer{s, 2})
 	if err != nil {
@@ -228,7 +257,7 @@ func TestLoopShared(t *testing.T) {
 // protocol (a cancel sent), not by closing the connection: the requests
 // beside it carry on.
 func TestLoopSharedTimeout(t *testing.T) {
-	s := newMuxServer(t, 5, 17)
+	s := newMuxServer(t, 0, 5, 17)
 	c := load.Closed{Concurrency: 4, Requests: 200, Timeout: 300 * time.Millisecond, Engine: load.EngineLoop}
 	smp, err := c.Run(context.Background(), muxDialer{s, 1})
 	if err != nil {
@@ -241,5 +270,26 @@ func TestLoopSharedTimeout(t *testing.T) {
 	defer s.mu.Unlock()
 	if s.conns != 1 || s.cancels != 2 || len(s.bad) != 0 {
 		t.Errorf("server saw %d connections, %d cancels, lines out of protocol %q; want 1, 2, none", s.conns, s.cancels, s.bad)
+	}
+}
+
+// A server going away (a GOAWAY: "BYE" after 50 answers a connection)
+// answers what it read; the loop sends what it did not answer again on a
+// new connection, and waits for the rest before it closes the old one:
+// every request answered once, none failed.
+func TestLoopSharedGoingAway(t *testing.T) {
+	s := newMuxServer(t, 50)
+	c := load.Closed{Concurrency: 8, Requests: 600, Timeout: 10 * time.Second, Engine: load.EngineLoop}
+	smp, err := c.Run(context.Background(), muxDialer{s, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if smp.OK != 600 || smp.Requests != 600 || len(smp.Errors) != 0 {
+		t.Fatalf("ok %d of %d, errors %v; want 600 ok", smp.OK, smp.Requests, smp.Errors)
+	}
+	s.seen(t)
+	defer s.mu.Unlock()
+	if s.conns < 600/50 || len(s.bad) != 0 {
+		t.Errorf("server saw %d connections, lines out of protocol %q; want at least %d (one a 50 answers), none", s.conns, s.bad, 600/50)
 	}
 }

@@ -90,6 +90,9 @@ func (p call) Request(uint64, *h2wire.Stream) ([]byte, []byte, error) {
 	return p.w.block, p.w.body, nil
 }
 
+// Streams: a server-streaming call's answer is its messages.
+func (p call) Streams() bool { return p.w.stream }
+
 func (p call) Header(st *h2wire.Stream, f hpack.HeaderField) {
 	switch f.Name {
 	case "content-type":

@@ -131,6 +131,9 @@ func (p *h2Proto) Request(i uint64, st *h2wire.Stream) (block, body []byte, err 
 
 func (p *h2Proto) Header(*h2wire.Stream, hpack.HeaderField) {}
 
+// Streams: an HTTP answer is one unit, not a stream of messages.
+func (p *h2Proto) Streams() bool { return false }
+
 func (p *h2Proto) Data(st *h2wire.Stream, b []byte) {
 	if p.w.c.rpc != nil {
 		st.Body = append(st.Body, b...)

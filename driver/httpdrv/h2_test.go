@@ -23,7 +23,7 @@ import (
 // h2Handler answers by path: /ok 200 "ok"; /missing 404; /big 200 with
 // 200 kB (many DATA frames, past the default windows); /echo the request
 // body back with its length in a header; /rpc a JSON-RPC reply to the
-// call's id; /slow after 2 s (past a short timeout); /status/N status N.
+// call's id; /close "bye" and closes the connection; /slow after 2 s (past a short timeout); /status/N status N.
 // It counts the requests it served by HTTP version.
 type h2Handler struct {
 	mu    sync.Mutex
@@ -45,6 +45,9 @@ func (h *h2Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == "/ok":
 		io.WriteString(w, "ok")
+	case r.URL.Path == "/close":
+		w.Header().Set("Connection", "close")
+		io.WriteString(w, "bye")
 	case r.URL.Path == "/big":
 		w.Write(make([]byte, 200<<10))
 	case r.URL.Path == "/echo":
@@ -183,6 +186,8 @@ func TestLoopTLS(t *testing.T) {
 		{"http/1.1", Options{URL: srv.URL + "/ok", Insecure: true}, 200, nil},
 		{"http/1.1, missing", Options{URL: srv.URL + "/missing", Insecure: true}, 0, map[string]int64{"http:404": 200}},
 		{"http/1.1, big answers", Options{URL: srv.URL + "/big", Insecure: true}, 200, nil},
+		// the answer and the server's close_notify come together
+		{"http/1.1, connection: close", Options{URL: srv.URL + "/close", Insecure: true}, 200, nil},
 		{"untrusted", Options{URL: srv.URL + "/ok", HTTP2: true}, 0, map[string]int64{"tls": 200}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -46,6 +46,9 @@ type Protocol interface {
 	Data(st *Stream, p []byte)
 	// Answer is the result of the stream's answer, whole.
 	Answer(st *Stream) load.Result
+	// Streams says an answer is a stream of messages, the arrival of the
+	// first of which is its Result.First.
+	Streams() bool
 }
 
 // Stream is a request in flight and what its answer brought so far.
@@ -60,9 +63,11 @@ type Stream struct {
 	// N counts the answer's body bytes so far.
 	N int
 	// Units counts the answer's messages whole so far (the Protocol's
-	// Data counts them): the arrival of the first, before the answer
-	// ends, is its Result.First.
+	// Data counts them): with Streams, the arrival of the first, before
+	// the answer ends, is its Result.First.
 	Units int64
+	// recv is the answer's data since its window was last topped up.
+	recv int64
 	// Body, Tag, Code and Left are the Protocol's to use (Body's buffer
 	// is kept from stream to stream).
 	Body []byte
@@ -77,7 +82,8 @@ type Stream struct {
 type Encoder struct {
 	buf bytes.Buffer
 	enc *hpack.Encoder
-	num []byte
+	num string // the content-length last written, n
+	n   int
 }
 
 // Reset starts a new block.
@@ -103,8 +109,10 @@ func (e *Encoder) WithLength(block []byte, n int) []byte {
 		e.Reset()
 		e.buf.Write(block)
 	}
-	e.num = strconv.AppendInt(e.num[:0], int64(n), 10)
-	e.enc.WriteField(hpack.HeaderField{Name: "content-length", Value: string(e.num), Sensitive: true})
+	if e.num == "" || e.n != n {
+		e.num, e.n = strconv.Itoa(n), n // most bodies are one length: no string each
+	}
+	e.enc.WriteField(hpack.HeaderField{Name: "content-length", Value: e.num, Sensitive: true})
 	return e.buf.Bytes()
 }
 
@@ -130,6 +138,10 @@ type Conn struct {
 	consumed int64
 	// waiting holds request bodies the server's windows held back.
 	waiting []body
+	// unanswered are the slots of the streams a GOAWAY said the server
+	// will not answer (see Unanswered).
+	unanswered []int
+	streamsOK  bool // the Protocol's answers are streams
 }
 
 // body is a request body (or its rest) waiting for window.
@@ -153,7 +165,9 @@ func NewConn(p Protocol) *Conn {
 	c := &Conn{p: p, nextID: 1, sendConn: 65535, sendInit: 65535, maxFrame: MaxFrame}
 	c.fr = http2.NewFramer(&c.app, &c.rd)
 	c.fr.SetMaxReadFrameSize(MaxFrame)
+	c.fr.SetReuseFrames()
 	c.dec = hpack.NewDecoder(4096, c.header)
+	c.streamsOK = p.Streams()
 	return c
 }
 
@@ -319,11 +333,27 @@ func (c *Conn) Next(b, out []byte) (load.Frame, []byte, error) {
 	case *http2.WindowUpdateFrame:
 		c.windowUpdate(f)
 	case *http2.GoAwayFrame:
+		// the streams up to the last it names are answered; the others
+		// never will be (the loop sends them again on a new connection)
 		fr.Close = true
+		for k := len(c.streams) - 1; k >= 0; k-- {
+			if c.streams[k].id > f.LastStreamID {
+				c.unanswered = append(c.unanswered, c.streams[k].slot)
+				c.end(k)
+			}
+		}
 	case *http2.PushPromiseFrame:
 		err = errors.New("http2: a push promise, refused in the settings")
 	}
 	return fr, c.app.b, err
+}
+
+// Unanswered returns the slots whose requests the server, going away,
+// said it will not answer (their streams above its GOAWAY's last), once.
+func (c *Conn) Unanswered() []int {
+	u := c.unanswered
+	c.unanswered = nil
+	return u
 }
 
 // headers decodes a fragment of stream id's header block; at the end of
@@ -372,7 +402,11 @@ func (c *Conn) data(fr load.Frame, f *http2.DataFrame) load.Frame {
 	if f.StreamEnded() {
 		return c.answer(fr, k)
 	}
-	if before == 0 && st.Units > 0 {
+	if st.recv += int64(f.Length); st.recv >= window/2 { // a long stream's
+		c.fr.WriteWindowUpdate(st.id, uint32(st.recv))
+		st.recv = 0
+	}
+	if c.streamsOK && before == 0 && st.Units > 0 {
 		fr.Slot, fr.Progress = st.slot, true // the answer's first message
 	}
 	return fr

@@ -22,6 +22,7 @@ func (p *plain) Request(uint64, *Stream) ([]byte, []byte, error) {
 }
 func (p *plain) Header(*Stream, hpack.HeaderField) {}
 func (p *plain) Data(*Stream, []byte)              {}
+func (p *plain) Streams() bool                     { return false }
 func (p *plain) Answer(st *Stream) load.Result {
 	if st.Status != 200 {
 		return load.Result{Status: "not 200"}
@@ -189,4 +190,34 @@ func FuzzNext(f *testing.F) {
 			b = b[fr.N:]
 		}
 	})
+}
+
+// A GOAWAY closes the connection to new streams: those above its last
+// stream are the server's to leave unanswered (Unanswered, once), those
+// up to it are still answered.
+func TestGoAway(t *testing.T) {
+	c := NewConn(&plain{})
+	for s := range 3 { // streams 1, 3, 5
+		if _, err := c.AppendRequest(nil, uint64(s), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var in appender
+	sf := http2.NewFramer(&in, nil)
+	sf.WriteGoAway(3, http2.ErrCodeNo, nil)
+	var hb bytes.Buffer
+	in.b = append(in.b, answer(hpack.NewEncoder(&hb), &hb, 3, "200", "")...)
+	fr, _, err := c.Next(in.b, nil)
+	if err != nil || !fr.Close || fr.Slot != -1 {
+		t.Fatalf("GOAWAY: %+v, %v; want Close", fr, err)
+	}
+	if u := c.Unanswered(); !slices.Equal(u, []int{2}) {
+		t.Errorf("unanswered slots %v; want [2] (stream 5)", u)
+	}
+	if u := c.Unanswered(); len(u) != 0 {
+		t.Errorf("unanswered again: %v", u)
+	}
+	if fr, _, err := c.Next(in.b[fr.N:], nil); err != nil || fr.Slot != 1 || fr.Result.Units != 1 {
+		t.Errorf("stream 3 after the GOAWAY: %+v, %v; want its answer in slot 1", fr, err)
+	}
 }
