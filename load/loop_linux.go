@@ -73,6 +73,7 @@ type loopSlot struct {
 	answered time.Time // when the last answer arrived (closed loop: think time)
 	first    time.Time // when the first message of a stream's answer arrived
 	retry    bool      // its connection is going away unanswered: sent again on the next
+	held     bool      // in flight but not sent: its connection is full (ErrFull)
 }
 
 type eventLoop struct {
@@ -84,6 +85,7 @@ type eventLoop struct {
 	slots   []loopSlot
 	free    []int // the slots free
 	parked  []int // the slots free of connections closing
+	held    int   // the slots held back by full connections (ErrFull)
 	rec     *recorder
 	series  *series
 	live    *Live
@@ -449,11 +451,16 @@ func (l *eventLoop) send(intended time.Time, seq uint64) bool {
 		}
 	}
 	out, err := c.wc.AppendRequest(c.out, seq, k)
-	if err != nil {
+	switch {
+	case err == ErrFull:
+		s.held = true // sent by unhold when a request on c ends
+		l.held++
+	case err != nil:
 		l.finish(k, time.Now(), Result{Status: StatusRequest})
 		return false
+	default:
+		c.out = out
 	}
-	c.out = out
 	s.busy = true
 	c.busy++
 	l.inUse++
@@ -526,6 +533,10 @@ func (l *eventLoop) finish(k int, end time.Time, res Result) {
 		l.rec.recordReq(s.seq, s.intended, s.sent, end, res)
 		l.live.count(res)
 	}
+	if s.held {
+		s.held = false
+		l.held--
+	}
 	s.answered, s.retry = end, false
 	c := l.conns[s.conn]
 	if s.busy {
@@ -553,15 +564,13 @@ func (l *eventLoop) closing(i int) {
 			}
 		}
 	}
-	free := l.free[:0]
-	for _, k := range l.free {
-		if l.slots[k].conn == i {
-			l.parked = append(l.parked, k)
-		} else {
-			free = append(free, k)
+	for k := range l.slots {
+		if s := &l.slots[k]; s.conn == i && s.held {
+			s.held, s.retry = false, true // never sent: the next connection's
+			l.held--
 		}
 	}
-	l.free = free
+	l.move(&l.free, &l.parked, i)
 }
 
 // drained closes connection i, going away, once none of the requests it
@@ -603,28 +612,57 @@ func (l *eventLoop) resend(i int) {
 			}
 		}
 		out, err := c.wc.AppendRequest(c.out, s.seq, k)
-		if err != nil {
+		switch {
+		case err == ErrFull:
+			s.held = true
+			l.held++
+		case err != nil:
 			l.finish(k, now, Result{Status: StatusRequest})
-			continue
+		default:
+			c.out = out
 		}
-		c.out = out
 	}
 	if c.fd >= 0 && !c.hold {
 		l.flush(i)
 	}
 }
 
-// unpark frees the slots of connection i that waited for it to close.
-func (l *eventLoop) unpark(i int) {
-	parked := l.parked[:0]
-	for _, k := range l.parked {
-		if l.slots[k].conn == i {
-			l.free = append(l.free, k)
-		} else {
-			parked = append(parked, k)
+// unhold sends the requests held back on connection i (ErrFull) that it
+// now takes, after one in flight on it ended.
+func (l *eventLoop) unhold(i int) {
+	c := l.conns[i]
+	for k := range l.slots {
+		s := &l.slots[k]
+		if s.conn != i || !s.held || c.fd < 0 {
+			continue
+		}
+		out, err := c.wc.AppendRequest(c.out, s.seq, k)
+		switch {
+		case err == ErrFull:
+			return
+		case err != nil:
+			l.finish(k, time.Now(), Result{Status: StatusRequest})
+		default:
+			s.held, c.out = false, out
+			l.held--
 		}
 	}
-	l.parked = parked
+}
+
+// unpark frees the slots of connection i that waited for it to close.
+func (l *eventLoop) unpark(i int) { l.move(&l.parked, &l.free, i) }
+
+// move moves the slots of connection i from one list to another.
+func (l *eventLoop) move(from, to *[]int, i int) {
+	kept := (*from)[:0]
+	for _, k := range *from {
+		if l.slots[k].conn == i {
+			*to = append(*to, k)
+		} else {
+			kept = append(kept, k)
+		}
+	}
+	*from = kept
 }
 
 // broken closes connection i: the requests in flight on it end at end
@@ -657,8 +695,13 @@ func (l *eventLoop) timedOut(k int, now time.Time) {
 		l.broken(i, now, "timeout")
 	case c.closing:
 		l.drained(i)
-	case !c.hold:
-		l.flush(i)
+	default:
+		if l.held > 0 {
+			l.unhold(i) // the stream reset made room
+		}
+		if !c.hold {
+			l.flush(i)
+		}
 	}
 }
 
@@ -877,6 +920,9 @@ func (l *eventLoop) frames(i int) (status string) {
 				f.Close = f.Close || c.serial
 			}
 			l.finish(f.Slot, c.rx, res)
+			if l.held > 0 {
+				l.unhold(i)
+			}
 		}
 		if f.Close {
 			l.closing(i)

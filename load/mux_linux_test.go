@@ -32,6 +32,7 @@ type muxServer struct {
 	// what the server saw: connections, greetings, requests, pongs, cancels
 	conns, hellos, requests, pongs, cancels int
 	bad                                     []string // lines out of protocol
+	most                                    int      // the most requests unanswered at once on a connection
 	served                                  sync.WaitGroup
 }
 
@@ -83,6 +84,7 @@ func (s *muxServer) serve(cn net.Conn) {
 	s.count(func() { s.conns++ })
 	br := bufio.NewReader(cn)
 	answered, pinged, gone := 0, false, false
+	open := 0 // requests read and not answered
 	var batch []string
 	lastTag := ""
 	for {
@@ -104,6 +106,8 @@ func (s *muxServer) serve(cn net.Conn) {
 		case len(f) == 3 && string(f[0]) == "R":
 			s.count(func() { s.requests++ })
 			lastTag = string(f[1])
+			open++
+			s.count(func() { s.most = max(s.most, open) })
 			if n, _ := strconv.ParseUint(string(f[2]), 10, 64); !s.hang[n] {
 				batch = append(batch, fmt.Sprintf("A %s %s\n", f[1], f[2]))
 			}
@@ -117,6 +121,7 @@ func (s *muxServer) serve(cn net.Conn) {
 		var out []byte
 		for k := len(batch) - 1; k >= 0; k-- {
 			out = append(out, batch[k]...)
+			open--
 			if answered++; answered%3 == 0 && s.bye == 0 {
 				out = append(out, "PING\n"...)
 				pinged = true
@@ -142,6 +147,7 @@ func (s *muxServer) serve(cn net.Conn) {
 type muxDialer struct {
 	s     *muxServer
 	conns int
+	limit int // requests in flight a connection takes at once (0: any)
 }
 
 func (d muxDialer) Dial(context.Context) (load.Conn, error) {
@@ -154,7 +160,7 @@ type muxWire muxDialer
 
 func (w muxWire) Addr() *net.TCPAddr     { return w.s.addr }
 func (w muxWire) Connections() int       { return w.conns }
-func (w muxWire) NewConn() load.WireConn { return &muxConn{tags: map[string]muxReq{}} }
+func (w muxWire) NewConn() load.WireConn { return &muxConn{tags: map[string]muxReq{}, limit: w.limit} }
 
 type muxReq struct {
 	slot int
@@ -167,6 +173,7 @@ type muxConn struct {
 	next       int
 	tags       map[string]muxReq
 	unanswered []int
+	limit      int
 }
 
 // Unanswered are the slots of the requests a BYE left unanswered.
@@ -179,6 +186,9 @@ func (c *muxConn) Unanswered() []int {
 func (c *muxConn) Greeting(b []byte) []byte { return append(b, "HELLO\n"...) }
 
 func (c *muxConn) AppendRequest(b []byte, i uint64, s int) ([]byte, error) {
+	if c.limit > 0 && len(c.tags) >= c.limit {
+		return b, load.ErrFull
+	}
 	c.next++
 	tag := strconv.Itoa(c.next)
 	c.tags[tag] = muxReq{slot: s, n: i}
@@ -235,7 +245,7 @@ func (c *muxConn) Cancel(out []byte, s int) ([]byte, bool) {
 func TestLoopShared(t *testing.T) {
 	s := newMuxServer(t, 0)
 	c := load.Closed{Concurrency: 8, Requests: 600, Timeout: 10 * time.Second, Engine: load.EngineLoop}
-	smp, err := c.Run(context.Background(), muxDialer{s, 2})
+	smp, err := c.Run(context.Background(), muxDialer{s: s, conns: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +269,7 @@ func TestLoopShared(t *testing.T) {
 func TestLoopSharedTimeout(t *testing.T) {
 	s := newMuxServer(t, 0, 5, 17)
 	c := load.Closed{Concurrency: 4, Requests: 200, Timeout: 300 * time.Millisecond, Engine: load.EngineLoop}
-	smp, err := c.Run(context.Background(), muxDialer{s, 1})
+	smp, err := c.Run(context.Background(), muxDialer{s: s, conns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +290,7 @@ func TestLoopSharedTimeout(t *testing.T) {
 func TestLoopSharedGoingAway(t *testing.T) {
 	s := newMuxServer(t, 50)
 	c := load.Closed{Concurrency: 8, Requests: 600, Timeout: 10 * time.Second, Engine: load.EngineLoop}
-	smp, err := c.Run(context.Background(), muxDialer{s, 2})
+	smp, err := c.Run(context.Background(), muxDialer{s: s, conns: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,5 +301,26 @@ func TestLoopSharedGoingAway(t *testing.T) {
 	defer s.mu.Unlock()
 	if s.conns < 600/50 || len(s.bad) != 0 {
 		t.Errorf("server saw %d connections, lines out of protocol %q; want at least %d (one a 50 answers), none", s.conns, s.bad, 600/50)
+	}
+}
+
+// A connection that takes fewer requests at once than the clients it
+// carries (ErrFull) holds the rest back and sends them as answers make
+// room: every request answered once, never more in flight than it takes.
+func TestLoopSharedFull(t *testing.T) {
+	s := newMuxServer(t, 0)
+	c := load.Closed{Concurrency: 8, Requests: 600, Timeout: 10 * time.Second, Engine: load.EngineLoop}
+	smp, err := c.Run(context.Background(), muxDialer{s: s, conns: 2, limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if smp.OK != 600 || smp.Requests != 600 || len(smp.Errors) != 0 {
+		t.Fatalf("ok %d of %d, errors %v; want 600 ok", smp.OK, smp.Requests, smp.Errors)
+	}
+	s.seen(t)
+	defer s.mu.Unlock()
+	if s.conns != 2 || s.requests != 600 || s.most > 2 || len(s.bad) != 0 {
+		t.Errorf("server saw %d connections, %d requests, at most %d at once on one, lines out of protocol %q; want 2, 600, 2, none",
+			s.conns, s.requests, s.most, s.bad)
 	}
 }

@@ -36,9 +36,10 @@ type WireConn interface {
 	// (HTTP/2's preface and settings; nothing for HTTP/1.1).
 	Greeting(b []byte) []byte
 	// AppendRequest appends the bytes of request number i of the run (see
-	// the package doc), carried in slot s, to b. An error fails the
-	// request unsent, with status "request" (its values could not be
-	// rendered, or the connection takes no more).
+	// the package doc), carried in slot s, to b. ErrFull holds the request
+	// back until one in flight on the connection ends; another error fails
+	// it unsent, with status "request" (its values could not be rendered,
+	// or the connection takes no more).
 	AppendRequest(b []byte, i uint64, s int) ([]byte, error)
 	// Next frames what is at the start of b: a response, or one of the
 	// protocol's own frames, which may need a reply (appended to out). An
@@ -50,6 +51,11 @@ type WireConn interface {
 	// the connection cannot, and must be closed.
 	Cancel(out []byte, s int) (_ []byte, ok bool)
 }
+
+// ErrFull is WireConn.AppendRequest's answer when the connection takes no
+// more requests until one in flight ends (HTTP/2: the server's limit of
+// concurrent streams): the request waits, and is appended again then.
+var ErrFull = errors.New("load: the connection carries as many requests as it may")
 
 // Frame is what WireConn.Next framed.
 type Frame struct {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-bench/tandem/driver/internal/enginetest"
 	"github.com/tandem-bench/tandem/internal/pong"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
@@ -21,25 +22,7 @@ func runBoth(t *testing.T, o Options, c load.Closed) (loop, workers results.Samp
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := caller.Wire(); !ok {
-		t.Fatalf("%s: no wire for the event loop", o.Method)
-	}
-	for _, e := range []string{load.EngineLoop, load.EngineWorkers} {
-		c.Engine = e
-		s, err := c.Run(context.Background(), caller)
-		if err != nil {
-			t.Fatalf("engine %s: %v", e, err)
-		}
-		if s.Engine != e {
-			t.Fatalf("engine %s ran on %q", e, s.Engine)
-		}
-		if e == load.EngineLoop {
-			loop = s
-		} else {
-			workers = s
-		}
-	}
-	return loop, workers
+	return enginetest.RunBoth(t, caller, c)
 }
 
 // A unary call on the event loop counts what grpc-go counts, call for

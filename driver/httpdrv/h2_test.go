@@ -1,7 +1,6 @@
 package httpdrv
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-bench/tandem/driver/internal/enginetest"
 	"github.com/tandem-bench/tandem/internal/pong"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
@@ -77,25 +77,7 @@ func runBoth(t *testing.T, o Options, c load.Closed) (loop, workers results.Samp
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := caller.Wire(); !ok {
-		t.Fatalf("%+v: no wire for the event loop", o)
-	}
-	for _, e := range []string{load.EngineLoop, load.EngineWorkers} {
-		c.Engine = e
-		s, err := c.Run(context.Background(), caller)
-		if err != nil {
-			t.Fatalf("engine %s: %v", e, err)
-		}
-		if s.Engine != e {
-			t.Fatalf("engine %s ran on %q", e, s.Engine)
-		}
-		if e == load.EngineLoop {
-			loop = s
-		} else {
-			workers = s
-		}
-	}
-	return loop, workers
+	return enginetest.RunBoth(t, caller, c)
 }
 
 // The event loop's HTTP/2 counts what the worker engine (Go's HTTP/2
@@ -202,5 +184,26 @@ func TestLoopTLS(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A server that takes fewer streams at once than the clients a connection
+// carries (Go's server limited to 2): the event loop holds the rest back,
+// and sends again what the server refused before its settings came, as Go's
+// client queues them: every request answered.
+func TestH2LoopStreamLimit(t *testing.T) {
+	h := &h2Handler{major: map[int]int{}}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Config.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: 2}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	loop, workers := runBoth(t, Options{URL: srv.URL + "/ok", HTTP2: true, Connections: 1},
+		load.Closed{Concurrency: 8, Requests: 400, Timeout: 10 * time.Second})
+	for _, s := range []results.Sample{loop, workers} {
+		if s.Requests != 400 || s.OK != 400 {
+			t.Errorf("%s: %d requests, %d ok, errors %v; want 400 ok", s.Engine, s.Requests, s.OK, s.Errors)
+		}
 	}
 }

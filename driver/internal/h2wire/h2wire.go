@@ -55,6 +55,7 @@ type Protocol interface {
 type Stream struct {
 	id   uint32
 	slot int
+	seq  uint64 // the request's number
 	// Status is the answer's :status, 0 until its head came.
 	Status int
 	// Trailers says the answer's head came and a later header block is
@@ -134,6 +135,9 @@ type Conn struct {
 	sendConn int64
 	sendInit int64
 	maxFrame int
+	// maxStreams is the server's limit of streams at once (its
+	// SETTINGS_MAX_CONCURRENT_STREAMS; none until it says).
+	maxStreams int
 	// consumed is answer data received since the last WINDOW_UPDATE.
 	consumed int64
 	// waiting holds request bodies the server's windows held back.
@@ -141,7 +145,17 @@ type Conn struct {
 	// unanswered are the slots of the streams a GOAWAY said the server
 	// will not answer (see Unanswered).
 	unanswered []int
-	streamsOK  bool // the Protocol's answers are streams
+	// refused are requests the server refused unprocessed
+	// (REFUSED_STREAM: it had more streams than it allows), to send again
+	// as soon as it has room.
+	refused   []refusal
+	streamsOK bool // the Protocol's answers are streams
+}
+
+// refusal is a request refused unprocessed: its slot and number.
+type refusal struct {
+	slot int
+	seq  uint64
 }
 
 // body is a request body (or its rest) waiting for window.
@@ -184,13 +198,26 @@ func (c *Conn) Greeting(b []byte) []byte {
 
 var errStreams = errors.New("http2: the connection's stream ids are used up")
 
-// AppendRequest appends request i, in slot s, as a new stream.
+// AppendRequest appends request i, in slot s, as a new stream; ErrFull
+// while the server has as many streams as it allows, or requests it
+// refused wait to be sent again.
 func (c *Conn) AppendRequest(b []byte, i uint64, s int) ([]byte, error) {
+	if c.full() || len(c.refused) > 0 {
+		return b, load.ErrFull
+	}
+	return c.appendStream(b, i, s)
+}
+
+// full says the server has as many streams as it allows.
+func (c *Conn) full() bool { return c.maxStreams > 0 && len(c.streams) >= c.maxStreams }
+
+// appendStream appends request i, in slot s, as a new stream.
+func (c *Conn) appendStream(b []byte, i uint64, s int) ([]byte, error) {
 	if c.nextID > maxStream {
 		return b, errStreams
 	}
 	st := c.stream()
-	st.id, st.slot = c.nextID, s
+	st.id, st.slot, st.seq = c.nextID, s, i
 	block, data, err := c.p.Request(i, st)
 	if err == nil && len(block) > MaxFrame {
 		err = fmt.Errorf("http2: a header block of %d bytes: more than a frame", len(block))
@@ -267,6 +294,12 @@ func (c *Conn) end(k int) {
 
 // Cancel resets the stream of slot s.
 func (c *Conn) Cancel(out []byte, s int) ([]byte, bool) {
+	for k, r := range c.refused {
+		if r.slot == s {
+			c.refused = append(c.refused[:k], c.refused[k+1:]...)
+			return out, true
+		}
+	}
 	for k := range c.streams {
 		if c.streams[k].slot == s {
 			c.app.b = out
@@ -320,7 +353,11 @@ func (c *Conn) Next(b, out []byte) (load.Frame, []byte, error) {
 	case *http2.DataFrame:
 		fr = c.data(fr, f)
 	case *http2.RSTStreamFrame:
-		if k := c.find(f.StreamID); k >= 0 {
+		if k := c.find(f.StreamID); k >= 0 && f.ErrCode == http2.ErrCodeRefusedStream {
+			// unprocessed: sent again when the server has room
+			c.refused = append(c.refused, refusal{slot: c.streams[k].slot, seq: c.streams[k].seq})
+			c.end(k)
+		} else if k >= 0 {
 			fr.Slot, fr.Result = c.streams[k].slot, load.Result{Status: load.TransportStatus(http2.StreamError{StreamID: f.StreamID, Code: f.ErrCode})}
 			c.end(k)
 		}
@@ -342,10 +379,31 @@ func (c *Conn) Next(b, out []byte) (load.Frame, []byte, error) {
 				c.end(k)
 			}
 		}
+		for _, r := range c.refused {
+			c.unanswered = append(c.unanswered, r.slot)
+		}
+		c.refused = c.refused[:0]
 	case *http2.PushPromiseFrame:
 		err = errors.New("http2: a push promise, refused in the settings")
 	}
+	if err == nil && !fr.Close {
+		err = c.sendRefused()
+	}
 	return fr, c.app.b, err
+}
+
+// sendRefused sends again, into app.b, the requests the server refused,
+// as far as it has room for them.
+func (c *Conn) sendRefused() error {
+	for len(c.refused) > 0 && !c.full() {
+		r := c.refused[0]
+		c.refused = append(c.refused[:0], c.refused[1:]...)
+		var err error
+		if c.app.b, err = c.appendStream(c.app.b, r.seq, r.slot); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Unanswered returns the slots whose requests the server, going away,
@@ -440,6 +498,8 @@ func (c *Conn) settings(f *http2.SettingsFrame) error {
 			c.sendInit = int64(s.Val)
 		case http2.SettingMaxFrameSize:
 			c.maxFrame = int(s.Val)
+		case http2.SettingMaxConcurrentStreams:
+			c.maxStreams = int(min(s.Val, 1<<20))
 		}
 		return nil
 	})

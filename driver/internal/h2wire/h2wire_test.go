@@ -221,3 +221,58 @@ func TestGoAway(t *testing.T) {
 		t.Errorf("stream 3 after the GOAWAY: %+v, %v; want its answer in slot 1", fr, err)
 	}
 }
+
+// Past the server's limit of streams a request waits (ErrFull); streams it
+// refused unprocessed (REFUSED_STREAM, sent before its settings came) are
+// sent again, first, as its answers make room.
+func TestStreamLimit(t *testing.T) {
+	c := NewConn(&plain{})
+	for s := range 3 { // streams 1, 3, 5
+		if _, err := c.AppendRequest(nil, uint64(s), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var in appender
+	sf := http2.NewFramer(&in, nil)
+	sf.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 1})
+	sf.WriteRSTStream(3, http2.ErrCodeRefusedStream)
+	sf.WriteRSTStream(5, http2.ErrCodeRefusedStream)
+	var hb bytes.Buffer
+	in.b = append(in.b, answer(hpack.NewEncoder(&hb), &hb, 1, "200", "")...)
+	var out []byte
+	var slots []int
+	b := in.b
+	for len(b) > 0 {
+		fr, o, err := c.Next(b, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = o
+		if fr.Slot >= 0 {
+			slots = append(slots, fr.Slot)
+		}
+		if _, err := c.AppendRequest(nil, 9, 3); err != load.ErrFull {
+			t.Fatalf("a new request beside the limit or the refused: %v; want ErrFull", err)
+		}
+		b = b[fr.N:]
+	}
+	if !slices.Equal(slots, []int{0}) {
+		t.Errorf("answers in slots %v; want [0]", slots)
+	}
+	// sent again: stream 7 for slot 1 (the refused request first), once
+	// stream 1's answer made room; slot 2 still waits
+	rf := http2.NewFramer(io.Discard, bytes.NewReader(out))
+	var again []uint32
+	for {
+		f, err := rf.ReadFrame()
+		if err != nil {
+			break
+		}
+		if h, ok := f.(*http2.HeadersFrame); ok {
+			again = append(again, h.StreamID)
+		}
+	}
+	if !slices.Equal(again, []uint32{7}) || len(c.refused) != 1 || c.refused[0].slot != 2 {
+		t.Errorf("sent again %v, still refused %v; want [7] and slot 2 waiting", again, c.refused)
+	}
+}
