@@ -142,7 +142,7 @@ go test -run '^$' -bench 'BenchmarkDo$' -benchmem -count 3 ./driver/httpdrv |
 step "fuzz smoke (each target briefly)"
 for target in "./study FuzzParse" "./results FuzzParse" "./driver/jsonrpc FuzzCheckReply" "./driver/grpcdrv FuzzDecodeJSON" \
   "./compat FuzzCanonical" "./compat FuzzDiff" "./comet FuzzParseTx" "./hdr FuzzDecodeHDR" \
-  "./cost FuzzFromBench" "./driver/httpdrv FuzzFrame" "./driver/internal/h2wire FuzzNext" "./driver/tcpdrv FuzzRead" "./history FuzzSeriesKey" \
+  "./cost FuzzFromBench" "./driver/httpdrv FuzzFrame" "./driver/internal/h2wire FuzzNext" "./driver/grpcdrv FuzzData" "./driver/tcpdrv FuzzRead" "./history FuzzSeriesKey" \
   "./load FuzzSumAdd" "./internal/pong FuzzServeH2" "./record FuzzReader" "./record FuzzHAR" \
   "./values FuzzCSV" "./values FuzzJSONL" "./values FuzzTemplate" "./study FuzzReadValues" \
   "./link FuzzParseBandwidth" "./link FuzzParseDistribution"; do

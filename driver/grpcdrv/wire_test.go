@@ -2,6 +2,7 @@ package grpcdrv
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tandem-bench/tandem/driver/internal/enginetest"
+	"github.com/tandem-bench/tandem/driver/internal/h2wire"
 	"github.com/tandem-bench/tandem/internal/pong"
 	"github.com/tandem-bench/tandem/load"
 	"github.com/tandem-bench/tandem/results"
@@ -125,4 +127,47 @@ func TestLoopPong(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzData counts an answer's messages as it comes in any pieces: the
+// count and the verdict never depend on where the DATA frames split it,
+// and agree with a whole-buffer reading of gRPC's framing (a 5-byte
+// prefix: a compressed flag, a big-endian length).
+func FuzzData(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 2, 'h', 'i', 0, 0, 0, 0, 0}, uint8(3))
+	f.Add([]byte{0, 0, 0, 0, 9, 1}, uint8(1))
+	f.Add([]byte{1, 0, 0, 0, 0}, uint8(2))
+	f.Fuzz(func(t *testing.T, b []byte, cut uint8) {
+		p := call{&wire{stream: true}}
+		whole := h2wire.Stream{Code: 0, Tag: 1}
+		p.Data(&whole, b)
+		pieces := h2wire.Stream{Code: 0, Tag: 1}
+		step := int(cut%7) + 1
+		for rest := b; len(rest) > 0; {
+			n := min(step, len(rest))
+			p.Data(&pieces, rest[:n])
+			rest = rest[n:]
+		}
+		if whole.Units != pieces.Units || whole.Left != pieces.Left || len(whole.Body) != len(pieces.Body) {
+			t.Fatalf("whole: %d messages, left %d, prefix %d; in pieces of %d: %d, %d, %d", whole.Units, whole.Left, len(whole.Body),
+				step, pieces.Units, pieces.Left, len(pieces.Body))
+		}
+		// the reference: whole messages until the bytes end, a compressed
+		// flag or a length past maxRecv
+		var units int64
+		for r := b; len(r) >= 5; {
+			size := int(binary.BigEndian.Uint32(r[1:5]))
+			if r[0] != 0 || size > maxRecv || len(r) < 5+size {
+				break
+			}
+			units++
+			r = r[5+size:]
+		}
+		if whole.Units != units {
+			t.Fatalf("%d messages; the framing has %d", whole.Units, units)
+		}
+		if a := p.Answer(&whole); (a.Status == "") != (whole.Left == 0 && len(whole.Body) == 0) {
+			t.Fatalf("verdict %q with %d left of a message, %d bytes of a prefix", a.Status, whole.Left, len(whole.Body))
+		}
+	})
 }
