@@ -18,7 +18,7 @@
 #        1 and 10 streams a connection (h2load -m)
 # open:  open loop at 10,000/s, CPU per request; achieved/offered to 50,000/s
 # floor: what one core spends per loopback request in the kernel
-# rss:   tandem's memory over 10,000,000 requests
+# rss:   tandem's memory over 10,000,000 requests (HTTP/1.1, h2c, gRPC)
 #
 # Needs two cores. Installs wrk and h2load (Debian) and pinned vegeta and
 # ghz (the last two releases that build: v0.93.0 and v0.121.0).
@@ -246,19 +246,27 @@ if is floor; then
 fi
 if is rss; then
   N=${RSS_REQUESTS:-10000000}
+  rss_run() { # rss_run NAME URL ARGS…: tandem's peak RSS over N requests
+    local name=$1 url=$2; shift 2
+    echo "== RSS over $N requests ($name, tandem's default, minimal server)"
+    taskset -c 0 "$T" load "$url" "$@" --requests "$N" --format json > "$data/rss.json" &
+    local pid=$!  # tandem's own (taskset execs it)
+    local first="" peak=0 t=0 rss
+    while kill -0 $pid 2>/dev/null; do
+      rss=$(awk '/VmRSS/ {print $2}' /proc/$pid/status 2>/dev/null || echo 0)
+      [ -n "$rss" ] && [ "$rss" -gt "$peak" ] && peak=$rss
+      [ $t = 10 ] && first=$rss
+      t=$((t + 1)); sleep 1
+    done
+    echo "  after 10 s: ${first:-?} KiB; peak: $peak KiB over ${t} s; $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["ok"], "ok at", round(d["throughput"]), "/s on", d["engine"])' "$data/rss.json")"
+    goal "RSS over $N requests ($name) ≤ 64 MiB: peak $((peak / 1024)) MiB" "$([ "$peak" -le 65536 ] && echo 1 || echo 0)"
+  }
   PP=$(port); serve "$H" --serve "127.0.0.1:$PP"; URL="http://127.0.0.1:$PP/ping"; wait_http "$URL"
-  echo "== RSS over $N requests (tandem's default, closed loop, $CONNS connections, minimal server)"
-  taskset -c 0 "$T" load "$URL" --concurrency "$CONNS" --requests "$N" --format json > "$data/rss.json" &
-  pid=$!  # tandem's own (taskset execs it)
-  first=""; peak=0; t=0
-  while kill -0 $pid 2>/dev/null; do
-    rss=$(awk '/VmRSS/ {print $2}' /proc/$pid/status 2>/dev/null || echo 0)
-    [ -n "$rss" ] && [ "$rss" -gt "$peak" ] && peak=$rss
-    [ $t = 10 ] && first=$rss
-    t=$((t + 1)); sleep 1
-  done
-  echo "  after 10 s: ${first:-?} KiB; peak: $peak KiB over ${t} s; $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["ok"], "ok at", round(d["throughput"]), "/s")' "$data/rss.json")"
-  goal "RSS over $N requests ≤ 64 MiB: peak $((peak / 1024)) MiB" "$([ "$peak" -le 65536 ] && echo 1 || echo 0)"
+  rss_run "HTTP/1.1, closed loop, $CONNS connections" "$URL" --concurrency "$CONNS"
+  P2=$(port); serve "$H" --serve-h2 "127.0.0.1:$P2"; sleep 0.3
+  rss_run "h2c, $CONNS connections × 10 streams" "http://127.0.0.1:$P2/ping" --http2 --concurrency $((CONNS * 10)) --connections "$CONNS"
+  PG=$(port); serve "$H" --serve-grpc "127.0.0.1:$PG"; sleep 0.3
+  rss_run "gRPC unary, $INFLIGHT in flight, 1 connection" "grpc://127.0.0.1:$PG/tandem.sample.v1.Ledger/Ping" --proto sample/ledgerpb/ledger.proto --concurrency "$INFLIGHT" --connections 1
   stop_servers
 fi
 if [ ${#goals[@]} -gt 0 ]; then

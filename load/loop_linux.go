@@ -604,7 +604,7 @@ func (l *eventLoop) resend(i int) {
 		if s.conn != i || !s.retry {
 			continue
 		}
-		s.retry = false
+		s.retry, s.first = false, time.Time{}
 		if c.fd < 0 {
 			if err := l.dial(i); err != nil {
 				l.finish(k, now, Result{Status: TransportStatus(err)})
