@@ -107,6 +107,9 @@ func (r *runner) startGroup(ctx context.Context, l *live, cpus []int) error {
 	if err != nil {
 		return err
 	}
+	if err := exitedNode(ctx, l, 250*time.Millisecond); err != nil {
+		return err // e.g. a port it bound after answering was taken (see startOnFreshPorts)
+	}
 	r.diskUse(st, t.Name, dataDir)
 	l.res.Startup = st
 	r.progress("target %s: %d nodes, the first answering after %v, all ready after %v", t.Name, len(l.nodes),
@@ -196,6 +199,37 @@ func (r *runner) awaitGroup(ctx context.Context, l *live, t0 time.Time) (*result
 		st.PeakRSSBytes += ns.PeakRSSBytes
 	}
 	return st, nil
+}
+
+// exitedNode is the exit of a node of l's group that answered and has
+// since exited, or exits within settle: a node answers before it has
+// bound every port (CometBFT serves RPC before it listens for peers), so
+// a bind it lost shows only after it was ready.
+func exitedNode(ctx context.Context, l *live, settle time.Duration) error {
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	end := time.After(settle)
+	for {
+		for _, n := range l.nodes {
+			if n.proc == nil {
+				continue
+			}
+			select {
+			case <-n.proc.Done():
+				err := n.proc.ExitErr()
+				l.res.Nodes[n.index].Error = err.Error()
+				return err
+			default:
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-end:
+			return nil
+		case <-tick.C:
+		}
+	}
 }
 
 // height asks a node of a group for its height by the group's probe.

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,6 +60,7 @@ func serveDelay(args []string) int {
 	failEvery := fs.Int64("fail", 0, "answer an instant 503 to all but every this-many-th request")
 	fs.String("token", "", "a secret, ignored")
 	bindRace := fs.String("lose-bind-race", "", "the first start (this file absent) fails as a lost bind race")
+	lateRace := fs.String("lose-late-bind-race", "", "the first start (this file absent) answers, then fails as a lost bind race of a port it binds later")
 	listenLog := fs.String("listen-log", "", "append the time (unix ns) the server began to listen to this file")
 	restarted := fs.String("restart-mark", "", "every start creates this file; a start that finds it (not wiped) is a restart")
 	failFor := fs.Duration("fail-for", 0, "a restart (see --restart-mark) answers an instant 503 to every request for this long after it listens")
@@ -100,6 +102,16 @@ func serveDelay(args []string) int {
 		f.Close()
 	}
 	fmt.Println("listening on", ln.Addr()) // a log line for readiness
+	if *lateRace != "" {
+		if _, err := os.Stat(*lateRace); err != nil {
+			os.WriteFile(*lateRace, nil, 0o644)
+			go func() { // as CometBFT: RPC answers, then the peers' port is taken
+				time.Sleep(50 * time.Millisecond)
+				fmt.Fprintln(os.Stderr, "failed to listen on 127.0.0.1:1: bind: address already in use")
+				os.Exit(1)
+			}()
+		}
+	}
 	var sickUntil time.Time
 	if restart {
 		sickUntil = time.Now().Add(*failFor)
@@ -1040,6 +1052,53 @@ calls:
 	}
 	if res.Targets[0].Startup == nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "started again on fresh ports") {
 		t.Errorf("startup %+v, warnings %q; want a start on fresh ports, said", res.Targets[0].Startup, res.Warnings)
+	}
+}
+
+// A node of a group that answers, then exits having lost the bind of a
+// port it binds later (CometBFT's peers' port), is caught at the group's
+// start, which is tried once more on fresh ports, not left to fail the
+// first round.
+func TestGroupLateBindRaceRetried(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the nodes bind 127.0.0.2, which only Linux routes to loopback without set-up")
+	}
+	t.Parallel() // asserts what happened, not how fast
+	marker := filepath.Join(t.TempDir(), "first-start-done")
+	src := fmt.Sprintf(`version: 1
+name: late bind race
+targets:
+  - name: net
+    group:
+      nodes: [{role: a, count: 2}]
+    start:
+      command: ["${tandem}", --addr, "${node.host}:${port.http}", --lose-late-bind-race, %q]
+      env: {TANDEM_TEST_DELAY: "1"}
+    endpoints: {http: "http://${node.host}:${port.http}/ping"}
+    ready: {first_answer: {call: ping}, timeout: 5m}
+calls:
+  ping: {http: {path: ""}}
+scenarios:
+  - name: s
+    call: ping
+    load: {rate: 100, connections: 2}
+    duration: 300ms
+`, marker)
+	o := options(t, nil)
+	res, err := Run(context.Background(), runtest.Parse(t, src), o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(res.Warnings) == 0 || !strings.Contains(strings.Join(res.Warnings, "\n"), "started again on fresh ports") {
+		t.Errorf("warnings %q; want a start on fresh ports, said", res.Warnings)
+	}
+	if rd := res.Scenarios[0].Rounds[0]; rd.Failed || rd.OK == 0 {
+		t.Errorf("round %+v; want it run on the group started again", rd.Sample)
+	}
+	for _, n := range res.Targets[0].Nodes {
+		if n.Error != "" {
+			t.Errorf("node %s: error %q kept from the start that lost the race", n.Name, n.Error)
+		}
 	}
 }
 
