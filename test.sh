@@ -105,6 +105,12 @@ flags=$(git grep -nE 'pflag|"args"' -- 'runner/*.go' 'fleet/*.go' 'load/*.go' ':
 if [ -n "$flags" ]; then
   echo "command-line flags in what a fleet ships:"; echo "$flags"; exit 1
 fi
+# the command maps flags to the library and prints: what it does lives in
+# the library's packages, so it stays small
+cmdlines=$(git ls-files 'cmd/tandem/*.go' ':!*_test.go' | xargs cat | wc -l)
+if [ "$cmdlines" -gt 1700 ]; then
+  echo "cmd/tandem has $cmdlines non-test lines (at most 1,700): move what it does into a library package"; exit 1
+fi
 
 step "cross-builds: macOS and Windows (the worker engine; see README.md)"
 for platform in darwin/arm64 windows/amd64; do

@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -263,6 +264,37 @@ func FromBench(name string, r io.Reader) ([]Cost, error) {
 		return nil, fmt.Errorf("%s: no benchmark results in Go's benchmark format", name)
 	}
 	return costs, nil
+}
+
+// Limits are what Gated holds costs to: Baseline is an earlier report's
+// file ("": none), MaxIncrease the growth of instructions per operation
+// it allows in percent (MaxIncreaseSet: asked for, which needs a
+// baseline), MaxAllocs a ceiling on allocations per operation (negative:
+// none).
+type Limits struct {
+	Baseline               string
+	MaxIncrease, MaxAllocs float64
+	MaxIncreaseSet         bool
+}
+
+// Gated reads the baseline, counts src's costs (Collect) and checks them
+// (Check): the report with its gates, the error of the gates that failed
+// (Failed) and what the baseline lacks (a *MissingError). err is what kept
+// a report from being made.
+func Gated(ctx context.Context, src Source, l Limits) (rep *Report, failed, missing, err error) {
+	var base *Baseline
+	if l.Baseline != "" {
+		if base, err = ReadBaseline(l.Baseline); err != nil {
+			return nil, nil, nil, err
+		}
+	} else if l.MaxIncreaseSet {
+		return nil, nil, nil, errors.New("--max-increase needs a --baseline to hold the counts against")
+	}
+	if rep, err = Collect(ctx, src, base); err != nil {
+		return nil, nil, nil, err
+	}
+	rep.Gates, missing = Check(rep.Costs, base, l.MaxIncrease, l.MaxAllocs)
+	return rep, Failed(rep.Gates, missing), missing, nil
 }
 
 // Failed is the error of the gates that failed, with what Check found

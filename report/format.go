@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -98,6 +99,27 @@ func LookupFormat(name string, kind Kind) (Format, bool) {
 
 // costJSON writes counted costs as indented JSON.
 func costJSON(w io.Writer, r *cost.Report) error { return encodeJSON(w, r) }
+
+// Costs writes counted costs to w in format and, when path is not
+// empty, as the json format does to that file (WriteCostFile); nothing
+// reaches w if rendering fails.
+func Costs(w io.Writer, format string, r *cost.Report, path string) error {
+	f, ok := LookupFormat(format, ForCost)
+	if !ok {
+		return fmt.Errorf("format %q: want %s", format, FormatList(ForCost))
+	}
+	var b strings.Builder
+	if err := f.Cost(&b, r); err != nil {
+		return err
+	}
+	if path != "" {
+		if err := WriteCostFile(path, r); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
 
 // WriteCostFile writes counted costs to path as the json format does
 // (indented, control characters escaped), whole or not at all: a

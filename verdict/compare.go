@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -51,6 +52,22 @@ func ParseOnInconclusive(s string) (OnInconclusive, error) {
 	}
 	return "", fmt.Errorf("--on-inconclusive %q: want fail or pass", s)
 }
+
+// String is the value as a flag shows it.
+func (o *OnInconclusive) String() string { return string(*o) }
+
+// Set sets the value from a flag's (pflag.Value).
+func (o *OnInconclusive) Set(s string) error {
+	v, err := ParseOnInconclusive(s)
+	if err != nil {
+		return errors.New("want fail or pass")
+	}
+	*o = v
+	return nil
+}
+
+// Type names the flag's kind of value.
+func (o *OnInconclusive) Type() string { return "string" }
 
 // Options say how two runs are held against each other.
 type Options struct {

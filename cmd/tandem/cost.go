@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/tandem-bench/tandem/cost"
@@ -69,53 +67,24 @@ cost does not grow with {ops}.`,
 	return c
 }
 
-// runCost reads the baseline, counts the costs (or reads them), shows and
-// writes the report, and gates: exit 1 when a gate failed, else 2 when the
-// baseline lacks an entry.
+// runCost counts the costs (or reads them), shows and writes the report
+// (the new baseline's material even when the baseline lacks an entry), and
+// gates: exit 1 when a gate failed, else 2 when the baseline lacks an
+// entry.
 func runCost(cmd *cobra.Command, args []string, f costFlags, stdout io.Writer) error {
-	render, _ := report.LookupFormat(f.format, report.ForCost) // --format checked it
-	var base *cost.Baseline
-	var err error
-	if f.baseline != "" {
-		if base, err = cost.ReadBaseline(f.baseline); err != nil {
-			return cli.BadInput(err)
-		}
-	} else if cmd.Flags().Changed("max-increase") {
-		return cli.BadInput(errors.New("--max-increase needs a --baseline to hold the counts against"))
-	}
-	rep, err := cost.Collect(cmd.Context(), cost.Source{Bench: f.bench, Stdin: cmd.InOrStdin(), Command: args, Ops: f.ops, Name: f.name,
-		Toggle: f.toggle, Env: f.env}, base)
+	rep, failed, missing, err := cost.Gated(cmd.Context(), cost.Source{Bench: f.bench, Stdin: cmd.InOrStdin(), Command: args, Ops: f.ops, Name: f.name,
+		Toggle: f.toggle, Env: f.env}, cost.Limits{Baseline: f.baseline, MaxIncrease: f.maxIncrease, MaxAllocs: f.maxAllocs, MaxIncreaseSet: cmd.Flags().Changed("max-increase")})
 	if err != nil {
 		return cli.BadInput(err)
 	}
-	// Without an entry for every cost the report is still shown and
-	// written (-o): it is the new baseline's material.
-	gates, missing := cost.Check(rep.Costs, base, f.maxIncrease, f.maxAllocs)
-	rep.Gates = gates
-	if err := writeCost(stdout, render, f.out, rep); err != nil {
+	if err := report.Costs(stdout, f.format, rep, f.out); err != nil {
 		return err
 	}
-	if err := cost.Failed(rep.Gates, missing); err != nil {
-		return cli.Failed(err)
+	if failed != nil {
+		return cli.Failed(failed)
 	}
 	if missing != nil {
 		return cli.BadInput(missing)
 	}
-	return nil
-}
-
-// writeCost writes the report to stdout in its format and, with -o, as
-// JSON to that file.
-func writeCost(stdout io.Writer, render report.Format, out string, rep *cost.Report) error {
-	var b strings.Builder
-	if err := render.Cost(&b, rep); err != nil {
-		return err
-	}
-	if out != "" {
-		if err := report.WriteCostFile(out, rep); err != nil {
-			return err
-		}
-	}
-	io.WriteString(stdout, b.String())
 	return nil
 }

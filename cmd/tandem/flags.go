@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/pflag"
 	"github.com/tandem-bench/tandem/internal/cli"
 	"github.com/tandem-bench/tandem/report"
@@ -26,20 +24,6 @@ func textMdOrJSON(f *pflag.FlagSet, p *string) {
 func gateFlags(f *pflag.FlagSet, maxRegression *float64, on *verdict.OnInconclusive, allowChanged *bool, def float64) {
 	f.Float64Var(maxRegression, "max-regression", def, "tolerated worsening in percent of the base (latency grown, throughput fallen)")
 	*on = verdict.InconclusiveFails
-	f.Var((*onInconclusive)(on), "on-inconclusive", "what an undecided row does to the gate: fail (a gate that cannot tell does not pass) or pass")
+	f.Var(on, "on-inconclusive", "what an undecided row does to the gate: fail (a gate that cannot tell does not pass) or pass")
 	f.BoolVar(allowChanged, "allow-changed", false, "pass rows whose definition changed (another call, load or engine); they are listed as not comparable")
-}
-
-// onInconclusive is --on-inconclusive.
-type onInconclusive verdict.OnInconclusive
-
-func (o *onInconclusive) String() string { return string(*o) }
-func (o *onInconclusive) Type() string   { return "string" }
-func (o *onInconclusive) Set(s string) error {
-	v, err := verdict.ParseOnInconclusive(s)
-	if err != nil {
-		return fmt.Errorf("want fail or pass")
-	}
-	*o = onInconclusive(v)
-	return nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,10 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/tandem-bench/tandem/adhoc"
 	"github.com/tandem-bench/tandem/fleet"
 	"github.com/tandem-bench/tandem/internal/cli"
-	"github.com/tandem-bench/tandem/report"
 	"github.com/tandem-bench/tandem/runner"
 )
 
@@ -36,25 +33,6 @@ func natsAuthFlags(f *pflag.FlagSet, a *fleet.Auth) {
 	f.StringVar(&a.CA, "nats-ca", "", "with --nats: the CA certificate(s) to check the server's TLS certificate against (PEM)")
 	f.StringVar(&a.Cert, "nats-cert", "", "with --nats: a client certificate for TLS (PEM; with --nats-key)")
 	f.StringVar(&a.Key, "nats-key", "", "with --nats: the client certificate's private key (PEM)")
-}
-
-// runFleet runs tandem load on a fleet and prints the workers' tallies
-// added up as tandem load prints one machine's run.
-func runFleet(ctx context.Context, target string, l *adhoc.Load, o loadOptions, stdout, stderr io.Writer) error {
-	if o.cpuprofile != "" {
-		return cli.BadInput(errors.New("--cpuprofile profiles this process: run it on one worker's load instead"))
-	}
-	r, err := l.RunFleet(ctx, target, o.fleet, version, fleetNote(stderr))
-	if err != nil {
-		return cli.BadInput(err)
-	}
-	if err := finish(ctx, stdout, o.format, report.SampleRun{Sample: r.Sample, Warnings: r.Warnings}); err != nil {
-		return err
-	}
-	if r.Short != nil {
-		return cli.Failed(r.Short)
-	}
-	return nil
 }
 
 // fleetNote says on stderr what the fleet waits for.

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -145,99 +143,34 @@ func loadFlags(f *pflag.FlagSet, o *loadOptions) {
 	f.StringVar(&o.Ack, "ack", amqpconf.DefaultAck, "amqp: "+amqpconf.AckModes)
 }
 
-// runLoad runs tandem load against target: it checks the flags, reaches
-// the target, runs the load shape o names and prints what it measured.
+// runLoad runs tandem load against target and prints what it measured.
 func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io.Writer) error {
 	ctx := cmd.Context()
-	if _, err := driver.TargetURL(target); err != nil {
-		return cli.BadInput(err)
-	}
-	if err := adhoc.Check(o.Options); err != nil {
-		return cli.BadInput(err)
-	}
-	if b, ok := adhoc.Broker(target, o.Options); ok {
-		if o.fleet.Active() {
-			return cli.BadInput(errors.New("--workers, --local-workers: an AMQP load runs on one machine"))
-		}
-		s, err := adhoc.RunBroker(ctx, b, o.Options)
-		if err != nil && ctx.Err() == nil {
-			return cli.BadInput(err)
-		}
-		return finish(ctx, stdout, o.format, report.SampleRun{Sample: s})
-	}
-	if err := mixAlone(o, cmd.Flags().Changed); err != nil {
-		return cli.BadInput(err)
-	}
-	if o.fleet.Active() {
-		if err := adhoc.OneMachine(o.Options); err != nil {
-			return cli.BadInput(err)
-		}
-	}
-	l, err := adhoc.Open(ctx, o.Options, stderr)
-	if err != nil {
-		return cli.BadInput(err)
-	}
-	defer l.Close()
-	if o.fleet.Active() {
-		return runFleet(ctx, target, l, o, stdout, stderr)
-	}
-	d, err := l.Dial(ctx, target)
-	if err != nil {
-		return cli.BadInput(err)
-	}
-	if c, ok := d.(io.Closer); ok { // a mix's values
-		defer c.Close()
-	}
-	if err := l.Warm(ctx, d); err != nil {
-		return cli.BadInput(err)
-	}
 	if o.cpuprofile != "" {
-		stop, err := cpuProfile(o.cpuprofile)
+		if o.fleet.Active() {
+			return cli.BadInput(errors.New("--cpuprofile profiles this process: run it on one worker's load instead"))
+		}
+		stop, err := cli.CPUProfile(o.cpuprofile)
 		if err != nil {
 			return cli.BadInput(err)
 		}
 		defer stop()
 	}
-	var live *load.Live
-	stopLine := func() {}
+	r := adhoc.Run{Target: target, Options: o.Options, Given: cmd.Flags().Changed, Fleet: o.fleet, Version: version, Notes: stderr}
 	if progress.LiveTerminal(stderr) {
-		live = &load.Live{}
-		stopLine = progress.LoadLine(stderr, live, l.Options().Duration, l.Options().Requests)
+		r.Follow = func(live *load.Live, d time.Duration, n int64) func() { return progress.LoadLine(stderr, live, d, n) }
 	}
-	s, warnings, err := l.Run(ctx, d, live)
-	stopLine()
+	out, err := r.Do(ctx)
 	if err != nil {
 		return cli.BadInput(err)
 	}
-	return finish(ctx, stdout, o.format, report.SampleRun{Sample: s, Parts: l.Parts(), Warnings: warnings})
-}
-
-// mixAlone refuses, beside --mix, the flags that describe a request
-// (changed says which were given): the file's calls carry theirs.
-func mixAlone(o loadOptions, changed func(string) bool) error {
-	if o.MixFile == "" {
-		return nil
+	if err := finish(ctx, stdout, o.format, report.SampleRun{Sample: out.Sample, Parts: out.Parts, Warnings: out.Warnings}); err != nil {
+		return err
 	}
-	for _, f := range []string{"data", "jsonrpc", "params", "values", "header", "proto", "import-path", "http2", "insecure", "unit"} {
-		if changed(f) {
-			return fmt.Errorf("--mix and --%s: the mix file's calls carry their requests (docs/study-format.md, Calls)", f)
-		}
+	if out.Short != nil {
+		return cli.Failed(out.Short)
 	}
 	return nil
-}
-
-// cpuProfile writes a CPU profile of this process (pprof) to path until
-// stop.
-func cpuProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("--cpuprofile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // finish prints the sample of a run that ctx ran and says how the run

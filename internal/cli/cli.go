@@ -6,6 +6,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/agnivade/levenshtein"
@@ -102,4 +104,18 @@ func flagSuggestion(c *cobra.Command, err error) string {
 		}
 	})
 	return DidYouMean(near)
+}
+
+// CPUProfile writes a CPU profile of this process (pprof) to path until
+// stop.
+func CPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
