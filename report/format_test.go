@@ -259,3 +259,28 @@ func TestComparisonUndecided(t *testing.T) {
 		}
 	}
 }
+
+// Costs writes the report in its format to w and the json to the file;
+// an unknown format writes nothing anywhere.
+func TestCosts(t *testing.T) {
+	rep := &cost.Report{Schema: cost.Schema, Costs: []cost.Cost{{Name: "decode", AllocationsPerOp: 2, Source: "go-bench"}}, Gates: []cost.Gate{}}
+	path := filepath.Join(t.TempDir(), "cost.json")
+	var text bytes.Buffer
+	if err := Costs(&text, "text", rep, path); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "decode") {
+		t.Errorf("text: %q", text.String())
+	}
+	if _, err := cost.ReadBaseline(path); err != nil {
+		t.Errorf("the file: %v", err)
+	}
+	var w bytes.Buffer
+	other := filepath.Join(t.TempDir(), "other.json")
+	if err := Costs(&w, "yaml", rep, other); err == nil || w.Len() > 0 {
+		t.Errorf("format yaml: %v, wrote %q", err, w.String())
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Error("format yaml: the file was written")
+	}
+}

@@ -381,3 +381,19 @@ func TestWithin(t *testing.T) {
 		t.Error("a run that compared nothing passed")
 	}
 }
+
+// OnInconclusive is a flag's value: fail or pass, empty for fail, any
+// other word refused and the value kept.
+func TestOnInconclusiveFlag(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want OnInconclusive
+		ok   bool
+	}{{"fail", InconclusiveFails, true}, {"pass", InconclusivePasses, true}, {"", InconclusiveFails, true}, {"maybe", InconclusivePasses, false}} {
+		o := InconclusivePasses
+		err := o.Set(c.in)
+		if (err == nil) != c.ok || o != c.want || o.String() != string(c.want) || o.Type() != "string" {
+			t.Errorf("Set(%q): %q, %v; want %q, ok %v", c.in, o, err, c.want, c.ok)
+		}
+	}
+}
