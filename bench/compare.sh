@@ -16,7 +16,8 @@
 #        server streaming (10 messages), over 1 and 32 connections
 # h2:    a minimal HTTP/2 server (tandem-hotpath --serve-h2), h2c and TLS,
 #        1 and 10 streams a connection (h2load -m)
-# open:  open loop at 10,000/s, CPU per request; achieved/offered to 50,000/s
+# open:  open loop at 10,000/s, CPU per request (beside the floor of per-arrival
+#        timing: tandem-hotpath --open-floor); achieved/offered to 50,000/s
 # floor: what one core spends per loopback request in the kernel
 # rss:   tandem's memory over 10,000,000 requests (HTTP/1.1, h2c, gRPC)
 #
@@ -213,19 +214,21 @@ if is open; then
   URL="http://127.0.0.1:$HP/ping"; wait_http "$URL"
   n=$((10000 * SECS))
   echo "== open loop at 10,000/s for ${SECS}s ($CONNS connections) on the sample service: CPU per request"
-  declare -a vs ts ws qs
+  declare -a vs ts ws qs fs
   for r in $(seq "$ROUNDS"); do
     vc=$(measure /dev/null bash -c "echo 'GET $URL' | taskset -c 0 '$TOOLS/vegeta' attack -rate=10000 -workers=$CONNS -max-workers=$CONNS -duration=${SECS}s")
     tc=$(measure /dev/null gen "$T" load "$URL" --rate 10000 --connections "$CONNS" --duration "${SECS}s")
     wc=$(measure /dev/null gen "$T" load "$URL" --rate 10000 --connections "$CONNS" --duration "${SECS}s" --engine workers)
     qc=$(measure /dev/null gen "$T" load "$URL" --rate 10000 --connections "$CONNS" --duration "${SECS}s" --quantum 1ms)
+    fc=$(measure "$data/floor" gen "$H" --open-floor "127.0.0.1:$HP" --rate 10000 --connections "$CONNS" --duration "${SECS}s")
     us() { python3 -c "print(f'{$1/$n*1e6:.1f}')"; }
-    vs+=("$(us "$vc")"); ts+=("$(us "$tc")"); ws+=("$(us "$wc")"); qs+=("$(us "$qc")")
-    echo "  round $r: vegeta $(us "$vc") µs/request; tandem (default) $(us "$tc"); --engine workers $(us "$wc"); --quantum 1ms $(us "$qc")"
+    vs+=("$(us "$vc")"); ts+=("$(us "$tc")"); ws+=("$(us "$wc")"); qs+=("$(us "$qc")"); fs+=("$(us "$fc")")
+    echo "  round $r: vegeta $(us "$vc") µs/request; tandem (default) $(us "$tc"); --engine workers $(us "$wc"); --quantum 1ms $(us "$qc"); the floor $(us "$fc") ($(cat "$data/floor"))"
   done
   med() { python3 -c 'import sys,statistics; print(statistics.median(map(float,sys.argv[1:])))' "$@"; }
   r=$(ratio "$(med "${ts[@]}")" "$(med "${vs[@]}")")
   echo "  medians: vegeta $(med "${vs[@]}"), tandem $(med "${ts[@]}") (${r}×), workers $(med "${ws[@]}"), --quantum 1ms $(med "${qs[@]}") µs/request"
+  echo "  the floor of per-arrival timing (tandem-hotpath --open-floor: a wake-up, a read and a write per arrival, nothing else): $(med "${fs[@]}") µs/request, $(ratio "$(med "${fs[@]}")" "$(med "${vs[@]}")")× vegeta's"
   goal "open loop at 10,000/s: the default at ≤ 0.50× vegeta's CPU per request: ${r}×" "$(ge 0.5 "$r")"
   stop_servers
   PP=$(port); serve "$H" --serve "127.0.0.1:$PP"; URL="http://127.0.0.1:$PP/ping"; wait_http "$URL"

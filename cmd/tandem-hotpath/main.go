@@ -10,6 +10,7 @@
 //	tandem-hotpath --serve-h2 127.0.0.1:PORT [--tls]
 //	tandem-hotpath --serve-grpc 127.0.0.1:PORT [--messages N] [--tls]
 //	tandem-hotpath --floor --requests N
+//	tandem-hotpath --open-floor 127.0.0.1:PORT --rate R --connections C --duration D
 //
 // --floor measures the physical ceiling of a loopback request on this
 // machine: one thread writes a request into one end of a loopback TCP
@@ -17,6 +18,13 @@
 // N times. Nobody waits or wakes anybody, so the time per request is
 // what the kernel's loopback path costs both ends on one core, the least
 // any generator and server pair can spend.
+//
+// --open-floor measures the floor under an open loop that times every
+// arrival on its own: one thread sleeps until each arrival of a constant
+// rate, reads what answers came on the connection it will use and writes
+// the request, with raw system calls and nothing else (no timing, no
+// histogram). The CPU it uses per request, measured outside, is the least
+// any generator of that precision spends here (bench/compare.sh open).
 //
 // --serve runs the minimal HTTP/1.1 server alone, for bench/compare.sh to
 // measure generators against a server cheaper than they are. --serve-h2
@@ -55,7 +63,23 @@ func main() {
 	messages := flag.Int("messages", 1, "with --serve-grpc: empty messages in every answer")
 	useTLS := flag.Bool("tls", false, "with --serve-h2 or --serve-grpc: h2 over TLS, a self-signed certificate")
 	floorRun := flag.Bool("floor", false, "measure the loopback request's floor: both ends on one thread, --requests round trips")
+	openFloorAddr := flag.String("open-floor", "", "measure the open loop's floor against the HTTP/1.1 server at this loopback address")
+	rate := flag.Int("rate", 10000, "with --open-floor: arrivals per second")
+	conns := flag.Int("connections", 32, "with --open-floor: connections")
+	dur := flag.Duration("duration", 5*time.Second, "with --open-floor: how long")
 	flag.Parse()
+	if *openFloorAddr != "" {
+		if host, _, err := net.SplitHostPort(*openFloorAddr); err != nil || !net.ParseIP(host).IsLoopback() {
+			usage(fmt.Sprintf("--open-floor %q: want a loopback address, 127.0.0.1:PORT", *openFloorAddr))
+		}
+		sent, answered, lag, err := openFloor(*openFloorAddr, *rate, *conns, *dur)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tandem-hotpath:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("open floor: %d sent at %d/s over %d connections, %d answered, schedule lag p50 %v\n", sent, *rate, *conns, answered, lag)
+		return
+	}
 	if *floorRun {
 		per, err := floor(*n)
 		if err != nil {
