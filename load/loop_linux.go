@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/tandem-bench/tandem/hdr"
+	"github.com/tandem-bench/tandem/internal/rawclock"
 	"github.com/tandem-bench/tandem/results"
 	"golang.org/x/sys/unix"
 )
@@ -455,6 +456,8 @@ func (l *eventLoop) send(intended time.Time, seq uint64) bool {
 	case err == ErrFull:
 		s.held = true // sent by unhold when a request on c ends
 		l.held++
+	case err == ErrSpent:
+		s.retry = true // sent on the connection's next (spent, below)
 	case err != nil:
 		l.finish(k, time.Now(), Result{Status: StatusRequest})
 		return false
@@ -466,6 +469,9 @@ func (l *eventLoop) send(intended time.Time, seq uint64) bool {
 	l.inUse++
 	if l.due.IsZero() {
 		l.due = sent.Add(l.timeout) // the others in flight were sent earlier
+	}
+	if err == ErrSpent {
+		l.spent(s.conn)
 	}
 	if !c.hold {
 		l.flush(s.conn)
@@ -573,6 +579,21 @@ func (l *eventLoop) closing(i int) {
 	l.move(&l.free, &l.parked, i)
 }
 
+// spent retires connection i, which carries no more requests (ErrSpent):
+// as if the server went away having answered every request sent, so the
+// requests that found it spent go on a new connection once the others are
+// answered (at once if none is in flight; at the read's end if it is
+// being read).
+func (l *eventLoop) spent(i int) {
+	if l.conns[i].closing {
+		return
+	}
+	l.closing(i)
+	if !l.conns[i].hold {
+		l.drained(i)
+	}
+}
+
 // drained closes connection i, going away, once none of the requests it
 // will answer is in flight: its slots are free again, and the requests it
 // would not answer are sent again on a new connection.
@@ -639,6 +660,11 @@ func (l *eventLoop) unhold(i int) {
 		out, err := c.wc.AppendRequest(c.out, s.seq, k)
 		switch {
 		case err == ErrFull:
+			return
+		case err == ErrSpent:
+			s.held, s.retry = false, true
+			l.held--
+			l.spent(i)
 			return
 		case err != nil:
 			l.finish(k, time.Now(), Result{Status: StatusRequest})
@@ -733,7 +759,7 @@ func sleepTo(ctx context.Context, t time.Time) {
 		if d <= 0 {
 			return
 		}
-		sleepUntil(monotonic() + min(d, maxWait))
+		rawclock.SleepUntil(rawclock.Now() + min(d, maxWait))
 	}
 }
 
@@ -992,17 +1018,6 @@ func epollWait(ep int, events []unix.EpollEvent, d time.Duration) int {
 		return 0
 	}
 	return int(n)
-}
-
-// sleepUntil sleeps until the monotonic time t, as a raw system call.
-func sleepUntil(t time.Duration) {
-	ts := unix.NsecToTimespec(int64(t))
-	for {
-		_, _, e := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
-		if e != unix.EINTR || monotonic() >= t {
-			return
-		}
-	}
 }
 
 // isTransport says a dial failed on the way to the target (refused, reset,

@@ -148,6 +148,7 @@ type muxDialer struct {
 	s     *muxServer
 	conns int
 	limit int // requests in flight a connection takes at once (0: any)
+	spent int // requests a connection carries in all (0: any)
 }
 
 func (d muxDialer) Dial(context.Context) (load.Conn, error) {
@@ -158,9 +159,11 @@ func (d muxDialer) Wire() (load.Wire, bool) { return muxWire(d), true }
 
 type muxWire muxDialer
 
-func (w muxWire) Addr() *net.TCPAddr     { return w.s.addr }
-func (w muxWire) Connections() int       { return w.conns }
-func (w muxWire) NewConn() load.WireConn { return &muxConn{tags: map[string]muxReq{}, limit: w.limit} }
+func (w muxWire) Addr() *net.TCPAddr { return w.s.addr }
+func (w muxWire) Connections() int   { return w.conns }
+func (w muxWire) NewConn() load.WireConn {
+	return &muxConn{tags: map[string]muxReq{}, limit: w.limit, spent: w.spent}
+}
 
 type muxReq struct {
 	slot int
@@ -174,6 +177,7 @@ type muxConn struct {
 	tags       map[string]muxReq
 	unanswered []int
 	limit      int
+	spent      int
 }
 
 // Unanswered are the slots of the requests a BYE left unanswered.
@@ -186,6 +190,9 @@ func (c *muxConn) Unanswered() []int {
 func (c *muxConn) Greeting(b []byte) []byte { return append(b, "HELLO\n"...) }
 
 func (c *muxConn) AppendRequest(b []byte, i uint64, s int) ([]byte, error) {
+	if c.spent > 0 && c.next >= c.spent {
+		return b, load.ErrSpent
+	}
 	if c.limit > 0 && len(c.tags) >= c.limit {
 		return b, load.ErrFull
 	}
@@ -322,5 +329,48 @@ func TestLoopSharedFull(t *testing.T) {
 	if s.conns != 2 || s.requests != 600 || s.most > 2 || len(s.bad) != 0 {
 		t.Errorf("server saw %d connections, %d requests, at most %d at once on one, lines out of protocol %q; want 2, 600, 2, none",
 			s.conns, s.requests, s.most, s.bad)
+	}
+}
+
+// A connection that can carry no more requests (ErrSpent: HTTP/2's stream
+// ids ran out) is retired as if its server went away having answered all
+// it was sent: the request that found it spent goes on a new connection
+// once the others are answered. Every request answered once, none failed,
+// none sent twice; also with connections that are full meanwhile.
+func TestLoopSharedSpent(t *testing.T) {
+	for _, limit := range []int{0, 3} {
+		s := newMuxServer(t, 0)
+		c := load.Closed{Concurrency: 8, Requests: 600, Timeout: 10 * time.Second, Engine: load.EngineLoop}
+		smp, err := c.Run(context.Background(), muxDialer{s: s, conns: 2, limit: limit, spent: 40})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if smp.OK != 600 || smp.Requests != 600 || len(smp.Errors) != 0 {
+			t.Fatalf("limit %d: ok %d of %d, errors %v; want 600 ok", limit, smp.OK, smp.Requests, smp.Errors)
+		}
+		s.seen(t)
+		if s.conns < 600/40 || s.requests != 600 || len(s.bad) != 0 {
+			t.Errorf("limit %d: server saw %d connections, %d requests, lines out of protocol %q; want at least %d, 600, none",
+				limit, s.conns, s.requests, s.bad, 600/40)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// An open loop's arrivals go on new connections as theirs are spent.
+func TestLoopOpenSpent(t *testing.T) {
+	s := newMuxServer(t, 0)
+	o := load.Open{Schedule: load.Constant{Rate: 2000}, Connections: 2, Requests: 300, MaxWaiting: 1000, Timeout: 10 * time.Second, Engine: load.EngineLoop}
+	smp, err := o.Run(context.Background(), muxDialer{s: s, conns: 2, spent: 25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if smp.OK != 300 || smp.Requests != 300 || len(smp.Errors) != 0 {
+		t.Fatalf("ok %d of %d, errors %v; want 300 ok", smp.OK, smp.Requests, smp.Errors)
+	}
+	s.seen(t)
+	defer s.mu.Unlock()
+	if s.conns < 300/25 || s.requests != 300 {
+		t.Errorf("server saw %d connections, %d requests; want at least %d, 300", s.conns, s.requests, 300/25)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tandem-bench/tandem/internal/rawclock"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,13 +30,6 @@ func newAlarm() (*alarm, error) {
 	return &alarm{fd: fd, f: os.NewFile(uintptr(fd), "timerfd")}, nil
 }
 
-// monotonic is CLOCK_MONOTONIC now, the clock timerfd counts in.
-func monotonic() time.Duration {
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return time.Duration(ts.Nano())
-}
-
 // wait returns at t (false if ctx ended first). Waits are cut into slices
 // of at most 50 ms so that cancellation is seen promptly.
 func (a *alarm) wait(ctx context.Context, t time.Time) bool {
@@ -48,7 +42,7 @@ func (a *alarm) wait(ctx context.Context, t time.Time) bool {
 			return true
 		}
 		d = min(d, 50*time.Millisecond)
-		at := unix.NsecToTimespec(int64(monotonic() + d))
+		at := unix.NsecToTimespec(int64(rawclock.Now() + d))
 		spec := unix.ItimerSpec{Value: at}
 		if err := unix.TimerfdSettime(a.fd, unix.TFD_TIMER_ABSTIME, &spec, nil); err != nil {
 			time.Sleep(d) // cannot happen with a valid fd; fall back to a coarse wait

@@ -57,6 +57,12 @@ type WireConn interface {
 // concurrent streams): the request waits, and is appended again then.
 var ErrFull = errors.New("load: the connection carries as many requests as it may")
 
+// ErrSpent is WireConn.AppendRequest's answer when the connection can
+// carry no more requests at all (HTTP/2: its stream ids ran out): the
+// request goes on a new connection once those in flight are answered, as
+// after the server's going away.
+var ErrSpent = errors.New("load: the connection carries no more requests")
+
 // Frame is what WireConn.Next framed.
 type Frame struct {
 	// N is the bytes framed: 0 when b holds only part of a frame.

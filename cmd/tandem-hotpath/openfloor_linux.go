@@ -12,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/tandem-bench/tandem/internal/rawclock"
 	"golang.org/x/sys/unix"
 )
 
@@ -54,25 +55,25 @@ func openFloor(addr string, rate, conns int, d time.Duration) (sent, answered in
 	var got int64
 	n := int64(rate) * int64(d) / int64(time.Second)
 	interval := time.Second / time.Duration(rate)
-	start := monotonic()
+	start := rawclock.Now()
 	lags := make([]time.Duration, n)
 	for i := range n {
 		at := start + time.Duration(i)*interval
-		if now := monotonic(); now < at {
-			sleepUntil(at)
+		if now := rawclock.Now(); now < at {
+			rawclock.SleepUntil(at)
 		}
-		lags[i] = monotonic() - at
+		lags[i] = rawclock.Now() - at
 		fd := fds[i%int64(conns)]
 		got += drain(fd, buf)
 		if _, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&req[0])), uintptr(len(req))); e != 0 {
 			return i, got / size, 0, fmt.Errorf("write: %w", e)
 		}
 	}
-	for end := monotonic() + time.Second; got < n*size && monotonic() < end; {
+	for end := rawclock.Now() + time.Second; got < n*size && rawclock.Now() < end; {
 		for _, fd := range fds {
 			got += drain(fd, buf)
 		}
-		sleepUntil(monotonic() + time.Millisecond)
+		rawclock.SleepUntil(rawclock.Now() + time.Millisecond)
 	}
 	slices.Sort(lags)
 	return n, got / size, lags[len(lags)/2], nil
@@ -118,24 +119,6 @@ func drain(fd int, buf []byte) int64 {
 		total += int64(n)
 		if int(n) < len(buf) {
 			return total
-		}
-	}
-}
-
-// monotonic is CLOCK_MONOTONIC's time.
-func monotonic() time.Duration {
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return time.Duration(ts.Nano())
-}
-
-// sleepUntil sleeps until the monotonic time t, as a raw system call.
-func sleepUntil(t time.Duration) {
-	ts := unix.NsecToTimespec(int64(t))
-	for {
-		_, _, e := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
-		if e != unix.EINTR || monotonic() >= t {
-			return
 		}
 	}
 }

@@ -28,7 +28,8 @@ const (
 	// a request may have.
 	MaxFrame = 16 << 10
 	// maxStream is the last client stream id: a connection that used them
-	// all takes no more requests.
+	// all takes no more requests (load.ErrSpent: the loop retires it and
+	// dials a new one).
 	maxStream = 1<<31 - 1
 )
 
@@ -196,8 +197,6 @@ func (c *Conn) Greeting(b []byte) []byte {
 	return c.app.b
 }
 
-var errStreams = errors.New("http2: the connection's stream ids are used up")
-
 // AppendRequest appends request i, in slot s, as a new stream; ErrFull
 // while the server has as many streams as it allows, or requests it
 // refused wait to be sent again.
@@ -214,7 +213,7 @@ func (c *Conn) full() bool { return c.maxStreams > 0 && len(c.streams) >= c.maxS
 // appendStream appends request i, in slot s, as a new stream.
 func (c *Conn) appendStream(b []byte, i uint64, s int) ([]byte, error) {
 	if c.nextID > maxStream {
-		return b, errStreams
+		return b, load.ErrSpent // the loop goes on on a new connection
 	}
 	st := c.stream()
 	st.id, st.slot, st.seq = c.nextID, s, i

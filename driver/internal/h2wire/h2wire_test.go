@@ -276,3 +276,32 @@ func TestStreamLimit(t *testing.T) {
 		t.Errorf("sent again %v, still refused %v; want [7] and slot 2 waiting", again, c.refused)
 	}
 }
+
+// A connection whose stream ids ran out takes no more requests
+// (load.ErrSpent: the loop retires it and dials anew); the last id is
+// still used.
+func TestStreamIDsSpent(t *testing.T) {
+	c := NewConn(&plain{})
+	c.nextID = maxStream - 2
+	var ids []uint32
+	for s := range 3 {
+		b, err := c.AppendRequest(nil, uint64(s), s)
+		if s == 2 {
+			if err != load.ErrSpent || len(b) != 0 {
+				t.Fatalf("a request past stream id %d: %v, %d bytes; want load.ErrSpent and nothing", maxStream, err, len(b))
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := http2.NewFramer(io.Discard, bytes.NewReader(b)).ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, f.Header().StreamID)
+	}
+	if !slices.Equal(ids, []uint32{maxStream - 2, maxStream}) {
+		t.Errorf("stream ids %v; want the last two, %d and %d", ids, maxStream-2, maxStream)
+	}
+}
