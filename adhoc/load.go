@@ -308,27 +308,30 @@ func (l *Load) Run(ctx context.Context, d load.Dialer, live *load.Live) (results
 
 // checkEngine refuses an --engine or --quantum the dialer d and the load
 // shape cannot run. Without --engine the event loop runs wherever it
-// applies (a closed or open loop over plain HTTP/1.1 to IPv4, on Linux).
+// applies (loopEngines).
 func (o Options) checkEngine(d load.Dialer) error {
 	w, err := load.EngineWire(o.Engine, d)
 	if err != nil || o.Engine == load.EngineLoop && o.Batch > 0 {
-		return fmt.Errorf("--engine %s: workers, or loop for a closed or open loop (not --batch) over plain HTTP/1.1 (http://, no --http2) to an IPv4 address", o.Engine)
+		return fmt.Errorf("--engine %s: workers, or loop for %s", o.Engine, loopEngines)
 	}
 	if o.Quantum < 0 || o.Quantum > 0 && (w == nil || o.Batch > 0) {
-		return errors.New("--quantum: a positive duration, on the event loop (a closed or open loop over plain HTTP/1.1)")
+		return errors.New("--quantum: a positive duration, on the event loop: " + loopEngines)
 	}
 	return nil
 }
+
+// loopEngines is where the event loop runs.
+const loopEngines = "a closed or open loop (not --batch) over HTTP/1.1 or HTTP/2 (h2c or TLS), JSON-RPC over them or gRPC (cleartext), to an IPv4 address, on Linux"
 
 // engineAlone refuses an --engine or --quantum no call can run with the
 // load's shape (checkEngine's checks that need no dialer: a fleet's
 // workers check the rest on theirs).
 func (o Options) engineAlone() error {
 	if o.Engine != "" && o.Engine != load.EngineLoop && o.Engine != load.EngineWorkers || o.Engine == load.EngineLoop && o.Batch > 0 {
-		return fmt.Errorf("--engine %s: workers, or loop for a closed or open loop (not --batch) over plain HTTP/1.1 (http://, no --http2) to an IPv4 address", o.Engine)
+		return fmt.Errorf("--engine %s: workers, or loop for %s", o.Engine, loopEngines)
 	}
 	if o.Quantum < 0 || o.Quantum > 0 && o.Batch > 0 {
-		return errors.New("--quantum: a positive duration, on the event loop (a closed or open loop over plain HTTP/1.1)")
+		return errors.New("--quantum: a positive duration, on the event loop: " + loopEngines)
 	}
 	return nil
 }

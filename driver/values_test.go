@@ -271,14 +271,16 @@ type heightLedger struct {
 func (l *heightLedger) GetBlock(ctx context.Context, req *ledgerpb.BlockRequest) (*ledgerpb.Block, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	l.mu.Lock()
-	l.got = append(l.got, fmt.Sprintf("%d %s", req.GetHeight(), strings.Join(md.Get("x-n"), ",")))
+	l.got = append(l.got, fmt.Sprintf("%d %s %s", req.GetHeight(), strings.Join(md.Get("x-n"), ","), strings.Join(md.Get("x-fixed"), ",")))
 	l.mu.Unlock()
 	return &ledgerpb.Block{Height: req.GetHeight()}, nil
 }
 
 // A gRPC call's request and metadata take each request's values: the
 // server gets request i's height (a Zipf key, as a protobuf uint64) and
-// its number, in order, with the reused message reset between requests.
+// its number, in order, with the reused message reset between requests;
+// the event loop sends the same requests as the worker engine (grpc-go),
+// and with three clients the same set.
 func TestGRPCValues(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -293,21 +295,46 @@ func TestGRPCValues(t *testing.T) {
 	call, fresh := valuesCall(t, `    grpc:
       method: tandem.sample.v1.Ledger/GetBlock
       request: {height: "${h}"}
-      metadata: {x-n: "${n}"}
+      metadata: {x-n: "${n}", x-fixed: "f"}
     values:
       h: {zipf: {n: 2000, s: 1.1}}
       n: {seq: {}}
 `, nil)
-	vals := fresh()
-	c, err := New(context.Background(), call, ln.Addr().String(), Options{Timeout: 10 * time.Second, Values: vals})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 200
-	if s, err := (load.Closed{Concurrency: 1, Requests: n}).Run(context.Background(), c); err != nil || s.OK != n {
-		t.Fatalf("%d of %d ok (%v), %v", s.OK, n, s.Errors, err)
+	var first []string
+	for _, engine := range engines() {
+		for _, clients := range []int{1, 3} {
+			vals := fresh()
+			c, err := New(context.Background(), call, ln.Addr().String(), Options{Timeout: 10 * time.Second, Values: vals})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := (load.Closed{Concurrency: clients, Requests: n, Engine: engine}).Run(context.Background(), c)
+			if err != nil || s.OK != n || s.Engine != engine {
+				t.Fatalf("%s, %d clients: %d of %d ok (%v) on %s, %v", engine, clients, s.OK, n, s.Errors, s.Engine, err)
+			}
+			l.mu.Lock()
+			got := l.got
+			l.got = nil
+			l.mu.Unlock()
+			switch {
+			case first == nil:
+				first = got
+				checkGRPCValues(t, call, vals, got)
+			case clients == 1 && !slices.Equal(got, first):
+				t.Errorf("%s: request sequence differs from the first engine's:\n%q\n%q", engine, got[:3], first[:3])
+			case clients > 1 && !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(first))):
+				t.Errorf("%s, %d clients: the server got other requests than one client sends", engine, clients)
+			}
+		}
 	}
-	// what the call's own templates render for each request
+}
+
+// checkGRPCValues checks one client's requests against what the call's
+// own templates render for each: the height as a protobuf uint64, the
+// number in the metadata beside the fixed value.
+func checkGRPCValues(t *testing.T, call *study.Call, vals *Values, got []string) {
+	t.Helper()
 	resolved, _, _ := call.ResolveEnv(os.LookupEnv)
 	tm, err := resolved.Compile(vals.Set())
 	if err != nil {
@@ -315,17 +342,17 @@ func TestGRPCValues(t *testing.T) {
 	}
 	r := vals.Set().NewRenderer()
 	heights := map[string]bool{}
-	for i, g := range l.got {
+	for i, g := range got {
 		js, _ := tm.Body.Append(nil, r, uint64(i), time.Time{})
 		var req struct{ Height uint64 }
 		json.Unmarshal(js, &req)
-		if want := fmt.Sprintf("%d %d", req.Height, i); g != want || !bytes.HasPrefix(js, []byte(`{"height":`)) || bytes.Contains(js, []byte(`"height":"`)) {
+		if want := fmt.Sprintf("%d %d f", req.Height, i); g != want || !bytes.HasPrefix(js, []byte(`{"height":`)) || bytes.Contains(js, []byte(`"height":"`)) {
 			t.Fatalf("request %d: server got %q; want %q (from %s)", i, g, want, js)
 		}
 		heights[strings.Fields(g)[0]] = true
 	}
-	if len(l.got) != n || len(heights) < 10 {
-		t.Errorf("%d requests, %d distinct heights; want %d requests, many heights", len(l.got), len(heights), n)
+	if len(got) != 200 || len(heights) < 10 {
+		t.Errorf("%d requests, %d distinct heights; want 200 requests, many heights", len(got), len(heights))
 	}
 }
 

@@ -3,7 +3,7 @@
 // answer is in), Open (arrivals on an absolute timetable, whatever the
 // server does) and Batched (a batch per connection at the start of every
 // period, as CometBFT's load runner sends). A closed or open loop over a
-// dialer that offers a Wire (plain HTTP/1.1 to IPv4) runs by default, on
+// dialer that offers a Wire (HTTP/1.1, HTTP/2 or gRPC to IPv4) runs by default, on
 // Linux, on the event loop: one goroutine, locked to its thread, that owns
 // every connection through epoll. Otherwise, or with engine workers, each
 // executor runs one worker goroutine per connection and nothing else:
@@ -313,8 +313,8 @@ type Closed struct {
 	// Tap, if set, starts the run at an agreed time and lets a
 	// distributed worker take its record as it goes.
 	Tap *Tap
-	// Engine is loop (one thread owns every connection, as for Open;
-	// plain HTTP/1.1 only), workers (a goroutine per connection, any
+	// Engine is loop (one thread owns every connection, as for Open; a
+	// dialer that offers a Wire only), workers (a goroutine per connection, any
 	// protocol) or "": the loop wherever it applies (see EngineWire).
 	Engine string
 	// Quantum, with Engine loop, lets the loop read answers at most once
@@ -414,7 +414,7 @@ type Open struct {
 	// one thread owns every connection and sleeps
 	// through the answers, which the kernel stamps (see runLoop); about a
 	// third less CPU per request at moderate rates, for a dialer that
-	// offers a Wire (plain HTTP/1.1 to IPv4). The loop holds one P of the
+	// offers a Wire (HTTP/1.1, HTTP/2 or gRPC to IPv4). The loop holds one P of the
 	// process while it waits.
 	Engine string
 	// Quantum, with Engine loop, lets the loop wake up at most once per

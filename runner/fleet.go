@@ -194,7 +194,7 @@ func RunFleetPart(ctx context.Context, p FleetPart, tap *load.Tap, live *load.Li
 
 // fits refuses a share this worker cannot run on c: an engine or a
 // quantum its system or the call does not take (the event loop runs a
-// closed or open loop over plain HTTP/1.1 or JSON-RPC to IPv4, on Linux),
+// closed or open loop over HTTP/1.1, HTTP/2, JSON-RPC or gRPC to IPv4, on Linux),
 // or more clients or connections than its open-file limit holds.
 func fits(spec load.Spec, c load.Dialer) error {
 	if spec.Kind != load.KindBatched {
@@ -203,7 +203,7 @@ func fits(spec load.Spec, c load.Dialer) error {
 			return fmt.Errorf("engine %s: %w", spec.Engine, err)
 		}
 		if spec.Quantum > 0 && w == nil {
-			return errors.New("a quantum needs the event loop, which cannot run this call here (plain HTTP/1.1 or JSON-RPC to IPv4, on Linux)")
+			return errors.New("a quantum needs the event loop, which cannot run this call here (HTTP/1.1, HTTP/2, JSON-RPC or gRPC to IPv4, on Linux)")
 		}
 	}
 	files, conns, what := 1, spec.Connections, "connections"

@@ -248,7 +248,7 @@ func oneEngine(kind study.Kind, sc *study.Scenario, ls []*live, callers map[stri
 	for _, l := range ls {
 		if w, err := load.EngineWire("", callers[l.spec.Name]); w == nil || err != nil {
 			if sc.Load.Quantum > 0 {
-				return "", fmt.Errorf("scenario %s: a quantum needs the event loop, which cannot run target %s's call %s (plain HTTP/1.1 or JSON-RPC to IPv4, on Linux, not round-robin)",
+				return "", fmt.Errorf("scenario %s: a quantum needs the event loop, which cannot run target %s's call %s (HTTP/1.1, HTTP/2, JSON-RPC or gRPC to IPv4, on Linux, not round-robin)",
 					sc.Name, l.spec.Name, sc.Call)
 			}
 			return load.EngineWorkers, nil

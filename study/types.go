@@ -406,7 +406,7 @@ type Load struct {
 	Batch       *Batch  `yaml:"batch" doc:"Batched loop: requests per period on every connection (CometBFT's load-runner shape)."`
 	Connections int     `yaml:"connections" doc:"Open and batched loops: connections the load is spread over; default 1."`
 	MaxWaiting  int     `yaml:"max_waiting" doc:"Open loop: arrivals that may wait for a free connection before arrivals are dropped; default 10000."`
-	Engine      string  `yaml:"engine" doc:"Closed and open loops: loop (one thread owns every connection; in an open loop it sleeps through the answers, which the kernel stamps: less CPU per request; plain HTTP/1.1 and JSON-RPC on Linux only) or workers (a goroutine per connection, any protocol). Default: loop wherever it applies, else workers; each sample records the engine that ran."`
+	Engine      string  `yaml:"engine" doc:"Closed and open loops: loop (one thread owns every connection; in an open loop it sleeps through the answers, which the kernel stamps: less CPU per request; HTTP/1.1, HTTP/2, JSON-RPC and gRPC on Linux) or workers (a goroutine per connection, any protocol). Default: loop wherever it applies, else workers; each sample records the engine that ran."`
 	// Quantum is the event loop's wake-up quantum.
 	Quantum time.Duration `yaml:"quantum" doc:"On the event loop (engine loop, or no engine over HTTP or JSON-RPC): wake at most once per quantum. An open loop sends every arrival due by then (the lateness shows in schedule lag and latency); a closed loop reads every answer that came by then (the wait shows in think time). Default 0: a wake-up per arrival or answer."`
 }

@@ -70,10 +70,10 @@ ${; ${env.NAME} an environment variable); request i of the run gets the
 values of i. A feeder read once (order: once) ends the run at its rows.
 Without --values every flag is sent as written.
 
-Engines: HTTP/1.1 and HTTP/2 (plain or TLS), JSON-RPC over them and gRPC (but
-with --values) run on one thread that owns every connection (the event loop, on
-Linux); every other protocol on a goroutine per connection; the result names the
-engine (--engine loop|workers chooses).
+Engines: HTTP/1.1 and HTTP/2 (plain or TLS), JSON-RPC over them and gRPC run on
+one thread that owns every connection (the event loop, on Linux); every other
+protocol on a goroutine per connection; the result names the engine (--engine
+loop|workers chooses).
 
 Beyond one machine: --local-workers N starts N worker processes here, and
 --workers N waits for N workers that join by themselves (tandem worker
@@ -116,7 +116,7 @@ func loadFlags(f *pflag.FlagSet, o *loadOptions) {
 	f.DurationVar(&o.Step, "step", 0, "length of each step of --rate R1,R2,…")
 	f.IntVar(&o.MaxWaiting, "max-waiting", 10000, "open loop: arrivals that may wait for a free connection before arrivals are dropped")
 	f.DurationVar(&o.Quantum, "quantum", 0, "on the event loop: wake at most once per quantum; an open loop sends every arrival due by then (less CPU; the lateness shows in schedule lag and latency), a closed loop reads every answer that came by then (a server the generator saturates serves more; the wait shows in think time)")
-	f.StringVar(&o.Engine, "engine", "", "loop (one thread owns every connection; in an open loop it sleeps through the answers, which the kernel stamps: less CPU per request; plain HTTP/1.1 only) or workers (a goroutine per connection); default: loop wherever it applies, else workers")
+	f.StringVar(&o.Engine, "engine", "", "loop (one thread owns every connection; in an open loop it sleeps through the answers, which the kernel stamps: less CPU per request; HTTP/1.1, HTTP/2 and gRPC) or workers (a goroutine per connection); default: loop wherever it applies, else workers")
 	f.Int64Var(&o.Requests, "requests", 0, "stop after this many requests")
 	f.DurationVar(&o.Duration, "duration", 0, "stop after this long (default 10s without --requests)")
 	f.DurationVar(&o.Warmup, "warmup", 0, "send for this long first and discard it")

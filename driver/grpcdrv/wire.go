@@ -3,13 +3,20 @@ package grpcdrv
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"strings"
 
 	"github.com/tandem-bench/tandem/driver/internal/h2wire"
+	"github.com/tandem-bench/tandem/driver/internal/vary"
 	"github.com/tandem-bench/tandem/load"
 	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
 )
 
 // maxRecv is the largest answer message a call takes, as grpc-go's
@@ -17,14 +24,16 @@ import (
 const maxRecv = 4 << 20
 
 // Wire offers the event loop (package h2wire) a unary or server-streaming
-// call over cleartext HTTP/2 to an IPv4 address: the request encoded
-// once, each answer's messages counted and its status read from the
-// trailers, nothing decoded. The clients share Options.Connections
-// connections (0: one each). Requests or metadata whose values vary and
-// QuickACK diagnosis stay on the worker engine (grpc-go). Without .proto
+// call over cleartext HTTP/2 to an IPv4 address: the request encoded once
+// (or, where values vary, rendered and encoded for each request into a
+// connection's own buffers), each answer's messages counted and its status
+// read from the trailers, nothing decoded. The clients share
+// Options.Connections connections (0: one each). QuickACK diagnosis and a
+// flow's captures stay on the worker engine (grpc-go). Without .proto
 // files the method is resolved first, by the server's reflection.
 func (c *Caller) Wire() (load.Wire, bool) {
-	if c.opts.QuickACK || c.opts.Vary != nil {
+	v := c.opts.Vary
+	if c.opts.QuickACK || v != nil && v.UsesSlots() {
 		return nil, false
 	}
 	addr, err := net.ResolveTCPAddr("tcp4", c.opts.Addr)
@@ -43,23 +52,13 @@ func (c *Caller) Wire() (load.Wire, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	w := &wire{addr: addr, conns: c.opts.Connections, stream: c.stream}
-	var e h2wire.Encoder
-	e.Reset()
-	e.Field(":method", "POST")
-	e.Field(":scheme", "http")
-	e.Field(":path", c.path)
-	e.Field(":authority", c.opts.Addr)
-	e.Field("content-type", "application/grpc")
-	e.Field("te", "trailers")
-	for k, vs := range c.md {
-		for _, v := range vs {
-			e.Field(k, v) // metadata.New lower-cased the keys
+	w := &wire{addr: addr, conns: c.opts.Connections, stream: c.stream, vary: v, in: c.desc.Input(), md: c.md, authority: c.opts.Addr,
+		path: c.path}
+	if v == nil || len(v.Headers) == 0 {
+		var e h2wire.Encoder
+		if w.block = w.header(&e, nil); len(w.block) > h2wire.MaxFrame {
+			return nil, false
 		}
-	}
-	w.block = e.Bytes()
-	if len(w.block) > h2wire.MaxFrame {
-		return nil, false
 	}
 	w.body = binary.BigEndian.AppendUint32([]byte{0}, uint32(len(c.frame)))
 	w.body = append(w.body, c.frame...)
@@ -68,32 +67,117 @@ func (c *Caller) Wire() (load.Wire, bool) {
 
 // wire is a call for the event loop.
 type wire struct {
-	addr   *net.TCPAddr
-	conns  int
-	stream bool   // server-streaming: each message a unit
-	block  []byte // the request's header block
-	body   []byte // its one message, length-prefixed
+	addr            *net.TCPAddr
+	conns           int
+	stream          bool // server-streaming: each message a unit
+	path, authority string
+	md              metadata.MD
+	// vary renders the parts that vary (nil: none), in the method's
+	// input type.
+	vary *vary.Parts
+	in   protoreflect.MessageDescriptor
+	// block is the request's header block, body its message
+	// length-prefixed, when they do not vary.
+	block, body []byte
 }
 
-func (w *wire) Addr() *net.TCPAddr     { return w.addr }
-func (w *wire) Connections() int       { return w.conns }
-func (w *wire) NewConn() load.WireConn { return h2wire.NewConn(call{w}) }
+func (w *wire) Addr() *net.TCPAddr { return w.addr }
+func (w *wire) Connections() int   { return w.conns }
 
-// call is the gRPC of a call over h2wire. Of each stream it keeps
-// in Tag whether the answer's head was gRPC's (its content-type), in Code
-// the grpc-status (-1: none yet), in Units the messages whole, in Left
-// the bytes left of the message being read and in Body its prefix while
-// incomplete.
-type call struct{ w *wire }
+func (w *wire) NewConn() load.WireConn {
+	p := &call{w: w}
+	if w.vary != nil {
+		p.r = w.vary.NewRequest()
+		if w.vary.Body != nil {
+			p.msg = dynamicpb.NewMessage(w.in)
+		}
+	}
+	return h2wire.NewConn(p)
+}
 
-func (p call) Request(uint64, *h2wire.Stream) ([]byte, []byte, error) {
-	return p.w.block, p.w.body, nil
+// header is the request's header block: its metadata, with r's values
+// where they vary (set, as grpc-go's metadata.Set, over the call's own).
+func (w *wire) header(e *h2wire.Encoder, r *vary.Request) []byte {
+	e.Reset()
+	e.Field(":method", "POST")
+	e.Field(":scheme", "http")
+	e.Field(":path", w.path)
+	e.Field(":authority", w.authority)
+	e.Field("content-type", "application/grpc")
+	e.Field("te", "trailers")
+	for k, vs := range w.md {
+		if r != nil && w.varies(k) {
+			continue
+		}
+		for _, v := range vs {
+			e.Field(k, v) // metadata.New lower-cased the keys
+		}
+	}
+	if r != nil {
+		for k, h := range w.vary.Headers {
+			e.Field(strings.ToLower(h.Name), string(r.Headers[k]))
+		}
+	}
+	return e.Bytes()
+}
+
+// varies says metadata key k (lower case) takes a value that varies.
+func (w *wire) varies(k string) bool {
+	for _, h := range w.vary.Headers {
+		if strings.EqualFold(h.Name, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// call is the gRPC of a call over h2wire, one connection's. Of each stream
+// it keeps in Tag whether the answer's head was gRPC's (its content-type),
+// in Code the grpc-status (-1: none yet), in Units the messages whole, in
+// Left the bytes left of the message being read and in Body its prefix
+// while incomplete. Where values vary, r renders request i's, msg decodes
+// its JSON and body holds it encoded; enc encodes its header block.
+type call struct {
+	w    *wire
+	r    *vary.Request
+	msg  *dynamicpb.Message
+	enc  h2wire.Encoder
+	body []byte
+}
+
+// Request is request i: the call's own, or rendered with its values (a
+// request that does not render or does not fit the method's input fails
+// as the worker engine fails it: StatusRequest).
+func (p *call) Request(i uint64, _ *h2wire.Stream) ([]byte, []byte, error) {
+	if p.r == nil {
+		return p.w.block, p.w.body, nil
+	}
+	if err := p.r.Render(i); err != nil {
+		return nil, nil, err
+	}
+	block, body := p.w.block, p.w.body
+	if block == nil {
+		block = p.w.header(&p.enc, p.r)
+	}
+	if p.msg != nil {
+		if err := protojson.Unmarshal(p.r.Body, p.msg); err != nil {
+			return nil, nil, fmt.Errorf("request %d for %s: %w", i, p.w.in.FullName(), err)
+		}
+		var err error
+		p.body = append(p.body[:0], 0, 0, 0, 0, 0)
+		if p.body, err = (proto.MarshalOptions{Deterministic: true}).MarshalAppend(p.body, p.msg); err != nil {
+			return nil, nil, fmt.Errorf("request %d: encode: %w", i, err)
+		}
+		binary.BigEndian.PutUint32(p.body[1:5], uint32(len(p.body)-5))
+		body = p.body
+	}
+	return block, body, nil
 }
 
 // Streams: a server-streaming call's answer is its messages.
-func (p call) Streams() bool { return p.w.stream }
+func (p *call) Streams() bool { return p.w.stream }
 
-func (p call) Header(st *h2wire.Stream, f hpack.HeaderField) {
+func (p *call) Header(st *h2wire.Stream, f hpack.HeaderField) {
 	switch f.Name {
 	case "content-type":
 		if v := f.Value; v == "application/grpc" || strings.HasPrefix(v, "application/grpc+") || strings.HasPrefix(v, "application/grpc;") {
@@ -125,7 +209,7 @@ func atoi(s string) (int, bool) {
 // Data counts the messages of an answer by their 5-byte prefixes
 // (compressed flag, length); a compressed one or one over maxRecv is
 // marked in Left (-1, -2), and what follows is not counted.
-func (p call) Data(st *h2wire.Stream, b []byte) {
+func (p *call) Data(st *h2wire.Stream, b []byte) {
 	for len(b) > 0 && st.Left >= 0 {
 		if st.Left > 0 {
 			n := min(st.Left, len(b))
@@ -160,7 +244,7 @@ func (p call) Data(st *h2wire.Stream, b []byte) {
 // (INTERNAL, RESOURCE_EXHAUSTED); a status in the trailers (none:
 // UNKNOWN); a successful unary call with exactly one message whole. A
 // stream's units are its messages, failed or not.
-func (p call) Answer(st *h2wire.Stream) load.Result {
+func (p *call) Answer(st *h2wire.Stream) load.Result {
 	code := codes.OK
 	switch {
 	case st.Tag == 0:

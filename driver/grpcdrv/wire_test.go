@@ -138,7 +138,7 @@ func FuzzData(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 9, 1}, uint8(1))
 	f.Add([]byte{1, 0, 0, 0, 0}, uint8(2))
 	f.Fuzz(func(t *testing.T, b []byte, cut uint8) {
-		p := call{&wire{stream: true}}
+		p := &call{w: &wire{stream: true}}
 		whole := h2wire.Stream{Code: 0, Tag: 1}
 		p.Data(&whole, b)
 		pieces := h2wire.Stream{Code: 0, Tag: 1}
