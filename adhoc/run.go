@@ -27,11 +27,14 @@ type Run struct {
 	// held to it).
 	Version string
 	// Notes hears what opening the load found (a feeder read once) and
-	// what the fleet waits for.
+	// what the fleet waits for (nil: nobody).
 	Notes io.Writer
 	// Follow, if not nil, follows a load on this machine as it runs,
 	// until the stop it returns is called.
 	Follow func(live *load.Live, duration time.Duration, requests int64) (stop func())
+	// Profile, if not nil, starts measuring a load on this machine once
+	// it is warm (a CPU profile), until the stop it returns is called.
+	Profile func() (stop func(), err error)
 }
 
 // Outcome is what a run measured: its sample, the parts of a mix, what is
@@ -65,6 +68,9 @@ func (r Run) Do(ctx context.Context) (Outcome, error) {
 		}
 		return Outcome{Sample: s}, err
 	}
+	if r.Notes == nil {
+		r.Notes = io.Discard
+	}
 	if err := r.mixAlone(); err != nil {
 		return Outcome{}, err
 	}
@@ -96,6 +102,13 @@ func (r Run) here(ctx context.Context, l *Load) (Outcome, error) {
 	}
 	if err := l.Warm(ctx, d); err != nil {
 		return Outcome{}, err
+	}
+	if r.Profile != nil {
+		stop, err := r.Profile()
+		if err != nil {
+			return Outcome{}, err
+		}
+		defer stop()
 	}
 	var live *load.Live
 	stop := func() {}

@@ -271,7 +271,8 @@ type heightLedger struct {
 func (l *heightLedger) GetBlock(ctx context.Context, req *ledgerpb.BlockRequest) (*ledgerpb.Block, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	l.mu.Lock()
-	l.got = append(l.got, fmt.Sprintf("%d %s %s", req.GetHeight(), strings.Join(md.Get("x-n"), ","), strings.Join(md.Get("x-fixed"), ",")))
+	l.got = append(l.got, fmt.Sprintf("%d %s %s %s", req.GetHeight(), strings.Join(md.Get("x-n"), ","), strings.Join(md.Get("x-fixed"), ","),
+		strings.Join(md.Get("x-b-bin"), ",")))
 	l.mu.Unlock()
 	return &ledgerpb.Block{Height: req.GetHeight()}, nil
 }
@@ -295,7 +296,7 @@ func TestGRPCValues(t *testing.T) {
 	call, fresh := valuesCall(t, `    grpc:
       method: tandem.sample.v1.Ledger/GetBlock
       request: {height: "${h}"}
-      metadata: {x-n: "${n}", x-fixed: "f"}
+      metadata: {x-n: "${n}", x-fixed: "f", x-b-bin: "b${n}"}
     values:
       h: {zipf: {n: 2000, s: 1.1}}
       n: {seq: {}}
@@ -332,7 +333,8 @@ func TestGRPCValues(t *testing.T) {
 
 // checkGRPCValues checks one client's requests against what the call's
 // own templates render for each: the height as a protobuf uint64, the
-// number in the metadata beside the fixed value.
+// number in the metadata beside the fixed value, and in binary metadata
+// (base64 on the wire, as grpc-go sends it).
 func checkGRPCValues(t *testing.T, call *study.Call, vals *Values, got []string) {
 	t.Helper()
 	resolved, _, _ := call.ResolveEnv(os.LookupEnv)
@@ -346,7 +348,7 @@ func checkGRPCValues(t *testing.T, call *study.Call, vals *Values, got []string)
 		js, _ := tm.Body.Append(nil, r, uint64(i), time.Time{})
 		var req struct{ Height uint64 }
 		json.Unmarshal(js, &req)
-		if want := fmt.Sprintf("%d %d f", req.Height, i); g != want || !bytes.HasPrefix(js, []byte(`{"height":`)) || bytes.Contains(js, []byte(`"height":"`)) {
+		if want := fmt.Sprintf("%d %d f b%d", req.Height, i, i); g != want || !bytes.HasPrefix(js, []byte(`{"height":`)) || bytes.Contains(js, []byte(`"height":"`)) {
 			t.Fatalf("request %d: server got %q; want %q (from %s)", i, g, want, js)
 		}
 		heights[strings.Fields(g)[0]] = true

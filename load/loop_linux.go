@@ -616,10 +616,14 @@ func (l *eventLoop) drained(i int) {
 }
 
 // resend sends again, on a new connection i, the requests its last one
-// went away without answering.
+// went away without answering; past the run's end it dials nothing, and
+// they are cut off with the others in flight.
 func (l *eventLoop) resend(i int) {
 	c := l.conns[i]
 	now := time.Now()
+	if !l.end.IsZero() && !now.Before(l.end) {
+		return
+	}
 	for k := range l.slots {
 		s := &l.slots[k]
 		if s.conn != i || !s.retry {

@@ -146,17 +146,13 @@ func loadFlags(f *pflag.FlagSet, o *loadOptions) {
 // runLoad runs tandem load against target and prints what it measured.
 func runLoad(cmd *cobra.Command, target string, o loadOptions, stdout, stderr io.Writer) error {
 	ctx := cmd.Context()
+	r := adhoc.Run{Target: target, Options: o.Options, Given: cmd.Flags().Changed, Fleet: o.fleet, Version: version, Notes: stderr}
 	if o.cpuprofile != "" {
 		if o.fleet.Active() {
 			return cli.BadInput(errors.New("--cpuprofile profiles this process: run it on one worker's load instead"))
 		}
-		stop, err := cli.CPUProfile(o.cpuprofile)
-		if err != nil {
-			return cli.BadInput(err)
-		}
-		defer stop()
+		r.Profile = func() (func(), error) { return cli.CPUProfile(o.cpuprofile) }
 	}
-	r := adhoc.Run{Target: target, Options: o.Options, Given: cmd.Flags().Changed, Fleet: o.fleet, Version: version, Notes: stderr}
 	if progress.LiveTerminal(stderr) {
 		r.Follow = func(live *load.Live, d time.Duration, n int64) func() { return progress.LoadLine(stderr, live, d, n) }
 	}

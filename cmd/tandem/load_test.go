@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -504,5 +505,27 @@ func TestLoadTopRateStopsOnSIGTERM(t *testing.T) {
 				t.Errorf("results %+v (the server answered %d); want interrupted, requests sent and arrivals dropped", got, served.Load()-before)
 			}
 		})
+	}
+}
+
+// --cpuprofile profiles the run once the target is reached and warm: a
+// profile of a run, and no file at all for a target that cannot be reached.
+func TestLoadCPUProfile(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "pong") }))
+	defer srv.Close()
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "cpu.pprof")
+	if code, _, stderr := tandem(t, "load", srv.URL+"/", "--requests", "200", "--cpuprofile", prof, "--format", "json"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Errorf("the profile: %v; want a file with a profile in it", err)
+	}
+	none := filepath.Join(dir, "none.pprof")
+	if code, _, _ := tandem(t, "load", "http://"+closedPort(t)+"/", "--requests", "20", "--cpuprofile", none); code != exitBadInput {
+		t.Errorf("unreachable target: exit %d; want %d", code, exitBadInput)
+	}
+	if _, err := os.Stat(none); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("unreachable target: the profile %v; want no file", err)
 	}
 }

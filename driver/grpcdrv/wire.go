@@ -2,9 +2,11 @@ package grpcdrv
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 
 	"github.com/tandem-bench/tandem/driver/internal/h2wire"
@@ -54,9 +56,21 @@ func (c *Caller) Wire() (load.Wire, bool) {
 	defer c.mu.Unlock()
 	w := &wire{addr: addr, conns: c.opts.Connections, stream: c.stream, vary: v, in: c.desc.Input(), md: c.md, authority: c.opts.Addr,
 		path: c.path}
+	var e h2wire.Encoder
 	if v == nil || len(v.Headers) == 0 {
-		var e h2wire.Encoder
 		if w.block = w.header(&e, nil); len(w.block) > h2wire.MaxFrame {
+			return nil, false // a header block this large needs CONTINUATION frames
+		}
+	} else {
+		// the metadata that varies, each name once (the last, as
+		// metadata.Set keeps it); request 0's block well inside a frame
+		for k := len(v.Headers) - 1; k >= 0; k-- {
+			if name := strings.ToLower(v.Headers[k].Name); !slices.Contains(w.varyNames, name) && !reserved(name) {
+				w.varyAt, w.varyNames = append(w.varyAt, k), append(w.varyNames, name)
+			}
+		}
+		r := v.NewRequest()
+		if r.Render(0) != nil || len(w.header(&e, r)) > h2wire.MaxFrame/2 {
 			return nil, false
 		}
 	}
@@ -73,9 +87,11 @@ type wire struct {
 	path, authority string
 	md              metadata.MD
 	// vary renders the parts that vary (nil: none), in the method's
-	// input type.
-	vary *vary.Parts
-	in   protoreflect.MessageDescriptor
+	// input type; of its headers those at varyAt go out, named varyNames.
+	vary      *vary.Parts
+	varyAt    []int
+	varyNames []string
+	in        protoreflect.MessageDescriptor
 	// block is the request's header block, body its message
 	// length-prefixed, when they do not vary.
 	block, body []byte
@@ -96,7 +112,9 @@ func (w *wire) NewConn() load.WireConn {
 }
 
 // header is the request's header block: its metadata, with r's values
-// where they vary (set, as grpc-go's metadata.Set, over the call's own).
+// where they vary (set, as grpc-go's metadata.Set, over the call's own),
+// as grpc-go sends metadata: reserved keys left out, binary (-bin) values
+// in base64.
 func (w *wire) header(e *h2wire.Encoder, r *vary.Request) []byte {
 	e.Reset()
 	e.Field(":method", "POST")
@@ -106,29 +124,38 @@ func (w *wire) header(e *h2wire.Encoder, r *vary.Request) []byte {
 	e.Field("content-type", "application/grpc")
 	e.Field("te", "trailers")
 	for k, vs := range w.md {
-		if r != nil && w.varies(k) {
+		if reserved(k) || r != nil && slices.Contains(w.varyNames, k) {
 			continue
 		}
 		for _, v := range vs {
-			e.Field(k, v) // metadata.New lower-cased the keys
+			e.Field(k, metadataValue(k, v)) // metadata.New lower-cased the keys
 		}
 	}
 	if r != nil {
-		for k, h := range w.vary.Headers {
-			e.Field(strings.ToLower(h.Name), string(r.Headers[k]))
+		for j, k := range w.varyAt {
+			e.Field(w.varyNames[j], metadataValue(w.varyNames[j], string(r.Headers[k])))
 		}
 	}
 	return e.Bytes()
 }
 
-// varies says metadata key k (lower case) takes a value that varies.
-func (w *wire) varies(k string) bool {
-	for _, h := range w.vary.Headers {
-		if strings.EqualFold(h.Name, k) {
-			return true
-		}
+// reserved says grpc-go leaves metadata key k out of a call's headers:
+// it sets them itself.
+func reserved(k string) bool {
+	switch k {
+	case "content-type", "user-agent", "grpc-message-type", "grpc-encoding", "grpc-message", "grpc-status", "grpc-timeout", "te":
+		return true
 	}
-	return false
+	return strings.HasPrefix(k, ":")
+}
+
+// metadataValue is v as grpc-go sends a value of key k: a binary one
+// (-bin) in unpadded base64.
+func metadataValue(k, v string) string {
+	if strings.HasSuffix(k, "-bin") {
+		return base64.RawStdEncoding.EncodeToString([]byte(v))
+	}
+	return v
 }
 
 // call is the gRPC of a call over h2wire, one connection's. Of each stream

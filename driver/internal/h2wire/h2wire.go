@@ -386,27 +386,41 @@ func (c *Conn) Next(b, out []byte) (load.Frame, []byte, error) {
 		err = errors.New("http2: a push promise, refused in the settings")
 	}
 	if err == nil && !fr.Close {
-		err = c.sendRefused()
+		if err = c.sendRefused(); err == load.ErrSpent {
+			// no stream id left for them: the loop retires the connection
+			// and sends them on its next (Unanswered)
+			err, fr.Close = nil, true
+		}
 	}
 	return fr, c.app.b, err
 }
 
 // sendRefused sends again, into app.b, the requests the server refused,
-// as far as it has room for them.
+// as far as it has room for them. Where the stream ids ran out
+// (load.ErrSpent) those not sent are left Unanswered.
 func (c *Conn) sendRefused() error {
 	for len(c.refused) > 0 && !c.full() {
 		r := c.refused[0]
 		c.refused = append(c.refused[:0], c.refused[1:]...)
 		var err error
 		if c.app.b, err = c.appendStream(c.app.b, r.seq, r.slot); err != nil {
+			if err == load.ErrSpent {
+				c.unanswered = append(c.unanswered, r.slot)
+				for _, r := range c.refused {
+					c.unanswered = append(c.unanswered, r.slot)
+				}
+				c.refused = c.refused[:0]
+			}
 			return err
 		}
 	}
 	return nil
 }
 
-// Unanswered returns the slots whose requests the server, going away,
-// said it will not answer (their streams above its GOAWAY's last), once.
+// Unanswered returns, once, the slots whose requests the connection will
+// not answer: those the server, going away, said it will not (their
+// streams above its GOAWAY's last), and those it refused when no stream
+// id was left to send them again.
 func (c *Conn) Unanswered() []int {
 	u := c.unanswered
 	c.unanswered = nil

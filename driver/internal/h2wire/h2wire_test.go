@@ -305,3 +305,25 @@ func TestStreamIDsSpent(t *testing.T) {
 		t.Errorf("stream ids %v; want the last two, %d and %d", ids, maxStream-2, maxStream)
 	}
 }
+
+// A request the server refused when no stream id is left to send it again
+// is left to the next connection: the frame closes this one and the slot
+// is Unanswered, not failed.
+func TestRefusedWhenSpent(t *testing.T) {
+	c := NewConn(&plain{})
+	c.nextID = maxStream - 2
+	for s := range 2 { // streams maxStream-2 and maxStream
+		if _, err := c.AppendRequest(nil, uint64(s), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var in appender
+	http2.NewFramer(&in, nil).WriteRSTStream(maxStream, http2.ErrCodeRefusedStream)
+	fr, _, err := c.Next(in.b, nil)
+	if err != nil || !fr.Close || fr.Slot != -1 || fr.N != len(in.b) {
+		t.Fatalf("frame %+v, %v; want the whole frame read, no answer, the connection closing, no error", fr, err)
+	}
+	if u := c.Unanswered(); !slices.Equal(u, []int{1}) {
+		t.Errorf("unanswered %v; want [1]", u)
+	}
+}
