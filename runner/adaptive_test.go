@@ -56,6 +56,10 @@ func seesawServers(t *testing.T) (a, b string) {
 // A run with adaptive rounds says, at each planned look, which
 // comparisons are still open and with what interval, and when the next
 // look is; its results.json records the family its verdicts were held in.
+// The seesaw keeps b open to the last look on a machine that honours
+// sub-millisecond sleeps; where the machine's own delays swamp them (every
+// core busy: 50 ms for a 2 ms answer) the rounds may decide at a look,
+// and the progress must then say so at that look and stop there.
 func TestAdaptiveRoundsSayWhatIsOpen(t *testing.T) {
 	t.Parallel() // waits on its servers' sleeps; asserts what was said, not when
 	a, b := seesawServers(t)
@@ -81,25 +85,47 @@ scenarios:
 	if len(looks) != 2 || looks[1].Rounds != maxRounds {
 		t.Fatalf("looks %+v; the test wants two, the last at %d", looks, maxRounds)
 	}
-	first := looks[0].Rounds
 	out := progress.String()
-	var lacks []string
-	for _, want := range []string{
-		fmt.Sprintf("lat c=1: after %d rounds still open: b (ratio ", first),
-		fmt.Sprintf("; next look after round %d\n", maxRounds),
-		fmt.Sprintf("lat c=1: after %d rounds still open: b (ratio ", maxRounds),
-		fmt.Sprintf("lat c=1 round %d/%d b: 10 of 10 ok, ", maxRounds, maxRounds),
-	} {
-		if !strings.Contains(out, want) {
-			lacks = append(lacks, want)
+	sc := res.Scenarios[0]
+	if len(sc.Comparisons) != 1 {
+		t.Fatalf("comparisons %+v; want one, b against a", sc.Comparisons)
+	}
+	// the looks at which b was open: all of them when it ends
+	// inconclusive, else those before the one that decided it
+	open, last := len(looks), maxRounds
+	if sc.Comparisons[0].Verdict != stats.Inconclusive {
+		open = 0
+		for open < len(looks) && 2*looks[open].Rounds < len(sc.Rounds) {
+			open++
+		}
+		if open == len(looks) {
+			open--
+		}
+		last = looks[open].Rounds
+		t.Logf("b decided (%s) after %d rounds: this machine's delays swamped the seesaw's", sc.Comparisons[0].Verdict, last)
+	}
+	var says []string
+	for k := range open {
+		says = append(says, fmt.Sprintf("lat c=1: after %d rounds still open: b (ratio ", looks[k].Rounds))
+		if k+1 < len(looks) {
+			says = append(says, fmt.Sprintf("; next look after round %d\n", looks[k+1].Rounds))
 		}
 	}
-	if n := strings.Count(out, "still open"); len(lacks) > 0 || n != len(looks) {
-		t.Errorf("the progress lacks %q, and %d lines say what is open (want one per look, %d):\n%s", lacks, n, len(looks), out)
+	if open < len(looks) {
+		says = append(says, fmt.Sprintf("lat c=1: every comparison decided after %d rounds", last))
 	}
-	sc := res.Scenarios[0]
-	if len(sc.Rounds) != 2*maxRounds || len(sc.Comparisons) != 1 || sc.Comparisons[0].Verdict != stats.Inconclusive {
-		t.Errorf("%d rounds, comparisons %+v; want %d rounds a target, b inconclusive", len(sc.Rounds), sc.Comparisons, maxRounds)
+	says = append(says, fmt.Sprintf("lat c=1 round %d/%d b: 10 of 10 ok, ", last, maxRounds))
+	var lacks []string
+	for _, w := range says {
+		if !strings.Contains(out, w) {
+			lacks = append(lacks, w)
+		}
+	}
+	if n := strings.Count(out, "still open"); len(lacks) > 0 || n != open {
+		t.Errorf("the progress lacks %q, and %d lines say what is open (want one per look it was open at, %d):\n%s", lacks, n, open, out)
+	}
+	if len(sc.Rounds) != 2*last {
+		t.Errorf("%d rounds; want %d a target, to the look that decided", len(sc.Rounds), last)
 	}
 	// the family, in results.json as written
 	want := results.Family{Method: results.FamilyHolm, Alpha: 0.05, Planned: 1, Size: 1}
